@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The base class of the OpenStack modules: spec, connection, deadline, results and error mapping.
+
+A module subclasses ``OpenStackModule``, declares ``argument_spec`` / ``module_kwargs`` and writes
+``run()``; it calls ``self.exit(...)`` or ``self.fail(...)``.  Known exceptions become ``fail_json``
+with a message a person can act on, never a traceback.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+    SDK_IMPORT_ERROR,
+    OpenStackClient,
+    ResolveError,
+    describe_fault,
+    openstack_argument_spec,
+    ksa_exceptions,
+    sdk_exceptions,
+    sdk_version_error,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.results import finish
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import Clock, DeadlineExceeded
+
+
+class ModuleFailure(Exception):
+    """Raised inside ``run()`` to fail with a message and result data."""
+
+    def __init__(self, message, **data):
+        super(ModuleFailure, self).__init__(message)
+        self.data = data
+
+
+class OpenStackModule:
+    argument_spec = {}
+    module_kwargs = {}
+
+    def __init__(self, clock=None):
+        spec = openstack_argument_spec()
+        spec.update(self.argument_spec)
+        self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
+        self.params = self.ansible.params
+        self.clock = clock or Clock()
+        self.started = self.clock.monotonic()
+        self.client = None
+
+    def connect(self):
+        if SDK_IMPORT_ERROR is not None:
+            self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
+        version_error = sdk_version_error()
+        if version_error:
+            self.ansible.fail_json(msg=version_error)
+        try:
+            self.client = OpenStackClient(self.params, clock=self.clock)
+        except sdk_exceptions.ConfigException as exc:
+            self.ansible.fail_json(msg="OpenStack connection settings are invalid: %s" % exc)
+        return self.client
+
+    def _finish(self, data):
+        api_calls = self.client.api_calls if self.client else 0
+        retried = self.client.policy.retried if self.client else None
+        return finish(data, self.started, self.clock.monotonic(), api_calls, retried)
+
+    def exit(self, **data):
+        self.ansible.exit_json(**self._finish(data))
+
+    def fail(self, msg, **data):
+        self.ansible.fail_json(msg=msg, **self._finish(data))
+
+    def run(self):
+        raise NotImplementedError
+
+    def __call__(self):
+        try:
+            self.run()
+        except ModuleFailure as exc:
+            self.fail(str(exc), **exc.data)
+        except ResolveError as exc:
+            self.fail(str(exc))
+        except DeadlineExceeded as exc:
+            self.fail(str(exc))
+        except Exception as exc:  # pylint: disable=broad-except
+            if describe_fault(exc) is None and not is_sdk_error(exc):
+                raise
+            self.fail("OpenStack API error: %s" % (exc,))
+
+
+def is_sdk_error(exc):
+    """Errors from openstacksdk or keystoneauth (configuration, catalog, auth) that deserve a plain message."""
+    known = tuple(c for c in (getattr(sdk_exceptions, "SDKException", None),
+                              getattr(ksa_exceptions, "ClientException", None)) if c is not None)
+    return bool(known) and isinstance(exc, known)

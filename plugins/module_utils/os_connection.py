@@ -1,0 +1,195 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The OpenStack connection: options compatible with openstack.cloud, request counting, retries.
+
+Option names and semantics follow openstack.cloud so a user's ``module_defaults`` and variables carry
+over.  Every HTTP request the SDK sends (token requests included) is counted at the transport, and
+every API call a module makes goes through ``OpenStackClient.call`` so the one retry policy applies.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import traceback
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import (
+    Clock,
+    Fault,
+    RetryPolicy,
+    parse_retry_after,
+)
+
+SDK_IMPORT_ERROR = None
+try:
+    import openstack
+    from openstack import exceptions as sdk_exceptions
+    from keystoneauth1 import exceptions as ksa_exceptions
+    import requests
+except ImportError:
+    openstack = None
+    sdk_exceptions = None
+    ksa_exceptions = None
+    requests = None
+    SDK_IMPORT_ERROR = traceback.format_exc()
+
+try:
+    from importlib import metadata as importlib_metadata
+except ImportError:  # Python < 3.8
+    importlib_metadata = None
+
+MINIMUM_SDK_VERSION = "1.0.0"
+COLLECTION_NAME = "flightcontrol.openstack"
+COLLECTION_VERSION = "0.1.0"
+DEFAULT_REQUEST_TIMEOUT = 30
+
+
+class ResolveError(Exception):
+    """A named object does not exist or is ambiguous: terminal, with a message a person can act on."""
+
+
+def openstack_argument_spec():
+    """The connection options shared by every OpenStack module (doc fragment ``openstack_auth``)."""
+    return dict(
+        cloud=dict(type="raw"),
+        auth_type=dict(type="str"),
+        auth=dict(type="dict", no_log=True),
+        region_name=dict(type="str"),
+        validate_certs=dict(type="bool", aliases=["verify"]),
+        ca_cert=dict(type="str", aliases=["cacert"]),
+        client_cert=dict(type="str", aliases=["cert"]),
+        client_key=dict(type="str", no_log=True, aliases=["key"]),
+        api_timeout=dict(type="int"),
+        interface=dict(type="str", default="public", choices=["public", "internal", "admin"],
+                       aliases=["endpoint_type"]),
+    )
+
+
+def sdk_version():
+    """The installed openstacksdk version string, read from package metadata (never a submodule)."""
+    if importlib_metadata is None:
+        return getattr(openstack, "__version__", None)
+    try:
+        return importlib_metadata.version("openstacksdk")
+    except importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def _version_tuple(text):
+    parts = []
+    for piece in str(text).split("."):
+        digits = ""
+        for char in piece:
+            if not char.isdigit():
+                break
+            digits += char
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def sdk_version_error():
+    """A message when openstacksdk is missing or too old for this collection, else None."""
+    version = sdk_version()
+    if version is None:
+        return None
+    if _version_tuple(version) < _version_tuple(MINIMUM_SDK_VERSION):
+        return "openstacksdk %s is installed; %s needs %s or newer" % (
+            version, COLLECTION_NAME, MINIMUM_SDK_VERSION)
+    return None
+
+
+def describe_fault(exc):
+    """Turn an SDK, keystoneauth or requests exception into a ``Fault``; None if it is no API fault."""
+    if ksa_exceptions is not None:
+        if isinstance(exc, ksa_exceptions.SSLError):
+            return None
+        if isinstance(exc, (ksa_exceptions.ConnectionError, ksa_exceptions.RetriableConnectionFailure)):
+            return Fault(connection_error=True, description="connection error: %s" % exc)
+    if requests is not None and isinstance(exc, requests.exceptions.ConnectionError):
+        return Fault(connection_error=True, description="connection error: %s" % exc)
+    status = None
+    response = None
+    if sdk_exceptions is not None and isinstance(exc, sdk_exceptions.HttpException):
+        status = exc.status_code
+        response = exc.response
+    elif ksa_exceptions is not None and isinstance(exc, ksa_exceptions.HttpError):
+        status = exc.http_status
+        response = getattr(exc, "response", None)
+    if status is None:
+        return None
+    retry_after = None
+    if response is not None:
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+    return Fault(status=status, retry_after=retry_after,
+                 description="HTTP %s%s" % (status, " (Retry-After %s s)" % retry_after if retry_after is not None else ""))
+
+
+def is_not_found(exc):
+    return sdk_exceptions is not None and isinstance(exc, sdk_exceptions.NotFoundException)
+
+
+class RequestCounter:
+    """Counts every HTTP request sent through a requests session, by method."""
+
+    def __init__(self):
+        self.total = 0
+        self.by_method = {}
+
+    def record(self, method):
+        self.total += 1
+        self.by_method[method] = self.by_method.get(method, 0) + 1
+
+    def attach(self, http_session):
+        for adapter in set(http_session.adapters.values()):
+            adapter.send = self._counting(adapter.send)
+
+    def _counting(self, send):
+        def counting_send(request, *args, **kwargs):
+            self.record(request.method)
+            return send(request, *args, **kwargs)
+        return counting_send
+
+
+class OpenStackClient:
+    """A connected openstacksdk ``Connection`` with request counting and the retry policy."""
+
+    def __init__(self, params, clock=None, policy=None):
+        self.params = params
+        self.clock = clock or Clock()
+        self.policy = policy or RetryPolicy(clock=self.clock)
+        self.counter = RequestCounter()
+        self.conn = self._connect(params)
+        self.counter.attach(self.conn.session.session)
+
+    @staticmethod
+    def _connect(params):
+        cloud = params.get("cloud")
+        api_timeout = params.get("api_timeout") or DEFAULT_REQUEST_TIMEOUT
+        app = dict(app_name=COLLECTION_NAME, app_version=COLLECTION_VERSION)
+        if isinstance(cloud, dict):
+            config = dict(cloud)
+            config.setdefault("api_timeout", api_timeout)
+            return openstack.connect(**dict(config, **app))
+        kwargs = dict(
+            cloud=cloud,
+            auth_type=params.get("auth_type"),
+            auth=params.get("auth"),
+            region_name=params.get("region_name"),
+            cacert=params.get("ca_cert"),
+            cert=params.get("client_cert"),
+            key=params.get("client_key"),
+            api_timeout=api_timeout,
+            interface=params.get("interface"),
+        )
+        if params.get("validate_certs") is not None:
+            kwargs["verify"] = params["validate_certs"]
+        return openstack.connect(**dict(((k, v) for k, v in kwargs.items() if v is not None), **app))
+
+    @property
+    def api_calls(self):
+        return self.counter.total
+
+    def call(self, func, what, deadline):
+        """Run one API call under the retry policy, never retrying past ``deadline``."""
+        return self.policy.call(func, describe_fault, deadline, reauth=self.conn.session.invalidate, what=what)

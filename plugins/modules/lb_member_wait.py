@@ -1,0 +1,360 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: lb_member_wait
+short_description: Wait until Octavia pool members really are there (or really are gone)
+version_added: 0.1.0
+description:
+  - Waits until the chosen members of an Octavia pool reach the wanted state, looking at every
+    member itself and not only at the load balancer.
+  - With the amphora v2 provider a load balancer can be C(ACTIVE) while a member it was asked to add
+    is still C(PENDING_CREATE), or in C(ERROR). A wait on the load balancer alone (what Cluster API
+    Provider OpenStack did before v0.14) then lets old control-plane nodes go while the new member
+    does not serve. This module sees it, fails fast on C(ERROR) and says what is stuck.
+  - I(state=present) waits until each chosen member exists with provisioning_status C(ACTIVE) and,
+    when I(operating_status) is given, an accepted operating_status.
+  - I(state=absent) waits until each chosen member is gone.
+  - By default it then waits for the load balancer to be C(ACTIVE) again, because the next mutation
+    would get HTTP 409 while it is C(PENDING_UPDATE).
+  - Each poll makes one request listing all members of the pool and one reading the load balancer,
+    however many members there are.
+  - The module changes nothing; it runs the same in check mode.
+author:
+  - flightcontrol.openstack contributors
+options:
+  pool:
+    description:
+      - Name or id of the Octavia pool.
+    type: str
+    required: true
+  loadbalancer:
+    description:
+      - Name or id of the load balancer the pool belongs to.
+      - Needed only when the pool name is not unique; when given, the module also checks that the pool
+        belongs to it. When omitted, the pool's own load balancer is used.
+    type: str
+  members:
+    description:
+      - The members to wait for. Each entry is a member id, a member name, an address
+        (C(10.0.0.5), C(2001:db8::5)) meaning every member with that address, or an address with a
+        port (C(10.0.0.5:6443), C([2001:db8::5]:6443)).
+      - When omitted, all members of the pool. With I(state=present) a pool without members is then
+        not ready.
+      - With I(state=present) a member that does not exist yet is waited for, because the member may
+        still be on its way (a controller may add it).
+    type: list
+    elements: str
+  state:
+    description:
+      - C(present) waits for the members to be provisioned (and, with I(operating_status), serving).
+      - C(absent) waits for the members to be gone.
+    type: str
+    choices: [present, absent]
+    default: present
+  operating_status:
+    description:
+      - Operating statuses accepted for I(state=present). When omitted, only provisioning_status
+        C(ACTIVE) is required.
+      - C(HEALTHY) means C(ONLINE) when the pool has a health monitor and C(NO_MONITOR) when it has
+        none (without a monitor Octavia never reports C(ONLINE)). Use it to say "really serving".
+      - Asking for C(ONLINE) on a pool without a health monitor (or C(NO_MONITOR) on a pool with one)
+        fails at once, because it could never be met.
+    type: list
+    elements: str
+    choices: [HEALTHY, ONLINE, DRAINING, OFFLINE, DEGRADED, ERROR, NO_MONITOR]
+  wait_for_loadbalancer:
+    description:
+      - Also wait, at the end, for the load balancer to be C(ACTIVE) again.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - flightcontrol.openstack.openstack_auth
+  - flightcontrol.openstack.wait
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; check mode runs the same wait.
+  diff_mode:
+    support: none
+    description: The module changes nothing, so there is no diff.
+'''
+
+EXAMPLES = r'''
+- name: Wait until the new control-plane member serves before touching the old ones
+  flightcontrol.openstack.lb_member_wait:
+    cloud: production
+    pool: k8s-clusterapi-cluster-default-prod-kubeapi-6443
+    members:
+      - 10.6.0.23:6443
+    operating_status: [HEALTHY]
+    timeout: 600
+
+- name: Wait until every member of the pool is provisioned
+  flightcontrol.openstack.lb_member_wait:
+    cloud: production
+    pool: 2f8c7a1e-1d6b-4f4e-9f55-8a3f5b1c2d3e
+
+- name: Wait until a removed member is really gone and the load balancer accepts changes again
+  flightcontrol.openstack.lb_member_wait:
+    cloud: production
+    loadbalancer: k8s-clusterapi-cluster-default-prod-kubeapi
+    pool: k8s-clusterapi-cluster-default-prod-kubeapi-6443
+    members: [k8s-clusterapi-cluster-default-prod-kubeapi-6443-prod-control-plane-x7k2p]
+    state: absent
+
+- name: Branch on the members' states in AWX
+  flightcontrol.openstack.lb_member_wait:
+    cloud: production
+    pool: kubeapi
+    operating_status: [HEALTHY]
+    timeout: 120
+  register: wait
+  ignore_errors: true
+
+- name: Show what is stuck
+  ansible.builtin.debug:
+    msg: "{{ wait.members | rejectattr('ready') | map(attribute='name') | list }}"
+  when: wait is failed
+'''
+
+RETURN = r'''
+members:
+  description:
+    - The chosen members as last seen (all members of the pool when I(members) was omitted).
+    - For I(state=absent), the chosen members that still exist.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: Member id.
+      type: str
+    name:
+      description: Member name.
+      type: str
+    address:
+      description: Member address.
+      type: str
+    protocol_port:
+      description: Member port.
+      type: int
+    provisioning_status:
+      description: Octavia provisioning_status of the member.
+      type: str
+      sample: ACTIVE
+    operating_status:
+      description: Octavia operating_status of the member.
+      type: str
+      sample: NO_MONITOR
+    admin_state_up:
+      description: Whether the member is administratively up.
+      type: bool
+    ready:
+      description: Whether this member is where the wait wants it.
+      type: bool
+    waiting_for:
+      description: Why the member is not ready yet, empty when it is.
+      type: str
+    selected_by:
+      description: The I(members) entries that chose this member (only when I(members) was given).
+      type: list
+      elements: str
+  sample:
+    - id: 6f1c1f4e-5d1b-4a51-9c3e-0b0b6c1e2f10
+      name: kubeapi-member-2
+      address: 10.6.0.23
+      protocol_port: 6443
+      provisioning_status: PENDING_CREATE
+      operating_status: OFFLINE
+      admin_state_up: true
+      ready: false
+      waiting_for: provisioning_status is PENDING_CREATE
+missing:
+  description: The I(members) entries that matched no member at the last poll.
+  returned: always
+  type: list
+  elements: str
+  sample: ["10.6.0.24:6443"]
+loadbalancer:
+  description: The load balancer as last seen.
+  returned: when the pool was found
+  type: dict
+  contains:
+    id:
+      description: Load balancer id.
+      type: str
+    name:
+      description: Load balancer name.
+      type: str
+    provisioning_status:
+      description: Its provisioning_status.
+      type: str
+    operating_status:
+      description: Its operating_status.
+      type: str
+pool:
+  description: The pool.
+  returned: when the pool was found
+  type: dict
+  contains:
+    id:
+      description: Pool id.
+      type: str
+    name:
+      description: Pool name.
+      type: str
+    provisioning_status:
+      description: Pool provisioning_status when the wait started.
+      type: str
+    healthmonitor_id:
+      description: Id of the pool's health monitor, null without one.
+      type: str
+accepted_operating_status:
+  description: The operating statuses accepted, after C(HEALTHY) was resolved for this pool; null for any.
+  returned: always
+  type: list
+  elements: str
+  sample: [NO_MONITOR]
+polls:
+  description: How many times the members were listed.
+  returned: always
+  type: int
+  sample: 3
+elapsed:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+  sample: 12.4
+api_calls:
+  description: HTTP requests the module sent to OpenStack, token requests and retries included.
+  returned: always
+  type: int
+  sample: 8
+retried_faults:
+  description: The transient faults that were retried (HTTP status, or C(connection)).
+  returned: always
+  type: list
+  elements: raw
+  sample: [429, 503]
+'''
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils import lb_members
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    ModuleFailure,
+    OpenStackModule,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia_service import (
+    OctaviaService,
+    pool_loadbalancer_ids,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import wait_for
+
+LB_FIELDS = ("id", "name", "provisioning_status", "operating_status")
+POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
+
+
+def _pick(obj, fields):
+    return dict((k, (obj or {}).get(k)) for k in fields)
+
+
+class LbMemberWait(OpenStackModule):
+    argument_spec = dict(
+        pool=dict(type="str", required=True),
+        loadbalancer=dict(type="str"),
+        members=dict(type="list", elements="str"),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        operating_status=dict(type="list", elements="str", choices=list(lb_members.OPERATING_STATUSES) + ["HEALTHY"]),
+        wait_for_loadbalancer=dict(type="bool", default=True),
+        timeout=dict(type="int", default=300),
+        poll_interval=dict(type="float", default=5),
+    )
+
+    def validate(self):
+        """Reject bad input before any API request."""
+        params = self.params
+        if params["timeout"] < 0:
+            raise ModuleFailure("timeout must be zero or more seconds, got %s" % params["timeout"])
+        if params["poll_interval"] <= 0:
+            raise ModuleFailure("poll_interval must be more than zero seconds, got %s" % params["poll_interval"])
+        if params["state"] == "absent" and params["operating_status"]:
+            raise ModuleFailure("operating_status applies to state=present only; a member waited on with "
+                                "state=absent has no operating status to reach")
+        if params["members"] is not None and not params["members"]:
+            raise ModuleFailure("members is an empty list; omit it to wait for all members of the pool")
+        try:
+            return lb_members.parse_selectors(params["members"])
+        except ValueError as exc:
+            raise ModuleFailure(str(exc))
+
+    def run(self):
+        selectors = self.validate()
+        params = self.params
+        deadline = self.started + params["timeout"]
+        self.connect()
+        octavia = OctaviaService(self.client)
+        loadbalancer = None
+        if params["loadbalancer"]:
+            loadbalancer = octavia.find_loadbalancer(params["loadbalancer"], deadline)
+        pool = octavia.find_pool(params["pool"], deadline, loadbalancer)
+        lb_ids = pool_loadbalancer_ids(pool)
+        if not lb_ids:
+            raise ModuleFailure("pool %s belongs to no load balancer" % lb_members.label(pool))
+        lb_id = loadbalancer["id"] if loadbalancer else lb_ids[0]
+        try:
+            accepted = lb_members.resolve_accepted(
+                params["operating_status"], bool(pool.get("healthmonitor_id")), lb_members.label(pool))
+        except ValueError as exc:
+            raise ModuleFailure(str(exc), pool=_pick(pool, POOL_FIELDS))
+        spec = lb_members.WaitSpec(params["state"], selectors, accepted, params["wait_for_loadbalancer"])
+        last = {"observation": {"pool": pool, "loadbalancer": loadbalancer, "members": []}}
+
+        def probe(probe_deadline):
+            observation = {
+                "pool": pool,
+                "members": octavia.list_members(pool["id"], probe_deadline),
+                "loadbalancer": octavia.get_loadbalancer(lb_id, probe_deadline),
+            }
+            last["observation"] = observation
+            return observation
+
+        try:
+            outcome = wait_for(probe, lambda obs, _elapsed: lb_members.decide(obs, spec),
+                               params["timeout"], params["poll_interval"], clock=self.clock, start=self.started)
+        except DeadlineExceeded as exc:
+            observation = last["observation"]
+            raise ModuleFailure("%s. Last seen: %s" % (exc, lb_members.decide(observation, spec).message),
+                                **self.result_data(observation, spec, polls=None))
+        data = self.result_data(outcome.observation, spec, outcome.polls)
+        if outcome.succeeded:
+            self.exit(msg=outcome.verdict.message, **data)
+        self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, spec, outcome.elapsed,
+                                             outcome.timed_out, params["timeout"]),
+                  timed_out=outcome.timed_out, **data)
+
+    @staticmethod
+    def result_data(observation, spec, polls):
+        chosen, unmatched = lb_members.select(observation.get("members") or [], spec.selectors)
+        return dict(
+            members=[lb_members.member_view(m, spec) for m in chosen],
+            missing=[s.text for s in unmatched] if spec.state == "present" else [],
+            loadbalancer=_pick(observation.get("loadbalancer"), LB_FIELDS),
+            pool=_pick(observation.get("pool"), POOL_FIELDS),
+            accepted_operating_status=sorted(spec.accepted) if spec.accepted is not None else None,
+            polls=polls,
+        )
+
+
+def main():
+    LbMemberWait()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+# -*- coding: utf-8 -*-
+"""Test doubles shared by the unit tests: a clock that only moves when told."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class FakeClock:
+    def __init__(self, start=1000.0):
+        self.now = start
+        self.sleeps = []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
