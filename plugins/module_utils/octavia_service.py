@@ -24,7 +24,11 @@ def _plain(resource):
 class OctaviaService:
     def __init__(self, client):
         self.client = client
-        self.lb_api = client.conn.load_balancer
+
+    @property
+    def lb_api(self):
+        # Touching the proxy authenticates and reads the catalog: only ever do it inside client.call.
+        return self.client.conn.load_balancer
 
     def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
         if _UUID_RE.match(name_or_id):
@@ -45,7 +49,7 @@ class OctaviaService:
 
     def find_loadbalancer(self, name_or_id, deadline):
         return self._by_name_or_id(
-            "load balancer", name_or_id, self.lb_api.get_load_balancer,
+            "load balancer", name_or_id, lambda lb_id: self.lb_api.get_load_balancer(lb_id),
             lambda name: self.lb_api.load_balancers(name=name), deadline)
 
     def find_pool(self, name_or_id, deadline, loadbalancer=None):
@@ -55,7 +59,7 @@ class OctaviaService:
             scope = " on load balancer %s" % (loadbalancer.get("name") or loadbalancer["id"])
             query["loadbalancer_id"] = loadbalancer["id"]
         pool = self._by_name_or_id(
-            "pool", name_or_id, self.lb_api.get_pool,
+            "pool", name_or_id, lambda pool_id: self.lb_api.get_pool(pool_id),
             lambda name: self.lb_api.pools(name=name, **query), deadline, scope)
         if loadbalancer and loadbalancer["id"] not in pool_loadbalancer_ids(pool):
             raise ResolveError("pool %s does not belong to load balancer %s (it belongs to %s)" % (

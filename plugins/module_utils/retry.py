@@ -97,10 +97,9 @@ class RetryPolicy:
     server is a floor, never shortened by jitter.
     """
 
-    def __init__(self, base_delay=0.5, max_delay=20.0, max_attempts=None, clock=None, rng=None):
+    def __init__(self, base_delay=0.5, max_delay=20.0, clock=None, rng=None):
         self.base_delay = base_delay
         self.max_delay = max_delay
-        self.max_attempts = max_attempts
         self.clock = clock or Clock()
         self.rng = rng or random.Random()
         self.retried = []
@@ -113,7 +112,10 @@ class RetryPolicy:
         return delay
 
     def call(self, func, describe_fault, deadline, reauth=None, what="API call"):
-        """Run ``func()`` until it succeeds, a fault is terminal, or the deadline would be crossed.
+        """Run ``func()`` until it succeeds, a fault is terminal, or the deadline is reached.
+
+        A backoff that would cross the deadline is shortened to end at it, for one last attempt; a
+        Retry-After that crosses it ends the call at once (the server said it will not be ready).
 
         ``describe_fault(exc)`` returns a ``Fault`` for exceptions worth looking at, or None for
         exceptions that are not API faults (they propagate unchanged).  ``deadline`` is a value of
@@ -137,22 +139,20 @@ class RetryPolicy:
                     if reauth is not None:
                         reauth()
                     continue
-                if self.max_attempts is not None and attempt + 1 >= self.max_attempts:
-                    raise DeadlineExceeded(
-                        "%s kept failing after %d attempts: %s" % (what, attempt + 1, fault.description),
-                        last_error=exc, attempts=attempt + 1)
                 delay = self.backoff(attempt, fault.retry_after)
                 remaining = deadline - self.clock.monotonic()
-                if delay > remaining:
-                    if fault.retry_after is not None and fault.retry_after > remaining:
-                        reason = "the server asked to retry after %.1f s but only %.1f s are left before the deadline" % (
-                            fault.retry_after, max(0.0, remaining))
-                    else:
-                        reason = "the deadline was reached"
+                if fault.retry_after is not None and fault.retry_after > remaining:
                     raise DeadlineExceeded(
-                        "%s failed with a transient fault (%s) and %s (attempt %d)" % (
-                            what, fault.description, reason, attempt + 1),
+                        "%s failed with a transient fault (%s) and the server asked to retry after %.1f s but only "
+                        "%.1f s are left before the deadline (attempt %d)" % (
+                            what, fault.description, fault.retry_after, max(0.0, remaining), attempt + 1),
                         last_error=exc, attempts=attempt + 1)
+                if remaining <= 0:
+                    raise DeadlineExceeded(
+                        "%s failed with a transient fault (%s) until the deadline (attempt %d)" % (
+                            what, fault.description, attempt + 1),
+                        last_error=exc, attempts=attempt + 1)
+                delay = min(delay, remaining)
                 self.retried.append(fault.status if fault.status is not None else "connection")
                 self.clock.sleep(delay)
                 attempt += 1

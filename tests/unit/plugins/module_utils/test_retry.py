@@ -99,6 +99,23 @@ def test_never_sleeps_past_the_deadline():
     assert info.value.last_error is not None
 
 
+def test_last_backoff_is_shortened_to_end_at_the_deadline():
+    clock = FakeClock()
+    policy = RetryPolicy(base_delay=8.0, max_delay=8.0, clock=clock, rng=random.Random(5))
+    calls = []
+
+    def always_503():
+        calls.append(clock.now)
+        raise Boom(503)
+
+    start = clock.now
+    with pytest.raises(DeadlineExceeded) as info:
+        policy.call(always_503, describe, deadline=start + 10)
+    assert clock.now == start + 10
+    assert calls[-1] == start + 10, "the last attempt is made at the deadline, not before it"
+    assert "until the deadline" in str(info.value)
+
+
 def test_backoff_grows_and_is_capped():
     policy = RetryPolicy(base_delay=1.0, max_delay=8.0, clock=FakeClock(), rng=random.Random(4))
     for attempt in range(10):

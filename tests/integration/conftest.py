@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+"""Integration tests: real ``ansible-playbook`` runs against minicloud (real Keystone, Neutron, Octavia).
+
+One minicloud serves the whole session.  Set MINICLOUD_STATE_DIR to reuse a cloud that is already up
+(it is then left running); otherwise the fixture starts one in a temporary folder and stops it.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import openstack.config
+import openstack.connection
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+class Minicloud:
+    """The minicloud command line, as a test would type it."""
+
+    def __init__(self, state_dir):
+        self.state_dir = Path(state_dir)
+        self.clouds_yaml = self.state_dir / "clouds.yaml"
+
+    def cli(self, *args, check=True):
+        env = dict(os.environ, MINICLOUD_STATE_DIR=str(self.state_dir))
+        proc = subprocess.run([sys.executable, "-m", "minicloud"] + [str(a) for a in args],
+                              capture_output=True, text=True, env=env, timeout=600)
+        if check and proc.returncode != 0:
+            raise AssertionError("minicloud %s failed (%d):\n%s\n%s" % (
+                " ".join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))
+        return proc
+
+    def json(self, *args):
+        return json.loads(self.cli(*args).stdout)
+
+    def octavia(self, mode, members=None, delay=None):
+        args = ["octavia", mode]
+        if members:
+            args += ["--members", members]
+        if delay is not None:
+            args += ["--delay", delay]
+        self.cli(*args)
+
+    def fault(self, service, path, status, method="GET", count=None, retry_after=None, delay=None):
+        args = ["fault", "add", "--service", service, "--method", method, "--path", path, "--status", status]
+        if count is not None:
+            args += ["--count", count]
+        if retry_after is not None:
+            args += ["--retry-after", retry_after]
+        if delay is not None:
+            args += ["--delay", delay]
+        self.cli(*args)
+
+    def clear_faults(self):
+        self.cli("fault", "clear")
+
+    def requests(self, service=None, reset=False):
+        args = ["requests"]
+        if service:
+            args += ["--service", service]
+        if reset:
+            args.append("--reset")
+        return json.loads(self.cli(*args).stdout or "{}")
+
+    def sdk(self):
+        """An openstacksdk connection as the cloud's normal project user."""
+        config = openstack.config.OpenStackConfig(config_files=[str(self.clouds_yaml)])
+        return openstack.connection.Connection(config=config.get_one(cloud="minicloud"))
+
+
+@pytest.fixture(scope="session")
+def minicloud(tmp_path_factory):
+    reuse = os.environ.get("MINICLOUD_STATE_DIR")
+    if reuse:
+        cloud = Minicloud(reuse)
+        cloud.cli("status")
+        yield cloud
+        return
+    cloud = Minicloud(tmp_path_factory.mktemp("minicloud"))
+    cloud.cli("up")
+    try:
+        yield cloud
+    finally:
+        cloud.cli("down", check=False)
+
+
+@pytest.fixture
+def cloud(minicloud):
+    """The session's minicloud, with the emulator normal and no faults before and after each test."""
+    minicloud.octavia("normal")
+    minicloud.clear_faults()
+    yield minicloud
+    minicloud.clear_faults()
+    minicloud.octavia("normal")
+
+
+@pytest.fixture(scope="session")
+def collections_path(tmp_path_factory):
+    """ANSIBLE_COLLECTIONS_PATH with this working tree as flightcontrol.openstack."""
+    root = tmp_path_factory.mktemp("collections")
+    target = root / "ansible_collections" / "flightcontrol"
+    target.mkdir(parents=True)
+    (target / "openstack").symlink_to(REPO)
+    return root
+
+
+class PlaybookRun:
+    def __init__(self, proc, result):
+        self.proc = proc
+        self.rc = proc.returncode
+        self.result = result
+
+    @property
+    def output(self):
+        return self.proc.stdout + self.proc.stderr
+
+
+@pytest.fixture
+def run_module(minicloud, collections_path, tmp_path):
+    """Run one module task in a real ansible-playbook and return its registered result."""
+
+    def run(module, args, check_mode=False, extra_tasks=""):
+        result_file = tmp_path / ("result-%s.json" % uuid.uuid4().hex[:8])
+        playbook = tmp_path / "play.yml"
+        task = {module: args}
+        play = [{
+            "name": "integration",
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                dict(task, name="module under test", register="result", ignore_errors=True),
+                {"name": "keep the result", "check_mode": False,
+                 "ansible.builtin.copy": {"content": "{{ result | to_json }}", "dest": str(result_file)}},
+            ],
+        }]
+        playbook.write_text(yaml.safe_dump(play, sort_keys=False))
+        cmd = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)]
+        if check_mode:
+            cmd.append("--check")
+        env = dict(os.environ,
+                   ANSIBLE_COLLECTIONS_PATH=str(collections_path),
+                   OS_CLIENT_CONFIG_FILE=str(minicloud.clouds_yaml),
+                   ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+                   ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        assert result_file.exists(), "playbook did not get to record a result:\n%s\n%s" % (proc.stdout, proc.stderr)
+        return PlaybookRun(proc, json.loads(result_file.read_text()))
+
+    return run

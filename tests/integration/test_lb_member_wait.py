@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+"""lb_member_wait end to end: real ansible-playbook, real Octavia API, minicloud's provider emulator."""
+
+import time
+import uuid
+
+import pytest
+
+MODULE = "flightcontrol.openstack.lb_member_wait"
+
+
+@pytest.fixture
+def lb(cloud):
+    """A load balancer with three ACTIVE control-plane members, no health monitor."""
+    name = "it-%s" % uuid.uuid4().hex[:6]
+    created = cloud.json("lb", "create", name, "--members", 3)
+    yield created
+    cloud.cli("lb", "delete", name, check=False)
+
+
+@pytest.fixture
+def monitored_lb(cloud):
+    name = "it-%s" % uuid.uuid4().hex[:6]
+    created = cloud.json("lb", "create", name, "--members", 2, "--monitor")
+    yield created
+    cloud.cli("lb", "delete", name, check=False)
+
+
+def add_member(cloud, lb, name, address):
+    """Add a member the way CAPO does: one create call, nothing waited for."""
+    conn = cloud.sdk()
+    return conn.load_balancer.create_member(
+        lb["pool"]["id"], name=name, address=address, protocol_port=6443, subnet_id=lb["subnet"]["id"])
+
+
+def wait_lb_active(cloud, lb, timeout=30):
+    conn = cloud.sdk()
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).provisioning_status == "ACTIVE":
+            return
+        time.sleep(0.3)
+    raise AssertionError("load balancer did not return to ACTIVE")
+
+
+def test_a_new_member_becomes_active(cloud, lb, run_module):
+    add_member(cloud, lb, "cp-new", "10.0.0.201")
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-new"],
+                              "timeout": 60, "poll_interval": 0.5})
+    assert run.rc == 0, run.output
+    result = run.result
+    assert result["failed"] is False and result["changed"] is False
+    assert [m["name"] for m in result["members"]] == ["cp-new"]
+    assert result["members"][0]["provisioning_status"] == "ACTIVE"
+    assert result["members"][0]["ready"] is True
+    assert result["loadbalancer"]["provisioning_status"] == "ACTIVE"
+    assert result["api_calls"] >= 3 and result["polls"] >= 1
+
+
+def test_all_members_by_default_and_by_address(cloud, lb, run_module):
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["id"], "timeout": 30, "poll_interval": 1})
+    assert run.rc == 0, run.output
+    assert len(run.result["members"]) == 3
+    address = lb["members"][1]["address"]
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"],
+                              "loadbalancer": lb["loadbalancer"]["name"],
+                              "members": ["%s:6443" % address], "timeout": 30, "poll_interval": 1})
+    assert run.rc == 0, run.output
+    assert [m["address"] for m in run.result["members"]] == [address]
+
+
+def test_lost_member_fails_at_the_timeout_although_the_lb_is_active(cloud, lb, run_module):
+    cloud.octavia("lost-member", members="cp-lost")
+    add_member(cloud, lb, "cp-lost", "10.0.0.202")
+    wait_lb_active(cloud, lb)
+    conn = cloud.sdk()
+    assert conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).provisioning_status == "ACTIVE"
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-lost"],
+                              "timeout": 6, "poll_interval": 1})
+    result = run.result
+    assert result["failed"] is True
+    assert result["timed_out"] is True
+    assert result["elapsed"] >= 6
+    msg = result["msg"]
+    assert "cp-lost 10.0.0.202:6443" in msg
+    assert "PENDING_CREATE" in msg
+    assert "although the load balancer is ACTIVE" in msg
+    assert result["loadbalancer"]["provisioning_status"] == "ACTIVE"
+    assert result["members"][0]["provisioning_status"] == "PENDING_CREATE"
+    assert "Traceback" not in run.output
+
+
+def test_member_error_fails_within_two_polls(cloud, lb, run_module):
+    cloud.octavia("member-error", members="cp-broken", delay=1)
+    add_member(cloud, lb, "cp-broken", "10.0.0.203")
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-broken"],
+                              "timeout": 120, "poll_interval": 2})
+    result = run.result
+    assert result["failed"] is True and result["timed_out"] is False
+    assert "cp-broken 10.0.0.203:6443" in result["msg"] and "ERROR" in result["msg"]
+    # the ERROR lands about 1 s after the create; the module must notice within two 2 s polls of it
+    assert result["elapsed"] < 1 + 2 * 2 + 3, result["elapsed"]
+
+
+def test_absent_returns_only_once_the_member_is_gone(cloud, lb, run_module):
+    cloud.octavia("slow", delay=2)
+    victim = lb["members"][0]
+    cloud.sdk().load_balancer.delete_member(victim["id"], lb["pool"]["id"])
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": [victim["name"]],
+                              "state": "absent", "timeout": 60, "poll_interval": 0.5})
+    assert run.rc == 0, run.output
+    assert run.result["members"] == []
+    assert run.result["polls"] >= 2, "the delete takes seconds; the first poll must have seen it still there"
+    remaining = [m.name for m in cloud.sdk().load_balancer.members(lb["pool"]["id"])]
+    assert victim["name"] not in remaining
+    assert run.result["loadbalancer"]["provisioning_status"] == "ACTIVE"
+
+
+def test_healthy_means_online_with_a_monitor(cloud, monitored_lb, run_module):
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": monitored_lb["pool"]["name"],
+                              "operating_status": ["HEALTHY"], "timeout": 60, "poll_interval": 0.5})
+    assert run.rc == 0, run.output
+    assert run.result["accepted_operating_status"] == ["ONLINE"]
+    assert {m["operating_status"] for m in run.result["members"]} == {"ONLINE"}
+
+
+def test_healthy_means_no_monitor_without_one_and_online_is_refused(cloud, lb, run_module):
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"],
+                              "operating_status": ["HEALTHY"], "timeout": 30, "poll_interval": 0.5})
+    assert run.rc == 0, run.output
+    assert run.result["accepted_operating_status"] == ["NO_MONITOR"]
+    assert {m["operating_status"] for m in run.result["members"]} == {"NO_MONITOR"}
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"],
+                              "operating_status": ["ONLINE"], "timeout": 30})
+    assert run.result["failed"] is True
+    assert "has no health monitor" in run.result["msg"]
+    assert run.result["elapsed"] < 10
+
+
+def test_backend_down_is_reported_as_not_serving(cloud, monitored_lb, run_module):
+    target = monitored_lb["members"][0]
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": monitored_lb["pool"]["name"],
+                              "operating_status": ["HEALTHY"], "timeout": 60, "poll_interval": 0.5})
+    assert run.rc == 0, run.output
+    cloud.octavia("backend-down", members=target["name"])
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": monitored_lb["pool"]["name"],
+                              "members": [target["name"]], "operating_status": ["HEALTHY"],
+                              "timeout": 5, "poll_interval": 1})
+    assert run.result["failed"] is True
+    assert "provisioned but not serving (operating_status ERROR)" in run.result["msg"]
+
+
+def test_429_with_retry_after_is_honoured(cloud, lb, run_module):
+    cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 429, count=1, retry_after=3)
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 60,
+                              "poll_interval": 1})
+    assert run.rc == 0, run.output
+    assert run.result["retried_faults"] == [429]
+    assert run.result["elapsed"] >= 3
+
+
+def test_503_burst_is_retried(cloud, lb, run_module):
+    cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 503, count=3)
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 60,
+                              "poll_interval": 1})
+    assert run.rc == 0, run.output
+    assert run.result["retried_faults"] == [503, 503, 503]
+
+
+def test_faults_past_the_deadline_fail_with_the_reason(cloud, lb, run_module):
+    cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 503)
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 4,
+                              "poll_interval": 1})
+    assert run.result["failed"] is True
+    assert "HTTP 503" in run.result["msg"] and "deadline" in run.result["msg"]
+    assert run.result["elapsed"] < 4 + 31
+    assert "Traceback" not in run.output
+
+
+@pytest.mark.parametrize("args,fragment", [
+    ({"pool": "no-such-pool"}, "pool 'no-such-pool' not found"),
+    ({"pool": "{pool}", "members": ["10.0.0.300:6443"]}, "not a valid IPv4 address"),
+    ({"pool": "{pool}", "members": ["10.0.0.5:70000"]}, "port '70000'"),
+    ({"pool": "{pool}", "state": "absent", "operating_status": ["HEALTHY"]}, "state=present only"),
+    ({"pool": "{pool}", "poll_interval": 0}, "poll_interval must be more than zero"),
+])
+def test_bad_input_gets_a_clear_error(cloud, lb, run_module, args, fragment):
+    args = dict((k, v.format(pool=lb["pool"]["name"]) if isinstance(v, str) else v) for k, v in args.items())
+    run = run_module(MODULE, dict(args, cloud="minicloud", timeout=10))
+    assert run.result["failed"] is True
+    assert fragment in run.result["msg"]
+    assert "Traceback" not in run.output
+    assert "MODULE FAILURE" not in run.output
+
+
+def test_check_mode_waits_the_same_and_writes_nothing(cloud, lb, run_module):
+    add_member(cloud, lb, "cp-check", "10.0.0.204")
+    cloud.requests(reset=True)
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-check"],
+                              "timeout": 60, "poll_interval": 0.5}, check_mode=True)
+    assert run.rc == 0, run.output
+    assert run.result["members"][0]["provisioning_status"] == "ACTIVE"
+    counts = cloud.requests(service="load-balancer")
+    methods = set()
+    for service in counts.get("services", counts).values() if isinstance(counts, dict) else []:
+        if isinstance(service, dict):
+            methods.update(k for k in service if k.isupper())
+    assert methods <= {"GET"}, counts
