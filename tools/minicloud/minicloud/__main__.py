@@ -1,0 +1,3 @@
+from minicloud.cli import main
+
+raise SystemExit(main())

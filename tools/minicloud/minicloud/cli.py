@@ -1,0 +1,177 @@
+"""Command line: ``python -m minicloud VERB ...`` (see ``--help``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from minicloud.control import Minicloud, MinicloudError
+from minicloud.faults import DROP, FAULT_STATUSES, SERVICES
+from minicloud.provider.modes import MODES
+from minicloud.seed import SeedError
+
+
+def _print_json(data) -> None:
+    print(json.dumps(data, indent=2))
+
+
+def cmd_up(cloud: Minicloud, args) -> int:
+    status, summary = cloud.up(port_offset=args.port_offset, fresh=args.fresh, timeout=args.timeout)
+    print(summary)
+    _print_status(status)
+    return 0
+
+
+def cmd_down(cloud: Minicloud, args) -> int:
+    stopped = cloud.down(purge=args.purge)
+    print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
+    if args.purge:
+        print(f"removed {cloud.state_dir}")
+    return 0
+
+
+def _print_status(status) -> None:
+    if not status.processes:
+        print(f"no minicloud in {status.state_dir}")
+        return
+    for p in status.processes:
+        health = "healthy" if p.healthy else "DOWN"
+        print(f"{p.name:22} pid {str(p.pid or '-'):>8}  {health:8} {p.endpoint}")
+
+
+def cmd_status(cloud: Minicloud, args) -> int:
+    status = cloud.status()
+    if args.json:
+        _print_json(status.to_dict())
+    else:
+        _print_status(status)
+    return 0 if status.healthy else 1
+
+
+def cmd_env(cloud: Minicloud, args) -> int:
+    print(cloud.env())
+    return 0
+
+
+def cmd_octavia(cloud: Minicloud, args) -> int:
+    if args.mode is None:
+        _print_json(cloud.octavia_mode())
+    else:
+        _print_json(cloud.set_octavia_mode(args.mode, members=args.members, delay=args.delay))
+    return 0
+
+
+def cmd_fault(cloud: Minicloud, args) -> int:
+    if args.fault_action == "add":
+        _print_json(cloud.add_fault(args.service, method=args.method, path=args.path, status=args.status,
+                                    retry_after=args.retry_after, count=args.count, delay=args.delay))
+    elif args.fault_action == "list":
+        _print_json(cloud.faults())
+    else:
+        print(f"cleared {cloud.clear_faults()} fault rule(s)")
+    return 0
+
+
+def cmd_requests(cloud: Minicloud, args) -> int:
+    _print_json(cloud.request_counts(service=args.service, reset=args.reset))
+    return 0
+
+
+def cmd_lb(cloud: Minicloud, args) -> int:
+    if args.lb_action == "create":
+        _print_json(cloud.create_lb(args.name, members=args.members, monitor=args.monitor,
+                                    member_port=args.member_port, cidr=args.cidr, timeout=args.timeout))
+    else:
+        print(json.dumps({"deleted": cloud.delete_lb(args.name, timeout=args.timeout), "name": args.name}))
+    return 0
+
+
+def _status_value(text: str):
+    if text == DROP:
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value not in FAULT_STATUSES:
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(map(str, FAULT_STATUSES))} or {DROP}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m minicloud", description=__doc__)
+    parser.add_argument("--state-dir", help="state folder (default: $MINICLOUD_STATE_DIR, else .minicloud/ "
+                        "beside the nearest galaxy.yml, else ./.minicloud)")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+
+    p = verbs.add_parser("up", help="start Keystone, Neutron, Octavia (idempotent)")
+    p.add_argument("--port-offset", type=int, default=0, help="add this to every port (5000, 9696, 9876)")
+    p.add_argument("--fresh", action="store_true", help="reset all data to the freshly initialised state")
+    p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the services")
+    p.set_defaults(func=cmd_up)
+
+    p = verbs.add_parser("down", help="stop the processes minicloud started")
+    p.add_argument("--purge", action="store_true", help="also remove the state folder")
+    p.set_defaults(func=cmd_down)
+
+    p = verbs.add_parser("status", help="show each process; exit 1 unless all are healthy")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = verbs.add_parser("env", help="print the shell line pointing openstack clients at clouds.yaml")
+    p.set_defaults(func=cmd_env)
+
+    p = verbs.add_parser("octavia", help="show or set the provider emulator's mode")
+    p.add_argument("mode", nargs="?", choices=MODES)
+    p.add_argument("--members", default="*", help="glob on member names or addresses (default *)")
+    p.add_argument("--delay", type=float, help="seconds per status step (default 0.5; slow: 10)")
+    p.set_defaults(func=cmd_octavia)
+
+    p = verbs.add_parser("fault", help="add, list or clear HTTP fault rules")
+    actions = p.add_subparsers(dest="fault_action", required=True)
+    add = actions.add_parser("add", help="add a rule")
+    add.add_argument("--service", required=True, choices=SERVICES)
+    add.add_argument("--method", default="*", help="HTTP method (default any)")
+    add.add_argument("--path", default="*", help="glob on the request path, e.g. /v2/lbaas/pools/*/members")
+    add.add_argument("--status", type=_status_value, help="429, 500, 502, 503, 504 or drop")
+    add.add_argument("--retry-after", type=float, help="Retry-After header value, seconds")
+    add.add_argument("--count", type=int, help="fire this many times, then the rule is spent")
+    add.add_argument("--delay", type=float, default=0.0, help="seconds to wait before answering")
+    actions.add_parser("list", help="list rules with how often each fired")
+    actions.add_parser("clear", help="remove all rules")
+    p.set_defaults(func=cmd_fault)
+
+    p = verbs.add_parser("requests", help="request counts by service, method and path")
+    p.add_argument("--service", choices=SERVICES)
+    p.add_argument("--reset", action="store_true", help="zero the counts after printing")
+    p.set_defaults(func=cmd_requests)
+
+    p = verbs.add_parser("lb", help="seed or remove a load balancer (as the demo user)")
+    actions = p.add_subparsers(dest="lb_action", required=True)
+    create = actions.add_parser("create", help="network, LB, listener, pool, monitor, members")
+    create.add_argument("name")
+    create.add_argument("--members", type=int, default=0)
+    create.add_argument("--monitor", action="store_true", help="add a TCP health monitor")
+    create.add_argument("--member-port", type=int, default=6443)
+    create.add_argument("--cidr", default="10.0.0.0/24")
+    create.add_argument("--timeout", type=float, default=120.0)
+    delete = actions.add_parser("delete", help="cascade delete")
+    delete.add_argument("name")
+    delete.add_argument("--timeout", type=float, default=60.0)
+    p.set_defaults(func=cmd_lb)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    cloud = Minicloud(args.state_dir)
+    try:
+        return args.func(cloud, args)
+    except (MinicloudError, SeedError, ValueError) as exc:
+        print(f"minicloud: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""clouds.yaml for the clouds ``minicloud`` (demo project member) and ``minicloud-admin``."""
+
+from __future__ import annotations
+
+import yaml
+
+from minicloud import settings as s
+from minicloud.paths import StateDir
+
+CLOUD = "minicloud"
+ADMIN_CLOUD = "minicloud-admin"
+
+
+def clouds_config(settings: s.Settings) -> dict:
+    def cloud(user: str, project: str) -> dict:
+        return {
+            "auth": {
+                "auth_url": settings.auth_url,
+                "username": user,
+                "password": settings.password,
+                "project_name": project,
+                "user_domain_name": "Default",
+                "project_domain_name": "Default",
+            },
+            "region_name": s.REGION,
+            "identity_api_version": 3,
+            "interface": "public",
+        }
+
+    return {"clouds": {CLOUD: cloud(s.DEMO_USER, s.DEMO_PROJECT), ADMIN_CLOUD: cloud(s.ADMIN_USER, "admin")}}
+
+
+def write_clouds_yaml(state: StateDir, settings: s.Settings) -> None:
+    state.clouds_yaml.write_text(yaml.safe_dump(clouds_config(settings), sort_keys=False))
+
+
+def connect(state: StateDir, cloud: str = CLOUD):
+    """An openstacksdk connection to one of this minicloud's clouds."""
+    import openstack.config
+    from openstack import connection
+
+    config = openstack.config.OpenStackConfig(config_files=[str(state.clouds_yaml)])
+    return connection.Connection(config=config.get_one(cloud=cloud))

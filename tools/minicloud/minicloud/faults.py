@@ -1,0 +1,110 @@
+"""HTTP fault rules: what they match, and the error responses they produce.
+
+Pure logic; storage lives in :mod:`minicloud.traffic`, the WSGI side in
+:mod:`minicloud.middleware`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import asdict, dataclass
+from http import HTTPStatus
+
+SERVICES = ("identity", "network", "load-balancer", "compute", "kubernetes")
+FAULT_STATUSES = (429, 500, 502, 503, 504)
+DROP = "drop"
+
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+
+
+def path_template(path: str) -> str:
+    """Replace id segments (UUIDs, with or without dashes) by ``{id}``."""
+    return "/".join("{id}" if _UUID.match(part) else part for part in path.split("/"))
+
+
+@dataclass(frozen=True)
+class FaultRule:
+    """One fault: on matching requests, wait ``delay`` then answer ``status``.
+
+    ``status`` is an HTTP code, ``"drop"`` (close the connection) or None (delay only).
+    ``remaining`` is how many more times it fires (None: unlimited).
+    """
+
+    service: str
+    method: str = "*"
+    path: str = "*"
+    status: int | str | None = None
+    retry_after: float | None = None
+    remaining: int | None = None
+    delay: float = 0.0
+    id: int | None = None
+    fired: int = 0
+
+    def __post_init__(self):
+        if self.service not in SERVICES:
+            raise ValueError(f"unknown service {self.service!r}; choose from {', '.join(SERVICES)}")
+        if self.status is not None and self.status != DROP and int(self.status) not in FAULT_STATUSES:
+            raise ValueError(f"status must be one of {FAULT_STATUSES} or {DROP!r}, not {self.status!r}")
+        if self.status is None and not self.delay:
+            raise ValueError("a fault needs a status, a delay, or both")
+        if self.delay < 0:
+            raise ValueError("delay must not be negative")
+
+    @staticmethod
+    def parse_status(value: str | int | None) -> int | str | None:
+        if value is None or value == DROP:
+            return value
+        return int(value)
+
+    def matches(self, service: str, method: str, path: str) -> bool:
+        return (
+            service == self.service
+            and (self.method == "*" or self.method.upper() == method.upper())
+            and fnmatch.fnmatchcase(path, self.path)
+        )
+
+    @property
+    def spent(self) -> bool:
+        return self.remaining is not None and self.remaining <= 0
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["spent"] = self.spent
+        return data
+
+
+def error_body(service: str, status: int, message: str) -> dict:
+    """An error body shaped like the real service's own."""
+    phrase = HTTPStatus(status).phrase
+    if service == "load-balancer":
+        return {"faultcode": "Client" if status < 500 else "Server", "faultstring": message, "debuginfo": None}
+    if service == "network":
+        kind = "OverQuota" if status == 429 else "ServiceUnavailable"
+        return {"NeutronError": {"type": kind, "message": message, "detail": ""}}
+    if service == "identity":
+        return {"error": {"code": status, "message": message, "title": phrase}}
+    if service == "compute":
+        key = "overLimit" if status == 429 else "computeFault"
+        return {key: {"code": status, "message": message}}
+    return {  # kubernetes
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": phrase.replace(" ", ""),
+        "code": status,
+    }
+
+
+def error_response(rule: FaultRule) -> tuple[str, list[tuple[str, str]], bytes]:
+    """(status line, headers, body) for a rule with an HTTP status."""
+    status = int(rule.status)
+    message = f"minicloud fault injection: {HTTPStatus(status).phrase}"
+    body = json.dumps(error_body(rule.service, status, message)).encode()
+    headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+    if rule.retry_after is not None:
+        headers.append(("Retry-After", f"{rule.retry_after:g}"))
+    return f"{status} {HTTPStatus(status).phrase}", headers, body

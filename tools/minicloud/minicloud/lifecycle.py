@@ -1,0 +1,281 @@
+"""Bring the services up, check them, bring them down."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import socket
+import sqlite3
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minicloud import clouds, processes
+from minicloud.paths import StateDir
+from minicloud.services import Service, all_services
+from minicloud.services import keystone as keystone_service
+from minicloud.services import neutron as neutron_service
+from minicloud.services.octavia import Octavia
+from minicloud.settings import Settings
+
+AGENT = "octavia-driver-agent"
+INITIALIZED_MARKER = "initialized"
+LOG_TAIL_LINES = 40
+
+
+class MinicloudError(RuntimeError):
+    """A failure with a message meant for the person running minicloud."""
+
+
+@dataclass
+class ProcessStatus:
+    name: str
+    pid: int | None
+    endpoint: str
+    healthy: bool
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "pid": self.pid, "endpoint": self.endpoint, "healthy": self.healthy}
+
+
+@dataclass
+class CloudStatus:
+    state_dir: str
+    processes: list[ProcessStatus] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return bool(self.processes) and all(p.healthy for p in self.processes)
+
+    def to_dict(self) -> dict:
+        return {
+            "state_dir": self.state_dir,
+            "healthy": self.healthy,
+            "processes": [p.to_dict() for p in self.processes],
+        }
+
+
+def _http_answers(url: str, timeout: float = 2.0) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=timeout).close()
+    except urllib.error.HTTPError:
+        return True  # any HTTP answer means the server is serving
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _socket_answers(path: Path) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(1)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        sock.close()
+    return True
+
+
+def _log_tail(state: StateDir, name: str) -> str:
+    try:
+        lines = state.log(name).read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(lines[-LOG_TAIL_LINES:])
+
+
+class Lifecycle:
+    """up / down / status of one state folder."""
+
+    def __init__(self, state: StateDir):
+        self.state = state
+
+    # -- status ------------------------------------------------------------------------
+
+    def status(self) -> CloudStatus:
+        settings = Settings.load(self.state)
+        result = CloudStatus(state_dir=str(self.state.root))
+        if settings is None:
+            return result
+        for service in all_services(self.state, settings):
+            record = processes.find(self.state, service.name)
+            healthy = record is not None and _http_answers(service.url + "/")
+            result.processes.append(ProcessStatus(service.name, record and record.pid, service.url, healthy))
+        octavia = Octavia(self.state, settings)
+        record = processes.find(self.state, AGENT)
+        healthy = record is not None and _socket_answers(octavia.sockets["status"])
+        result.processes.append(ProcessStatus(AGENT, record and record.pid, str(octavia.sockets["status"]), healthy))
+        return result
+
+    # -- up ----------------------------------------------------------------------------
+
+    def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0) -> tuple[CloudStatus, str]:
+        """Start whatever is not running. Returns the status and a one-line summary."""
+        self.state.root.mkdir(parents=True, exist_ok=True)
+        with self._lock():
+            started = time.monotonic()
+            settings = self._settings(port_offset)
+            current = self.status()
+            if current.healthy and not fresh:
+                return current, "minicloud is already up; nothing to do"
+            if fresh:
+                self._stop_all()
+                if self.state.template.exists():
+                    self._restore_template()
+                else:
+                    (self.state.root / INITIALIZED_MARKER).unlink(missing_ok=True)
+            services = all_services(self.state, settings)
+            for service in services:
+                service.write_config()
+            clouds.write_clouds_yaml(self.state, settings)
+            cold = not (self.state.root / INITIALIZED_MARKER).exists()
+            if cold:
+                self._initialize(services, timeout)
+            deadline = started + timeout
+            for service in services:
+                if processes.find(self.state, service.name) is None:
+                    processes.spawn(self.state, service.name, "serve", service.name)
+            if processes.find(self.state, AGENT) is None:
+                processes.spawn(self.state, AGENT, "agent", "octavia")
+            keystone, neutron, octavia = services
+            self._wait_http(keystone, deadline)
+            if cold:
+                admin = clouds.connect(self.state, clouds.ADMIN_CLOUD)
+                catalog = {
+                    s.service_type: (s.name, s.name, s.url) for s in (neutron, octavia)
+                }
+                keystone_service.register(admin, settings, catalog)
+            self._wait_http(neutron, deadline)
+            self._wait_http(octavia, deadline)
+            self._wait_socket(AGENT, octavia.sockets["status"], deadline)
+            if cold:
+                neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD))
+                self._save_template(services)
+                (self.state.root / INITIALIZED_MARKER).write_text("")
+            elapsed = time.monotonic() - started
+            status = self.status()
+            self._write_status_file(status, elapsed, cold)
+            kind = "cold" if cold else "warm"
+            return status, f"minicloud is up ({kind} start, {elapsed:.1f} s); state in {self.state.root}"
+
+    def _settings(self, port_offset: int) -> Settings:
+        existing = Settings.load(self.state)
+        if existing is None:
+            settings = Settings(port_offset=port_offset)
+            settings.save(self.state)
+            return settings
+        if port_offset and existing.port_offset != port_offset:
+            raise MinicloudError(
+                f"{self.state.root} was set up with port offset {existing.port_offset}; "
+                "run 'down --purge' to start over with another"
+            )
+        return existing
+
+    @contextmanager
+    def _lock(self):
+        self.state.run.mkdir(parents=True, exist_ok=True)
+        with open(self.state.run / "lifecycle.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+    def _initialize(self, services: list[Service], timeout: float) -> None:
+        """Run each service's offline initialisation in parallel processes."""
+        for service in services:
+            for path in service.data_paths():
+                _remove(path)
+        tasks = {s.name: processes.run_to_completion(self.state, f"{s.name}-init", "init", s.name) for s in services}
+        for name, proc in tasks.items():
+            if proc.wait(timeout=timeout) != 0:
+                raise MinicloudError(
+                    f"initialising {name} failed; end of {self.state.log(name + '-init')}:\n"
+                    + _log_tail(self.state, f"{name}-init")
+                )
+
+    def _wait_http(self, service: Service, deadline: float) -> None:
+        self._wait(service.name, lambda: _http_answers(service.url + "/", timeout=1), deadline)
+
+    def _wait_socket(self, name: str, path: Path, deadline: float) -> None:
+        self._wait(name, lambda: _socket_answers(path), deadline)
+
+    def _wait(self, name: str, ready, deadline: float) -> None:
+        while not ready():
+            if processes.find(self.state, name) is None:
+                raise MinicloudError(f"{name} exited; end of {self.state.log(name)}:\n{_log_tail(self.state, name)}")
+            if time.monotonic() > deadline:
+                raise MinicloudError(
+                    f"{name} did not come up in time; end of {self.state.log(name)}:\n{_log_tail(self.state, name)}"
+                )
+            time.sleep(0.2)
+
+    # -- template ----------------------------------------------------------------------
+
+    def _save_template(self, services: list[Service]) -> None:
+        """Snapshot the freshly initialised data (sqlite backup API: safe while serving)."""
+        template = self.state.template
+        _remove(template)
+        for service in services:
+            for path in service.data_paths():
+                target = template / path.relative_to(self.state.root)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if path.is_dir():
+                    shutil.copytree(path, target)
+                else:
+                    with sqlite3.connect(path) as src, sqlite3.connect(target) as dst:
+                        src.backup(dst)
+
+    def _restore_template(self) -> None:
+        template = self.state.template
+        for source in sorted(p for p in template.rglob("*") if p.is_file()):
+            relative = source.relative_to(template)
+            target = self.state.root / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        (self.state.root / INITIALIZED_MARKER).write_text("")
+        self.state.traffic_db.unlink(missing_ok=True)
+        for suffix in ("-wal", "-shm"):
+            Path(str(self.state.traffic_db) + suffix).unlink(missing_ok=True)
+        self.state.octavia_mode.unlink(missing_ok=True)
+
+    def _write_status_file(self, status: CloudStatus, elapsed: float, cold: bool) -> None:
+        data = status.to_dict()
+        data.update(up_seconds=round(elapsed, 1), cold_start=cold, updated_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        self.state.status_file.write_text(json.dumps(data, indent=2) + "\n")
+
+    # -- down --------------------------------------------------------------------------
+
+    def down(self, purge: bool = False) -> list[str]:
+        """Stop the processes this state folder started. Returns the names stopped."""
+        if not self.state.root.exists():
+            return []
+        with self._lock():
+            stopped = self._stop_all()
+            if purge:
+                _remove(self.state.root)
+            elif self.state.status_file.exists():
+                self._write_status_file(self.status(), 0.0, False)
+        return stopped
+
+    def _stop_all(self) -> list[str]:
+        stopped = []
+        settings = Settings.load(self.state)
+        names = [AGENT]
+        if settings is not None:
+            names += [s.name for s in reversed(all_services(self.state, settings))]
+        for name in names:
+            if processes.stop(self.state, name):
+                stopped.append(name)
+        if settings is not None:
+            shutil.rmtree(self.state.sockets, ignore_errors=True)
+        return stopped
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()

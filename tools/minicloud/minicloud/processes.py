@@ -1,0 +1,126 @@
+"""Start, find and stop the processes minicloud owns.
+
+Each process is started in a session of its own and recorded in a pid file with
+its kernel start time, so ``down`` only ever signals the very processes ``up``
+started (a recycled pid has another start time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from minicloud.paths import STATE_DIR_ENV, StateDir
+
+RUNNER_MODULE = "minicloud.runner"
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    name: str
+    pid: int
+    start_time: int
+
+    def alive(self) -> bool:
+        """True if this pid still is the process we started."""
+        return _start_time(self.pid) == self.start_time and RUNNER_MODULE in _cmdline(self.pid)
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22 (starttime); the command name in field 2 may hold spaces, so split after ')'.
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def runner_command(action: str, service: str) -> list[str]:
+    return [sys.executable, "-m", RUNNER_MODULE, action, service]
+
+
+def runner_env(state: StateDir) -> dict[str, str]:
+    env = dict(os.environ)
+    env[STATE_DIR_ENV] = str(state.root)
+    env["PYTHONWARNINGS"] = "ignore"
+    return env
+
+
+def spawn(state: StateDir, name: str, action: str, service: str) -> ProcessRecord:
+    """Start ``runner ACTION SERVICE`` in the background, logging to ``logs/NAME.log``."""
+    state.logs.mkdir(parents=True, exist_ok=True)
+    state.run.mkdir(parents=True, exist_ok=True)
+    with open(state.log(name), "ab") as log:
+        log.write(f"--- minicloud: starting {name} at {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(
+            runner_command(action, service),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=runner_env(state),
+            cwd=state.root,
+            start_new_session=True,
+        )
+    start = None
+    while start is None:
+        start = _start_time(proc.pid)
+    record = ProcessRecord(name=name, pid=proc.pid, start_time=start)
+    state.pidfile(name).write_text(json.dumps(asdict(record)) + "\n")
+    return record
+
+
+def run_to_completion(state: StateDir, name: str, action: str, service: str) -> subprocess.Popen:
+    """Start a short-lived runner (e.g. ``init``); the caller waits for it."""
+    state.logs.mkdir(parents=True, exist_ok=True)
+    log = open(state.log(name), "ab")
+    proc = subprocess.Popen(
+        runner_command(action, service),
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        env=runner_env(state), cwd=state.root,
+    )
+    log.close()
+    return proc
+
+
+def find(state: StateDir, name: str) -> ProcessRecord | None:
+    """The recorded process ``name`` if it is still running, else None."""
+    try:
+        record = ProcessRecord(**json.loads(state.pidfile(name).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+    return record if record.alive() else None
+
+
+def stop(state: StateDir, name: str, timeout: float = 15.0) -> bool:
+    """Stop process ``name`` and its children (its process group). True if one was running."""
+    record = find(state, name)
+    state.pidfile(name).unlink(missing_ok=True)
+    if record is None:
+        return False
+    _signal_group(record.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and record.alive():
+        time.sleep(0.1)
+    _signal_group(record.pid, signal.SIGKILL)
+    return True
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,178 @@
+"""The provider emulator's engine: a timed queue worked by one background thread.
+
+It runs inside the octavia-api process. Each job runs while holding the service
+lock (:data:`minicloud.wsgi.SERVICE_LOCK`), so it sees only committed API
+transactions and its status reports (written by the driver agent) never race
+an API request for sqlite's single writer. Waiting between steps happens
+outside the lock.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from minicloud.paths import STATE_DIR_ENV, StateDir
+from minicloud.provider import modes, planner
+from minicloud.provider.tree import OctaviaDb
+from minicloud.wsgi import SERVICE_LOCK
+
+LOG = logging.getLogger(__name__)
+MODE_POLL_SECONDS = 0.3
+
+
+class Emulator:
+    """Turns provider calls into status reports sent through ``reporter``.
+
+    ``reporter(update)`` sends one status update (the driver agent in production).
+    """
+
+    def __init__(self, db: OctaviaDb, mode_file: Path, applied_file: Path, reporter: Callable[[dict], None]):
+        self.db = db
+        self.mode_file = mode_file
+        self.applied_file = applied_file
+        self.reporter = reporter
+        self._queue: list = []
+        self._counter = itertools.count()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._mode = modes.Mode()
+        self._mode_stamp: tuple | None = None
+        self._applied = modes.applied_generation(applied_file)
+
+    # -- public ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        with self._wake:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="minicloud-provider", daemon=True)
+                self._thread.start()
+
+    def submit(self, event: planner.Event) -> None:
+        """Called by the driver, inside an API request: plan when the request has committed."""
+        self.start()
+        self._schedule(0.0, lambda: self._plan(event))
+
+    # -- queue -------------------------------------------------------------------------
+
+    def _schedule(self, delay: float, job: Callable[[], None]) -> None:
+        with self._wake:
+            heapq.heappush(self._queue, (time.monotonic() + delay, next(self._counter), job))
+            self._wake.notify()
+
+    def _next_due(self) -> Callable[[], None] | None:
+        with self._wake:
+            timeout = MODE_POLL_SECONDS
+            if self._queue:
+                timeout = min(timeout, self._queue[0][0] - time.monotonic())
+            if timeout > 0:
+                self._wake.wait(timeout)
+            if self._queue and self._queue[0][0] <= time.monotonic():
+                return heapq.heappop(self._queue)[2]
+        return None
+
+    def _run(self) -> None:
+        while True:
+            job = self._next_due()
+            try:
+                with SERVICE_LOCK:
+                    self._check_mode()
+                    if job:
+                        job()
+            except Exception:  # keep the emulator alive whatever one job does
+                LOG.exception("provider emulator job failed")
+
+    # -- jobs --------------------------------------------------------------------------
+
+    def _current_mode(self) -> modes.Mode:
+        try:
+            stat = self.mode_file.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            stamp = None
+        if stamp != self._mode_stamp:
+            self._mode = modes.load(self.mode_file)
+            self._mode_stamp = stamp
+        return self._mode
+
+    def _check_mode(self) -> None:
+        """On a mode change, bring existing objects in line, then acknowledge it."""
+        mode = self._current_mode()
+        if mode.generation <= self._applied:
+            return
+        for lb_id in self.db.live_loadbalancers():
+            tree = self.db.tree(lb_id)
+            update = planner.reconcile(tree, mode) if tree else {}
+            if update:
+                self._report(update)
+        modes.acknowledge(self.applied_file, mode)
+        self._applied = mode.generation
+
+    def _plan(self, event: planner.Event) -> None:
+        mode = self._current_mode()
+        lb_id = self.db.loadbalancer_of(event.kind, event.id)
+        tree = self.db.tree(lb_id) if lb_id else None
+        if tree is None:
+            LOG.warning("provider emulator: %s %s is gone, nothing to report", event.kind, event.id)
+            return
+        due = 0.0
+        for step in planner.plan(tree, event, mode):
+            due += step.delay
+            self._schedule(due, self._step_job(lb_id, step))
+
+    def _step_job(self, lb_id: str, step: planner.Step) -> Callable[[], None]:
+        def run() -> None:
+            if step.update:
+                self._report(step.update)
+            if step.settle:
+                tree = self.db.tree(lb_id)
+                update = planner.settle_health(tree, step.settle, self._current_mode()) if tree else {}
+                if update:
+                    self._report(update)
+        return run
+
+    def _report(self, update: dict) -> None:
+        try:
+            self.reporter(update)
+        except Exception as exc:  # e.g. the object was deleted meanwhile
+            LOG.warning("provider emulator: status update %s failed: %s", update, exc)
+
+
+_EMULATOR: Emulator | None = None
+_EMULATOR_LOCK = threading.Lock()
+
+
+def get() -> Emulator:
+    """The process-wide emulator, configured from Octavia's config and the state folder."""
+    global _EMULATOR
+    with _EMULATOR_LOCK:
+        if _EMULATOR is None:
+            _EMULATOR = _from_octavia_config()
+        return _EMULATOR
+
+
+def _from_octavia_config() -> Emulator:
+    from octavia_lib.api.drivers import driver_lib
+    from oslo_config import cfg
+
+    conf = cfg.CONF
+    state = StateDir(os.environ[STATE_DIR_ENV])
+    library: list = []
+
+    def report(update: dict) -> None:
+        if not library:  # connecting checks the agent's sockets exist
+            library.append(driver_lib.DriverLibrary(
+                status_socket=conf.driver_agent.status_socket_path,
+                stats_socket=conf.driver_agent.stats_socket_path,
+                get_socket=conf.driver_agent.get_socket_path,
+            ))
+        library[0].update_loadbalancer_status(update)
+
+    db_path = Path(conf.database.connection.removeprefix("sqlite:///"))
+    return Emulator(OctaviaDb(db_path), state.octavia_mode, state.octavia_mode_applied, report)

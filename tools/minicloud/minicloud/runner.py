@@ -1,0 +1,53 @@
+"""Entry point of every process minicloud starts.
+
+    python -m minicloud.runner init SERVICE     # initialise a service's data, then exit
+    python -m minicloud.runner serve SERVICE    # serve a service's API (with the traffic middleware)
+    python -m minicloud.runner agent octavia    # run octavia-driver-agent
+
+The state folder comes from ``$MINICLOUD_STATE_DIR``, which the launcher sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+from minicloud.middleware import TrafficMiddleware
+from minicloud.paths import STATE_DIR_ENV, StateDir
+from minicloud.services import get_service
+from minicloud.settings import HOST, Settings
+from minicloud.traffic import TrafficStore
+from minicloud.wsgi import SerializedApp, serve
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m minicloud.runner")
+    parser.add_argument("action", choices=("init", "serve", "agent"))
+    parser.add_argument("service")
+    args = parser.parse_args(argv)
+
+    warnings.simplefilter("ignore")
+    state = StateDir(os.environ[STATE_DIR_ENV])
+    settings = Settings.load(state)
+    if settings is None:
+        raise SystemExit(f"{state.settings_file} is missing")
+    service = get_service(args.service, state, settings)
+    # The services parse sys.argv themselves: leave them only the program name.
+    sys.argv = sys.argv[:1]
+
+    if args.action == "init":
+        service.initialize()
+    elif args.action == "agent":
+        service.run_driver_agent()
+    else:
+        app = TrafficMiddleware(SerializedApp(service.application()), service.service_type,
+                                TrafficStore(state.traffic_db))
+        service.started()
+        print(f"serving {service.name} on {HOST}:{service.port}", flush=True)
+        serve(app, HOST, service.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""The real OpenStack services minicloud runs, one module each.
+
+A :class:`Service` knows how to write its configuration, initialise its data
+offline (in a process of its own, since oslo.config is global), build its WSGI
+application, and which files make up its data (for the template snapshot).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from minicloud.paths import StateDir
+from minicloud.settings import Settings
+
+
+class Service:
+    """One real API service served by ``python -m minicloud.runner serve NAME``."""
+
+    name: str = ""
+    service_type: str = ""
+
+    def __init__(self, state: StateDir, settings: Settings):
+        self.state = state
+        self.settings = settings
+
+    @property
+    def folder(self) -> Path:
+        return self.state.service(self.name)
+
+    @property
+    def config_file(self) -> Path:
+        return self.folder / f"{self.name}.conf"
+
+    @property
+    def database(self) -> Path:
+        return self.folder / f"{self.name}.sqlite"
+
+    @property
+    def port(self) -> int:
+        return self.settings.port(self.service_type)
+
+    @property
+    def url(self) -> str:
+        return self.settings.url(self.service_type)
+
+    def write_config(self) -> None:
+        raise NotImplementedError
+
+    def initialize(self) -> None:
+        """Create the database (and keys). Runs in its own process."""
+        raise NotImplementedError
+
+    def application(self):
+        """The service's WSGI application. Runs in the serving process."""
+        raise NotImplementedError
+
+    def data_paths(self) -> list[Path]:
+        """Files and folders holding the service's data."""
+        return [self.database]
+
+    def started(self) -> None:
+        """Hook run in the serving process once the application is built."""
+
+
+def all_services(state: StateDir, settings: Settings) -> list[Service]:
+    from minicloud.services.keystone import Keystone
+    from minicloud.services.neutron import Neutron
+    from minicloud.services.octavia import Octavia
+
+    return [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings)]
+
+
+def get_service(name: str, state: StateDir, settings: Settings) -> Service:
+    for service in all_services(state, settings):
+        if service.name == name:
+            return service
+    raise KeyError(f"unknown service {name!r}")
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def authtoken_section(settings: Settings, user: str) -> str:
+    """keystonemiddleware settings for a service user."""
+    return f"""[keystone_authtoken]
+www_authenticate_uri = {settings.url("identity")}
+auth_url = {settings.url("identity")}
+auth_type = password
+username = {user}
+password = {settings.password}
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+service_token_roles_required = True
+"""

@@ -1,0 +1,123 @@
+"""Octavia: the real API with minicloud's provider driver, plus the real driver agent.
+
+The provider driver (:mod:`minicloud.provider.driver`) runs inside this API
+process and reports statuses to ``octavia-driver-agent`` over its unix sockets,
+exactly like a third-party provider. Compute, network and amphora drivers are
+Octavia's no-op ones (no amphorae exist here).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from minicloud.services import Service, authtoken_section, sqlite_url
+
+PROVIDER = "minicloud"
+
+
+class Octavia(Service):
+    name = "octavia"
+    service_type = "load-balancer"
+
+    @property
+    def sockets(self) -> dict[str, Path]:
+        folder = self.state.sockets
+        return {kind: folder / f"{kind}.sock" for kind in ("status", "stats", "get")}
+
+    def write_config(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        socks = self.sockets
+        self.config_file.write_text(f"""[DEFAULT]
+debug = False
+transport_url = fake://
+
+[api_settings]
+bind_host = 127.0.0.1
+bind_port = {self.port}
+auth_strategy = keystone
+enabled_provider_drivers = {PROVIDER}:The minicloud provider emulator
+default_provider_driver = {PROVIDER}
+api_v2_enabled = True
+
+[database]
+connection = {sqlite_url(self.database)}
+sqlite_synchronous = False
+pool_timeout =
+
+[oslo_messaging]
+topic = octavia_prov
+
+[controller_worker]
+network_driver = network_noop_driver
+compute_driver = compute_noop_driver
+amphora_driver = amphora_noop_driver
+
+[certificates]
+cert_manager = noop_cert_manager
+
+[driver_agent]
+status_socket_path = {socks["status"]}
+stats_socket_path = {socks["stats"]}
+get_socket_path = {socks["get"]}
+enabled_provider_agents =
+
+{authtoken_section(self.settings, "octavia")}""")
+
+    def initialize(self) -> None:
+        """Build the schema from the models (migrations are MySQL/PostgreSQL only) and seed lookups."""
+        from octavia.common import constants as c
+        from octavia.db import base_models, models
+        from oslo_db.sqlalchemy import enginefacade
+
+        facade = enginefacade.transaction_context()
+        facade.configure(connection=sqlite_url(self.database), sqlite_fk=True)
+        base_models.BASE.metadata.create_all(facade.writer.get_engine())
+        session = facade.writer.get_sessionmaker()()
+        lookups = (
+            (models.ProvisioningStatus, c.SUPPORTED_PROVISIONING_STATUSES),
+            (models.HealthMonitorType, c.SUPPORTED_HEALTH_MONITOR_TYPES),
+            (models.Algorithm, c.SUPPORTED_LB_ALGORITHMS),
+            (models.Protocol, c.SUPPORTED_PROTOCOLS),
+            (models.OperatingStatus, c.SUPPORTED_OPERATING_STATUSES),
+            (models.SessionPersistenceType, c.SUPPORTED_SP_TYPES),
+            (models.AmphoraRoles, c.SUPPORTED_AMPHORA_ROLES),
+            (models.LBTopology, c.SUPPORTED_LB_TOPOLOGIES),
+            (models.VRRPAuthMethod, c.SUPPORTED_VRRP_AUTH),
+            (models.L7RuleType, c.SUPPORTED_L7RULE_TYPES),
+            (models.L7RuleCompareType, c.SUPPORTED_L7RULE_COMPARE_TYPES),
+            (models.L7PolicyAction, c.SUPPORTED_L7POLICY_ACTIONS),
+            (models.ClientAuthenticationMode, c.SUPPORTED_CLIENT_AUTH_MODES),
+        )
+        with session.begin():
+            for model, names in lookups:
+                session.add_all(model(name=name) for name in names)
+            # Placeholders the migrations create, referenced when flavors/AZs are deleted.
+            session.add(models.FlavorProfile(id=c.NIL_UUID, name="DELETED-PLACEHOLDER",
+                                             provider_name=c.DELETED, flavor_data="{}"))
+            session.flush()
+            session.add(models.Flavor(id=c.NIL_UUID, flavor_profile_id=c.NIL_UUID, name="DELETED-PLACEHOLDER",
+                                      enabled=False, description="placeholder"))
+            session.add(models.AvailabilityZoneProfile(id=c.NIL_UUID, name="DELETED-PLACEHOLDER",
+                                                       provider_name=c.DELETED, availability_zone_data="{}"))
+            session.flush()
+            session.add(models.AvailabilityZone(availability_zone_profile_id=c.NIL_UUID, name=c.NIL_UUID,
+                                                enabled=False, description="placeholder"))
+
+    def application(self):
+        from octavia.api import app
+
+        return app.setup_app(argv=["octavia-api", "--config-file", str(self.config_file)])
+
+    def started(self) -> None:
+        from minicloud.provider import emulator
+
+        emulator.get().start()
+
+    def run_driver_agent(self) -> None:
+        """Run ``octavia-driver-agent`` in this process (it forks its listeners)."""
+        from octavia.cmd import driver_agent
+
+        self.state.sockets.mkdir(parents=True, exist_ok=True)
+        sys.argv = ["octavia-driver-agent", "--config-file", str(self.config_file)]
+        driver_agent.main()

@@ -1,0 +1,46 @@
+"""Settings fixed when a state folder is first brought up: ports, region, credentials."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from minicloud.paths import StateDir
+
+HOST = "127.0.0.1"
+REGION = "RegionOne"
+# Catalog service type -> default port.
+DEFAULT_PORTS = {"identity": 5000, "network": 9696, "load-balancer": 9876}
+DEMO_PROJECT = "demo"
+DEMO_USER = "demo"
+DEMO_ROLES = ("member", "load-balancer_member")
+ADMIN_USER = "admin"
+SERVICE_PROJECT = "service"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the services, the catalog and clouds.yaml agree on."""
+
+    port_offset: int = 0
+    password: str = "secret"
+
+    def port(self, service_type: str) -> int:
+        return DEFAULT_PORTS[service_type] + self.port_offset
+
+    def url(self, service_type: str) -> str:
+        return f"http://{HOST}:{self.port(service_type)}"
+
+    @property
+    def auth_url(self) -> str:
+        return self.url("identity") + "/v3"
+
+    def save(self, state: StateDir) -> None:
+        state.root.mkdir(parents=True, exist_ok=True)
+        state.settings_file.write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, state: StateDir) -> "Settings | None":
+        if not state.settings_file.exists():
+            return None
+        return cls(**json.loads(state.settings_file.read_text()))

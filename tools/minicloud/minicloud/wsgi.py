@@ -1,0 +1,59 @@
+"""A small threaded WSGI server for one real service, with its request lock.
+
+sqlite allows one writer at a time, so each service handles one request at a
+time: :data:`SERVICE_LOCK` is held while the real application runs. Anything
+else in the process that writes the service's database (the Octavia provider
+emulator) takes the same lock. The traffic middleware (faults, counting) runs
+*outside* the lock, so an injected delay never blocks other requests.
+"""
+
+from __future__ import annotations
+
+import threading
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+SERVICE_LOCK = threading.Lock()
+
+
+class DropConnection(ConnectionAbortedError):
+    """Raised by middleware to close the client connection without a response."""
+
+
+class SerializedApp:
+    """Run the wrapped application, body included, while holding SERVICE_LOCK."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        with SERVICE_LOCK:
+            result = self.app(environ, start_response)
+            try:
+                body = b"".join(result)
+            finally:
+                close = getattr(result, "close", None)
+                if close:
+                    close()
+        return [body]
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """No access log (requests are counted by the traffic middleware)."""
+
+    def log_request(self, code="-", size="-"):
+        pass
+
+
+def serve(app, host: str, port: int) -> None:
+    """Serve ``app`` forever. ``DropConnection`` from the app closes the socket silently:
+    wsgiref's handler treats ``ConnectionAbortedError`` as a client that went away and
+    writes nothing, then the server closes the connection."""
+    server = make_server(host, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
+    server.serve_forever()
