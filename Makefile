@@ -1,0 +1,205 @@
+# Build, test and CI entry points for the flightcontrol.openstack collection.
+# `make` (or `make help`) lists the targets. CI runs `make test` (see .ci/run).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-print-directory
+
+# Interpreters: override with `make PY312=/path/to/python3.12`. tools/ci/find-python.sh looks at
+# pythonX.Y on PATH and at pyenv's versions and only returns one that really runs.
+PY312 ?= $(shell tools/ci/find-python.sh 3.12)
+PY311 ?= $(shell tools/ci/find-python.sh 3.11)
+
+VENV := .venv
+VENV311 := .venv-py311
+MINICLOUD_DIR := tools/minicloud
+MINICLOUD_CONSTRAINTS := $(wildcard $(MINICLOUD_DIR)/constraints.txt)
+MINICLOUD_PYPROJECT := $(wildcard $(MINICLOUD_DIR)/pyproject.toml)
+
+# Two ways to give Ansible this collection (both are ANSIBLE_COLLECTIONS_PATH roots):
+# - COLLECTIONS (build/collections): a real copy made by `ansible-galaxy collection build` +
+#   `install`, i.e. exactly what the tarball ships (tools/, .ci/ ... left out). ansible-test needs a
+#   real directory .../ansible_collections/flightcontrol/openstack, so sanity and units run there.
+#   Rebuilt by `make collection`; edits in the repo need a rebuild.
+# - DEV_COLLECTIONS (build/dev-collections): a symlink
+#   ansible_collections/flightcontrol/openstack -> the repository root, so edits take effect at once
+#   in ansible-playbook / ansible-doc / ansible-lint runs (`make dev-collection`).
+COLLECTIONS := $(CURDIR)/build/collections
+COLLECTION_DIR := $(COLLECTIONS)/ansible_collections/flightcontrol/openstack
+DEV_COLLECTIONS := $(CURDIR)/build/dev-collections
+DEV_COLLECTION_LINK := $(DEV_COLLECTIONS)/ansible_collections/flightcontrol/openstack
+# Which of the two the integration tests get (CI tests the built copy; use
+# `make integration INTEGRATION_COLLECTIONS=$(DEV_COLLECTIONS)` while editing).
+INTEGRATION_COLLECTIONS ?= $(COLLECTIONS)
+
+# ansible-test runs from the collection copy with our venv first on PATH, so that `python3.12`
+# (and `python3.11` for .venv-py311) resolve to the venv interpreters and not to pyenv shims.
+ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
+# Sanity tests skipped, each needs what is not on these machines:
+# (none so far; shellcheck and pslint only run when the collection ships .sh / .ps1 files, and
+# then they need the shellcheck / pwsh binaries: add `--skip-test shellcheck` with a reason here.)
+SANITY_SKIP :=
+
+STEP := tools/ci/step.sh
+
+.PHONY: help venv venv-py311 lock collection dev-collection ansible-test-bootstrap changelog-lint \
+        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration \
+        minicloud minicloud-down minicloud-status test demo bench clean distclean
+
+help: ## List the targets
+	@echo "Targets (CI runs 'make test'):"
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)$$/  \1\t\2/' | expand -t 22
+
+# --- environments ------------------------------------------------------------------------------
+
+define need_python
+	@if [ -z "$(1)" ]; then \
+	    echo "error: no working Python $(2) found (looked for python$(2) on PATH and in pyenv's versions)." >&2; \
+	    echo "       Install one (e.g. 'pyenv install $(2)') or pass $(3)=/path/to/python$(2)." >&2; \
+	    exit 1; \
+	fi
+endef
+
+venv: $(VENV)/.installed ## Create/refresh .venv (Python 3.12): dev tools + minicloud (editable)
+
+# The stamp is rebuilt whenever one of the files that decide what is installed changes.
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints/dev.txt $(MINICLOUD_CONSTRAINTS) $(MINICLOUD_PYPROJECT)
+	$(call need_python,$(PY312),3.12,PY312)
+	@if [ ! -x $(VENV)/bin/python ] || ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
+	    rm -rf $(VENV); echo "creating $(VENV) with $(PY312)"; $(PY312) -m venv $(VENV); \
+	fi
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints/dev.txt pip
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	    -r requirements-dev.txt -c constraints/dev.txt \
+	    $(if $(MINICLOUD_CONSTRAINTS),-c $(MINICLOUD_CONSTRAINTS)) \
+	    $(if $(MINICLOUD_PYPROJECT),-e $(MINICLOUD_DIR))
+	$(VENV)/bin/python -m pip check
+	$(VENV)/bin/python tools/ci/ansible_test_pip_bootstrap.py
+	@touch $@
+
+venv-py311: $(VENV311)/.installed ## Create/refresh .venv-py311 (Python 3.11, ansible-core 2.19) for units on 3.11
+
+$(VENV311)/.installed: requirements.txt constraints/py311.in constraints/py311.txt
+	$(call need_python,$(PY311),3.11,PY311)
+	@if [ ! -x $(VENV311)/bin/python ] || ! $(VENV311)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then \
+	    rm -rf $(VENV311); echo "creating $(VENV311) with $(PY311)"; $(PY311) -m venv $(VENV311); \
+	fi
+	$(VENV311)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints/py311.txt pip
+	$(VENV311)/bin/python -m pip install --quiet --disable-pip-version-check -r constraints/py311.in -c constraints/py311.txt
+	$(VENV311)/bin/python -m pip check
+	$(VENV311)/bin/python tools/ci/ansible_test_pip_bootstrap.py
+	@touch $@
+
+lock: ## Re-resolve and rewrite the exact pins (constraints/dev.txt, constraints/py311.txt)
+	$(call need_python,$(PY312),3.12,PY312)
+	$(call need_python,$(PY311),3.11,PY311)
+	$(PY312) tools/ci/lock.py --py312 $(PY312) --py311 $(PY311)
+
+# ansible-test bootstraps pip into its sanity/units virtualenvs with a script it downloads from a
+# host that is not reachable here; this writes an equivalent script (built from the pip wheel on
+# the package index) into ansible-test's cache. `make venv` already runs it; idempotent.
+ansible-test-bootstrap: venv ## Seed ansible-test's pip bootstrap cache (offline ansible-test)
+	$(VENV)/bin/python tools/ci/ansible_test_pip_bootstrap.py
+
+# --- the collection ----------------------------------------------------------------------------
+
+collection: venv ## Build the tarball and install it into build/collections (for ansible-test)
+	@rm -rf build/dist $(COLLECTION_DIR)
+	$(VENV)/bin/ansible-galaxy collection build --force --output-path build/dist .
+	$(VENV)/bin/ansible-galaxy collection install --offline --no-deps --force \
+	    -p $(COLLECTIONS) build/dist/flightcontrol-openstack-*.tar.gz
+	@# ansible-test works on version-controlled sources: make the copy its own git repository
+	@cd $(COLLECTION_DIR) && git init -q && git add -A && \
+	    git -c user.name=build -c user.email=build@localhost commit -q --no-verify -m "build copy"
+
+dev-collection: ## Symlink build/dev-collections/.../flightcontrol/openstack to the repository
+	@mkdir -p $(dir $(DEV_COLLECTION_LINK))
+	@ln -sfn ../../../.. $(DEV_COLLECTION_LINK)
+	@test -f $(DEV_COLLECTION_LINK)/galaxy.yml
+	@echo "ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS)"
+
+# --- checks ------------------------------------------------------------------------------------
+
+# The normal antsibull-changelog flow for a collection that has not been released: user-visible
+# changes are fragments in changelogs/fragments/, and only lint runs. `antsibull-changelog release`
+# belongs to the release itself: it moves the fragments into changelogs/changelog.yaml and renders
+# CHANGELOG.rst (`make changelog-release` does that, once, when 0.1.0 is tagged).
+changelog-lint: venv ## antsibull-changelog lint (fragments and changelog.yaml)
+	$(VENV)/bin/antsibull-changelog lint
+	$(VENV)/bin/antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
+
+changelog-release: venv ## Release time only: fold fragments into changelog.yaml, render CHANGELOG.rst
+	$(VENV)/bin/antsibull-changelog release
+
+lint: venv dev-collection ## ansible-lint --profile production --offline
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/ansible-lint --profile production --offline
+
+sanity: collection ## ansible-test sanity (Python 3.12, newest ansible-core) on the built copy
+	cd $(COLLECTION_DIR) && PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(ANSIBLE_TEST_ENV) \
+	    ansible-test sanity --local --python 3.12 --color no $(SANITY_SKIP)
+
+units: units-py312 units-py311 ## ansible-test units on Python 3.12 and 3.11
+
+units-py312: collection
+	cd $(COLLECTION_DIR) && PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(ANSIBLE_TEST_ENV) \
+	    ansible-test units --local --python 3.12 --color no
+
+units-py311: collection venv-py311
+	cd $(COLLECTION_DIR) && PATH=$(CURDIR)/$(VENV311)/bin:$$PATH $(ANSIBLE_TEST_ENV) \
+	    ansible-test units --local --python 3.11 --color no
+
+unit-pytest: venv ## Plain pytest on tests/unit from the repository (no build needed)
+	$(VENV)/bin/python -m pytest tests/unit
+
+minicloud-tests: venv ## pytest tools/minicloud/tests
+	$(VENV)/bin/python -m pytest tools/minicloud/tests
+
+packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible-builder create)
+	$(VENV)/bin/python -m pytest tests/test_packaging.py
+
+integration: venv collection ## pytest tests/integration (brings minicloud up itself)
+	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration
+
+# --- minicloud, demo, benchmarks ---------------------------------------------------------------
+
+minicloud: venv ## Start the minicloud test cloud (python -m minicloud up)
+	$(VENV)/bin/python -m minicloud up
+
+minicloud-down: ## Stop the minicloud test cloud
+	@if [ -x $(VENV)/bin/python ] && $(VENV)/bin/python -c 'import minicloud' 2>/dev/null; then \
+	    $(VENV)/bin/python -m minicloud down; \
+	else echo "minicloud is not installed in $(VENV); nothing to stop"; fi
+
+minicloud-status: venv ## Show the minicloud test cloud's status
+	$(VENV)/bin/python -m minicloud status
+
+demo: venv dev-collection ## Run the demo (tools/demo/run.py)
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/demo/run.py
+
+bench: venv dev-collection ## Run the benchmarks (tools/bench/run.py)
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/run.py
+
+# --- everything CI runs ------------------------------------------------------------------------
+
+# In this order, stopping at the first failure. A test directory that does not exist yet is
+# skipped with a loud SKIPPED line (the step fails once the directory exists and its tests fail).
+test: ## Everything CI runs, in order, stopping at the first failure
+	@$(STEP) venv $(MAKE) venv
+	@$(STEP) venv-py311 $(MAKE) venv-py311
+	@$(STEP) changelog-lint $(MAKE) changelog-lint
+	@$(STEP) lint $(MAKE) lint
+	@$(STEP) sanity $(MAKE) sanity
+	@$(STEP) units-py312 $(MAKE) units-py312
+	@$(STEP) units-py311 $(MAKE) units-py311
+	@$(STEP) --needs tools/minicloud/tests minicloud-tests $(MAKE) minicloud-tests
+	@$(STEP) packaging $(MAKE) packaging
+	@$(STEP) --needs tests/integration integration $(MAKE) integration
+	@$(STEP) --summary
+
+clean: minicloud-down ## Stop minicloud, remove build/ and tests/output/
+	rm -rf build tests/output
+
+distclean: clean ## clean + remove the virtualenvs and caches
+	rm -rf $(VENV) $(VENV311) .pytest_cache .hypothesis .ansible
