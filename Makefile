@@ -108,7 +108,7 @@ ansible-test-bootstrap: venv ## Seed ansible-test's pip bootstrap cache (offline
 collection: venv ## Build the tarball and install it into build/collections (for ansible-test)
 	@rm -rf build/dist $(COLLECTION_DIR)
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path build/dist .
-	$(VENV)/bin/ansible-galaxy collection install --offline --no-deps --force \
+	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS) $(VENV)/bin/ansible-galaxy collection install --offline --no-deps --force \
 	    -p $(COLLECTIONS) build/dist/flightcontrol-openstack-*.tar.gz
 	@# ansible-test works on version-controlled sources: make the copy its own git repository
 	@cd $(COLLECTION_DIR) && git init -q && git add -A && \
@@ -134,7 +134,7 @@ changelog-release: venv ## Release time only: fold fragments into changelog.yaml
 	$(VENV)/bin/antsibull-changelog release
 
 lint: venv dev-collection ## ansible-lint --profile production --offline
-	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/ansible-lint --profile production --offline
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/ansible-lint --profile production --offline
 
 sanity: collection ## ansible-test sanity (Python 3.12, newest ansible-core) on the built copy
 	cd $(COLLECTION_DIR) && PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(ANSIBLE_TEST_ENV) \
