@@ -44,7 +44,7 @@ SANITY_SKIP :=
 
 STEP := tools/ci/step.sh
 
-.PHONY: help venv venv-py311 lock collection dev-collection ansible-test-bootstrap changelog-lint \
+.PHONY: help venv venv-py311 lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
         lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration \
         minicloud minicloud-down minicloud-status test demo bench clean distclean
 
@@ -113,6 +113,12 @@ collection: venv ## Build the tarball and install it into build/collections (for
 	@# ansible-test works on version-controlled sources: make the copy its own git repository
 	@cd $(COLLECTION_DIR) && git init -q && git add -A && \
 	    git -c user.name=build -c user.email=build@localhost commit -q --no-verify -m "build copy"
+
+ee-context: collection ## ansible-builder create: EE build context in build/ee-context (no image build)
+	@mkdir -p build/ee
+	cp build/dist/flightcontrol-openstack-*.tar.gz build/ee/flightcontrol-openstack.tar.gz
+	$(VENV)/bin/ansible-builder create --file execution-environment.yml --context build/ee-context
+	@echo "build it with: podman build -t flightcontrol-ee build/ee-context"
 
 dev-collection: ## Symlink build/dev-collections/.../flightcontrol/openstack to the repository
 	@mkdir -p $(dir $(DEV_COLLECTION_LINK))
