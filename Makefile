@@ -50,7 +50,7 @@ STEP := tools/ci/step.sh
 
 help: ## List the targets
 	@echo "Targets (CI runs 'make test'):"
-	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)$$/  \1\t\2/' | expand -t 22
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-24s %s\n", $$1, $$2 }'
 
 # --- environments ------------------------------------------------------------------------------
 
@@ -65,6 +65,10 @@ endef
 venv: $(VENV)/.installed ## Create/refresh .venv (Python 3.12): dev tools + minicloud (editable)
 
 # The stamp is rebuilt whenever one of the files that decide what is installed changes.
+# One pip resolve installs the dev tools (requirements-dev.txt, exact pins in constraints/dev.txt)
+# together with minicloud (editable) and the OpenStack server stack it pins
+# (tools/minicloud/constraints.txt), so pip refuses, rather than silently breaks, a combination
+# that does not fit. The two constraint files never pin the same package (see tools/ci/lock.py).
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints/dev.txt $(MINICLOUD_CONSTRAINTS) $(MINICLOUD_PYPROJECT)
 	$(call need_python,$(PY312),3.12,PY312)
 	@if [ ! -x $(VENV)/bin/python ] || ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
@@ -175,7 +179,7 @@ minicloud: venv ## Start the minicloud test cloud (python -m minicloud up)
 
 minicloud-down: ## Stop the minicloud test cloud
 	@if [ -x $(VENV)/bin/python ] && $(VENV)/bin/python -c 'import minicloud' 2>/dev/null; then \
-	    $(VENV)/bin/python -m minicloud down; \
+	    $(VENV)/bin/python -m minicloud down || echo "warning: 'minicloud down' failed (see above)"; \
 	else echo "minicloud is not installed in $(VENV); nothing to stop"; fi
 
 minicloud-status: venv ## Show the minicloud test cloud's status
