@@ -34,8 +34,9 @@ DEV_COLLECTION_LINK := $(DEV_COLLECTIONS)/ansible_collections/flightcontrol/open
 # `make integration INTEGRATION_COLLECTIONS=$(DEV_COLLECTIONS)` while editing).
 INTEGRATION_COLLECTIONS ?= $(COLLECTIONS)
 
-# ansible-test runs from the collection copy with our venv first on PATH, so that `python3.12`
-# (and `python3.11` for .venv-py311) resolve to the venv interpreters and not to pyenv shims.
+# ansible-test runs inside the collection copy with the venv's bin first on PATH, so that
+# `python3.12` (or `python3.11` for .venv-py311) is the venv interpreter and not a pyenv shim; a
+# collections path from the caller's environment must not shadow the copy under test.
 ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
 # Sanity tests skipped, each needs what is not on these machines:
 # (none so far; shellcheck and pslint only run when the collection ships .sh / .ps1 files, and
@@ -74,6 +75,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints/dev.txt $(
 	@if [ ! -x $(VENV)/bin/python ] || ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 	    rm -rf $(VENV); echo "creating $(VENV) with $(PY312)"; $(PY312) -m venv $(VENV); \
 	fi
+	$(PY312) tools/ci/lock.py --check
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints/dev.txt pip
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 	    -r requirements-dev.txt -c constraints/dev.txt \

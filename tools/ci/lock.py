@@ -10,6 +10,7 @@ twice: the OpenStack server stack owns its pins, this file owns the rest.
 constraints/py311.txt: resolve constraints/py311.in on Python 3.11 and write everything installed.
 
 Usage: python3 tools/ci/lock.py --py312 PATH --py311 PATH
+       python3 tools/ci/lock.py --check     (fail when both files pin one package differently)
 """
 
 from __future__ import annotations
@@ -30,16 +31,36 @@ def canonical(name: str) -> str:
     return re.sub(r'[-_.]+', '-', name).lower()
 
 
-def pinned_names(path: str) -> set[str]:
-    names = set()
+def pins(path: str) -> dict[str, str]:
+    """Canonical name -> the rest of the requirement line (version specifier and markers)."""
+    found = {}
     if os.path.exists(path):
         with open(path, encoding='utf-8') as handle:
             for line in handle:
                 line = line.split('#', 1)[0].strip()
-                match = re.match(r'^([A-Za-z0-9][A-Za-z0-9._-]*)', line)
+                match = re.match(r'^([A-Za-z0-9][A-Za-z0-9._-]*)(.*)$', line)
                 if match:
-                    names.add(canonical(match.group(1)))
-    return names
+                    found[canonical(match.group(1))] = match.group(2).replace(' ', '')
+    return found
+
+
+def pinned_names(path: str) -> set[str]:
+    return set(pins(path))
+
+
+def check() -> int:
+    """Both constraint files go into one pip resolve: a package pinned twice must agree."""
+    ours = pins(os.path.join(ROOT, 'constraints', 'dev.txt'))
+    theirs = pins(MINICLOUD_CONSTRAINTS)
+    clashes = sorted(name for name in set(ours) & set(theirs) if ours[name] != theirs[name])
+    for name in clashes:
+        print('constraints/dev.txt pins %s%s but tools/minicloud/constraints.txt pins %s%s'
+              % (name, ours[name], name, theirs[name]), file=sys.stderr)
+    if clashes:
+        print('run `make lock` to re-resolve the development tools against the minicloud pins',
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 def freeze(python: str, install_args: list[str]) -> list[str]:
@@ -65,9 +86,14 @@ def write(path: str, header: str, lines: list[str]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--py312', required=True)
-    parser.add_argument('--py311', required=True)
+    parser.add_argument('--py312')
+    parser.add_argument('--py311')
+    parser.add_argument('--check', action='store_true', help='only check the two constraint files agree')
     options = parser.parse_args()
+    if options.check:
+        return check()
+    if not (options.py312 and options.py311):
+        parser.error('--py312 and --py311 are required')
 
     args = ['-r', 'requirements-dev.txt']
     if os.path.exists(MINICLOUD_CONSTRAINTS):
