@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import json
 import shutil
-import socket
 import sqlite3
 import time
 import urllib.error
@@ -25,6 +24,7 @@ from minicloud.settings import Settings
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"
 LOG_TAIL_LINES = 40
+PROBE_AGENT = "minicloud-probe"
 
 
 class MinicloudError(RuntimeError):
@@ -60,8 +60,9 @@ class CloudStatus:
 
 
 def _http_answers(url: str, timeout: float = 2.0) -> bool:
+    request = urllib.request.Request(url, headers={"User-Agent": PROBE_AGENT})
     try:
-        urllib.request.urlopen(url, timeout=timeout).close()
+        urllib.request.urlopen(request, timeout=timeout).close()
     except urllib.error.HTTPError:
         return True  # any HTTP answer means the server is serving
     except (OSError, ValueError):
@@ -69,16 +70,10 @@ def _http_answers(url: str, timeout: float = 2.0) -> bool:
     return True
 
 
-def _socket_answers(path: Path) -> bool:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(1)
-    try:
-        sock.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        sock.close()
-    return True
+def _socket_listening(path: Path) -> bool:
+    """The driver agent's socket exists. (Connecting to probe it would leave a listener
+    child spinning: the agent reads a closed connection forever.)"""
+    return path.is_socket()
 
 
 def _log_tail(state: StateDir, name: str) -> str:
@@ -108,7 +103,7 @@ class Lifecycle:
             result.processes.append(ProcessStatus(service.name, record and record.pid, service.url, healthy))
         octavia = Octavia(self.state, settings)
         record = processes.find(self.state, AGENT)
-        healthy = record is not None and _socket_answers(octavia.sockets["status"])
+        healthy = record is not None and _socket_listening(octavia.sockets["status"])
         result.processes.append(ProcessStatus(AGENT, record and record.pid, str(octavia.sockets["status"]), healthy))
         return result
 
@@ -200,7 +195,7 @@ class Lifecycle:
         self._wait(service.name, lambda: _http_answers(service.url + "/", timeout=1), deadline)
 
     def _wait_socket(self, name: str, path: Path, deadline: float) -> None:
-        self._wait(name, lambda: _socket_answers(path), deadline)
+        self._wait(name, lambda: _socket_listening(path), deadline)
 
     def _wait(self, name: str, ready, deadline: float) -> None:
         while not ready():

@@ -8,14 +8,16 @@ from minicloud.faults import DROP, error_response, path_template
 from minicloud.traffic import TrafficStore
 from minicloud.wsgi import DropConnection
 
-INTERNAL_AGENT_MARKER = "keystonemiddleware"
+# User-Agent fragments of requests that no client made: keystonemiddleware (its own
+# token, and token validation through python-keystoneclient) and minicloud's probes.
+INTERNAL_AGENTS = ("keystonemiddleware", "python-keystoneclient", "minicloud-probe")
 
 
 class TrafficMiddleware:
     """Count each request, then apply the first matching fault rule, if any.
 
-    Requests from keystonemiddleware (a service validating a token) are counted
-    as internal and never faulted, so client-visible counts and faults stay honest.
+    Requests between services (keystonemiddleware validating a token) and
+    minicloud's own health probes are counted as internal and never faulted, so client-visible counts and faults stay honest.
     """
 
     def __init__(self, app, service: str, store: TrafficStore):
@@ -26,7 +28,8 @@ class TrafficMiddleware:
     def __call__(self, environ, start_response):
         method = environ["REQUEST_METHOD"]
         path = environ.get("PATH_INFO") or "/"
-        internal = INTERNAL_AGENT_MARKER in environ.get("HTTP_USER_AGENT", "")
+        agent = environ.get("HTTP_USER_AGENT", "")
+        internal = any(marker in agent for marker in INTERNAL_AGENTS)
         self.store.count(self.service, method, path_template(path), internal)
         rule = None if internal else self.store.take_rule(self.service, method, path)
         if rule is None:

@@ -105,13 +105,20 @@ def find(state: StateDir, name: str) -> ProcessRecord | None:
     return record if record.alive() else None
 
 
-def stop(state: StateDir, name: str, timeout: float = 15.0) -> bool:
-    """Stop process ``name`` and its children (its process group). True if one was running."""
+def stop(state: StateDir, name: str, timeout: float = 10.0) -> bool:
+    """Stop process ``name``, then whatever is left of its process group. True if one was running.
+
+    SIGTERM goes to the main process only: octavia-driver-agent shuts its listener
+    processes down itself, and hangs if they are killed under it.
+    """
     record = find(state, name)
     state.pidfile(name).unlink(missing_ok=True)
     if record is None:
         return False
-    _signal_group(record.pid, signal.SIGTERM)
+    try:
+        os.kill(record.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and record.alive():
         time.sleep(0.1)

@@ -10,7 +10,9 @@ The state folder comes from ``$MINICLOUD_STATE_DIR``, which the launcher sets.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
+import signal
 import sys
 import warnings
 
@@ -29,6 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     warnings.simplefilter("ignore")
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1 PID writes all stacks to the log
     state = StateDir(os.environ[STATE_DIR_ENV])
     settings = Settings.load(state)
     if settings is None:

@@ -1,0 +1,252 @@
+"""Brings one minicloud up (real Keystone, Neutron, Octavia) and exercises it as the demo user."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+REQUIRED = ("keystone", "neutron", "octavia", "octavia_lib", "openstack")
+if any(importlib.util.find_spec(name) is None for name in REQUIRED):
+    pytest.skip("the OpenStack packages are not installed", allow_module_level=True)
+
+from keystoneauth1 import exceptions as ks_exceptions  # noqa: E402
+from openstack import exceptions as sdk_exceptions  # noqa: E402
+
+from minicloud.control import Minicloud  # noqa: E402
+from minicloud.settings import DEFAULT_PORTS  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port_offset() -> int:
+    for offset in range(20000, 40000, 137):
+        socks = []
+        try:
+            for port in DEFAULT_PORTS.values():
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port + offset))
+            return offset
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free ports")
+
+
+def wait_for(check, timeout=20.0, interval=0.2, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(interval)
+
+
+@pytest.fixture(scope="session")
+def cloud(tmp_path_factory):
+    cloud = Minicloud(tmp_path_factory.mktemp("minicloud") / "state")
+    cloud.up(port_offset=_free_port_offset())
+    yield cloud
+    cloud.down()
+
+
+@pytest.fixture(scope="session")
+def conn(cloud):
+    return cloud.connect()
+
+
+@pytest.fixture
+def normal_mode(cloud):
+    cloud.set_octavia_mode("normal")
+    yield
+    cloud.set_octavia_mode("normal")
+
+
+@pytest.fixture(scope="session")
+def plain_lb(cloud):
+    """A load balancer with a pool and no health monitor."""
+    return cloud.create_lb("plain", members=1)
+
+
+@pytest.fixture(scope="session")
+def monitored_lb(cloud):
+    return cloud.create_lb("monitored", members=2, monitor=True, cidr="10.0.1.0/24")
+
+
+def lb_status(conn, lb_id):
+    return conn.load_balancer.get_load_balancer(lb_id).provisioning_status
+
+
+def wait_lb_active(conn, lb, timeout=20.0):
+    wait_for(lambda: lb_status(conn, lb["loadbalancer"]["id"]) == "ACTIVE", timeout=timeout, what="LB ACTIVE")
+
+
+def create_member(conn, lb, name, address):
+    """Create a member once the load balancer is ACTIVE again."""
+    wait_lb_active(conn, lb)
+    return conn.load_balancer.create_member(
+        lb["pool"]["id"], name=name, address=address, protocol_port=6443, subnet_id=lb["subnet"]["id"]
+    )
+
+
+def member(conn, lb, member_id):
+    return conn.load_balancer.get_member(member_id, lb["pool"]["id"])
+
+
+def test_up_is_idempotent(cloud):
+    status, summary = cloud.up()
+    assert "already up" in summary
+    assert status.healthy
+
+
+def test_demo_user_is_not_admin(cloud, conn):
+    roles = set(conn.session.auth.get_access(conn.session).role_names)
+    assert {"member", "load-balancer_member"} <= roles
+    assert "admin" not in roles
+
+
+def test_seeded_lb_is_active(conn, plain_lb):
+    assert lb_status(conn, plain_lb["loadbalancer"]["id"]) == "ACTIVE"
+    m = member(conn, plain_lb, plain_lb["members"][0]["id"])
+    assert (m.provisioning_status, m.operating_status) == ("ACTIVE", "NO_MONITOR")
+    assert m.address == "10.0.0.10"
+
+
+def test_member_create_goes_active(conn, plain_lb, normal_mode):
+    m = create_member(conn, plain_lb, "plain-extra", "10.0.0.50")
+    assert m.provisioning_status == "PENDING_CREATE"
+    assert lb_status(conn, plain_lb["loadbalancer"]["id"]) == "PENDING_UPDATE"
+    wait_lb_active(conn, plain_lb)
+    assert member(conn, plain_lb, m.id).provisioning_status == "ACTIVE"
+
+
+def test_mutating_while_pending_is_409(cloud, conn, plain_lb, normal_mode):
+    cloud.set_octavia_mode("slow", delay=2)
+    first = create_member(conn, plain_lb, "plain-busy-1", "10.0.0.60")
+    with pytest.raises(sdk_exceptions.ConflictException, match="immutable"):
+        conn.load_balancer.create_member(plain_lb["pool"]["id"], name="plain-busy-2", address="10.0.0.61",
+                                         protocol_port=6443)
+    wait_for(lambda: member(conn, plain_lb, first.id).provisioning_status == "ACTIVE", timeout=15)
+    wait_lb_active(conn, plain_lb)
+
+
+def test_lost_member_stays_pending_while_lb_goes_active(cloud, conn, plain_lb, normal_mode):
+    cloud.set_octavia_mode("lost-member", members="*-lost")
+    m = create_member(conn, plain_lb, "plain-lost", "10.0.0.70")
+    wait_lb_active(conn, plain_lb)
+    time.sleep(1.5)
+    assert member(conn, plain_lb, m.id).provisioning_status == "PENDING_CREATE"
+    pool = conn.load_balancer.get_pool(plain_lb["pool"]["id"])
+    assert pool.provisioning_status == "ACTIVE"
+    # Back to normal: the emulator recovers the members it lost.
+    cloud.set_octavia_mode("normal")
+    wait_for(lambda: member(conn, plain_lb, m.id).provisioning_status == "ACTIVE", what="recovered member")
+
+
+def test_member_error(cloud, conn, plain_lb, normal_mode):
+    cloud.set_octavia_mode("member-error", members="10.0.0.80")
+    m = create_member(conn, plain_lb, "plain-broken", "10.0.0.80")
+    wait_for(lambda: member(conn, plain_lb, m.id).provisioning_status == "ERROR", what="member ERROR")
+    wait_lb_active(conn, plain_lb)
+
+
+def test_member_delete_goes_away(conn, plain_lb, normal_mode):
+    m = create_member(conn, plain_lb, "plain-doomed", "10.0.0.90")
+    wait_for(lambda: member(conn, plain_lb, m.id).provisioning_status == "ACTIVE")
+    conn.load_balancer.delete_member(m.id, plain_lb["pool"]["id"])
+    wait_for(lambda: conn.load_balancer.find_member(m.id, plain_lb["pool"]["id"], ignore_missing=True) is None,
+             what="member gone")
+    wait_lb_active(conn, plain_lb)
+
+
+def test_monitored_members_come_online(conn, monitored_lb):
+    for spec in monitored_lb["members"]:
+        wait_for(lambda: member(conn, monitored_lb, spec["id"]).operating_status == "ONLINE", what="ONLINE")
+
+
+def test_backend_down_and_back(cloud, conn, monitored_lb, normal_mode):
+    first, second = monitored_lb["members"]
+    wait_for(lambda: member(conn, monitored_lb, first["id"]).operating_status == "ONLINE")
+    cloud.set_octavia_mode("backend-down", members=first["name"])
+    assert member(conn, monitored_lb, first["id"]).operating_status == "ERROR"
+    assert member(conn, monitored_lb, second["id"]).operating_status == "ONLINE"
+    cloud.set_octavia_mode("normal")
+    assert member(conn, monitored_lb, first["id"]).operating_status == "ONLINE"
+
+
+def test_batch_member_update_of_many_members(cloud):
+    lb = cloud.create_lb("batch", members=150, cidr="10.2.0.0/24")
+    assert len(lb["members"]) == 150
+    cloud.delete_lb("batch")
+
+
+def test_lb_delete_cascade(cloud, conn):
+    lb = cloud.create_lb("short-lived", members=1, monitor=True, cidr="10.3.0.0/24")
+    cloud.delete_lb("short-lived")
+    assert conn.load_balancer.find_load_balancer(lb["loadbalancer"]["id"], ignore_missing=True) is None
+
+
+def test_fault_429_with_retry_after_then_spent(cloud, conn):
+    rule = cloud.add_fault("load-balancer", method="GET", path="/v2*/lbaas/loadbalancers", status=429,
+                           retry_after=3, count=1)
+    try:
+        first = conn.load_balancer.get("/lbaas/loadbalancers", raise_exc=False)
+        assert first.status_code == 429
+        assert first.headers["Retry-After"] == "3"
+        assert set(first.json()) == {"faultcode", "faultstring", "debuginfo"}
+        second = conn.load_balancer.get("/lbaas/loadbalancers", raise_exc=False)
+        assert second.status_code == 200
+        listed = {r["id"]: r for r in cloud.faults()}
+        assert listed[rule["id"]]["spent"] and listed[rule["id"]]["fired"] == 1
+    finally:
+        cloud.clear_faults()
+
+
+def test_fault_shapes_neutron_and_keystone_errors(cloud, conn):
+    cloud.add_fault("network", path="/v2.0/networks", status=503)
+    try:
+        body = conn.network.get("/networks", raise_exc=False).json()
+        assert set(body["NeutronError"]) == {"type", "message", "detail"}
+    finally:
+        cloud.clear_faults()
+
+
+def test_fault_drop_closes_the_connection(cloud, conn):
+    cloud.add_fault("network", method="GET", path="/v2.0/ports", status="drop", count=1)
+    try:
+        with pytest.raises(ks_exceptions.ConnectionError):
+            conn.network.get("/ports", raise_exc=False)
+    finally:
+        cloud.clear_faults()
+
+
+def test_request_counts_increase(cloud, conn):
+    cloud.request_counts(service="network", reset=True)
+    list(conn.network.networks())
+    list(conn.network.networks())
+    counts = cloud.request_counts(service="network")
+    assert counts["requests"]["network"]["GET"]["/v2.0/networks"] == 2
+    assert counts["totals"]["by_service"]["network"] >= 2
+
+
+def test_cli_status_and_mode(cloud):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "minicloud", "--state-dir", str(cloud.state_dir), *args],
+                              capture_output=True, text=True, timeout=60)
+
+    status = run("status")
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "octavia-driver-agent" in status.stdout
+    mode = run("octavia")
+    assert json.loads(mode.stdout)["name"] == "normal"
+    assert run("env").stdout.strip() == f"export OS_CLIENT_CONFIG_FILE={cloud.clouds_yaml}"
