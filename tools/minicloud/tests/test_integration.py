@@ -162,7 +162,8 @@ def test_member_error(cloud, conn, plain_lb, normal_mode):
 
 def test_member_delete_goes_away(conn, plain_lb, normal_mode):
     m = create_member(conn, plain_lb, "plain-doomed", "10.0.0.90")
-    wait_for(lambda: member(conn, plain_lb, m.id).provisioning_status == "ACTIVE")
+    wait_lb_active(conn, plain_lb)
+    assert member(conn, plain_lb, m.id).provisioning_status == "ACTIVE"
     conn.load_balancer.delete_member(m.id, plain_lb["pool"]["id"])
     wait_for(lambda: conn.load_balancer.find_member(m.id, plain_lb["pool"]["id"], ignore_missing=True) is None,
              what="member gone")

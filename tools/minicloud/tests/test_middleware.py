@@ -1,0 +1,62 @@
+import pytest
+
+from minicloud.faults import FaultRule
+from minicloud.middleware import TrafficMiddleware
+from minicloud.traffic import TrafficStore
+from minicloud.wsgi import DropConnection
+
+
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"real"]
+
+
+def call(mw, method="GET", path="/v2.0/networks", agent="openstacksdk"):
+    seen = {}
+
+    def start_response(status, headers):
+        seen["status"], seen["headers"] = status, dict(headers)
+
+    body = b"".join(mw({"REQUEST_METHOD": method, "PATH_INFO": path, "HTTP_USER_AGENT": agent}, start_response))
+    return seen["status"], seen["headers"], body
+
+
+@pytest.fixture
+def store(tmp_path):
+    return TrafficStore(tmp_path / "t.sqlite")
+
+
+def test_passes_through_and_counts(store):
+    mw = TrafficMiddleware(app, "network", store)
+    assert call(mw)[0] == "200 OK"
+    assert store.counts()["requests"]["network"]["GET"]["/v2.0/networks"] == 1
+
+
+def test_fault_answers_with_the_services_error(store):
+    store.add_rule(FaultRule(service="network", status=503, retry_after=1, remaining=1))
+    mw = TrafficMiddleware(app, "network", store)
+    status, headers, body = call(mw)
+    assert status.startswith("503") and headers["Retry-After"] == "1" and b"NeutronError" in body
+    assert call(mw)[2] == b"real"
+
+
+def test_drop_raises_drop_connection(store):
+    store.add_rule(FaultRule(service="network", status="drop"))
+    with pytest.raises(DropConnection):
+        call(TrafficMiddleware(app, "network", store))
+
+
+def test_delay_only_reaches_the_app(store):
+    store.add_rule(FaultRule(service="network", delay=0.01))
+    assert call(TrafficMiddleware(app, "network", store))[2] == b"real"
+
+
+def test_internal_requests_are_counted_apart_and_never_faulted(store):
+    store.add_rule(FaultRule(service="identity", status=500))
+    mw = TrafficMiddleware(app, "identity", store)
+    agent = "octavia/19.0.0 keystonemiddleware.auth_token/13.0.1 keystoneauth1/5.18.1"
+    assert call(mw, path="/v3/auth/tokens", agent=agent)[2] == b"real"
+    assert call(mw, path="/v3/auth/tokens", agent="python-keystoneclient")[2] == b"real"
+    counts = store.counts()
+    assert counts["internal"]["identity"]["GET"]["/v3/auth/tokens"] == 2
+    assert counts["requests"] == {}
