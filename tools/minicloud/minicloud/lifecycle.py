@@ -110,18 +110,24 @@ class Lifecycle:
     # -- up ----------------------------------------------------------------------------
 
     def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0) -> tuple[CloudStatus, str]:
-        """Start whatever is not running. Returns the status and a one-line summary."""
+        """Start whatever is not running. Returns the status and a one-line summary.
+
+        The first ``up`` of a state folder initialises the data (cold start) and keeps a
+        template of it; ``fresh`` throws the data away and restores that template.
+        """
         self.state.root.mkdir(parents=True, exist_ok=True)
         with self._lock():
             started = time.monotonic()
+            deadline = started + timeout
             settings = self._settings(port_offset)
-            current = self.status()
-            if current.healthy and not fresh:
-                return current, "minicloud is already up; nothing to do"
+            if self.status().healthy and not fresh:
+                return self.status(), "minicloud is already up; nothing to do"
+            kind = "warm"
             if fresh:
                 self._stop_all()
                 if self.state.template.exists():
                     self._restore_template()
+                    kind = "fresh"
                 else:
                     (self.state.root / INITIALIZED_MARKER).unlink(missing_ok=True)
             services = all_services(self.state, settings)
@@ -130,33 +136,37 @@ class Lifecycle:
             clouds.write_clouds_yaml(self.state, settings)
             cold = not (self.state.root / INITIALIZED_MARKER).exists()
             if cold:
+                kind = "cold"
+                self._stop_all()  # leftovers of an earlier failed start
                 self._initialize(services, timeout)
-            deadline = started + timeout
-            for service in services:
-                if processes.find(self.state, service.name) is None:
-                    processes.spawn(self.state, service.name, "serve", service.name)
-            if processes.find(self.state, AGENT) is None:
-                processes.spawn(self.state, AGENT, "agent", "octavia")
-            keystone, neutron, octavia = services
-            self._wait_http(keystone, deadline)
-            if cold:
-                admin = clouds.connect(self.state, clouds.ADMIN_CLOUD)
-                catalog = {
-                    s.service_type: (s.name, s.name, s.url) for s in (neutron, octavia)
-                }
-                keystone_service.register(admin, settings, catalog)
-            self._wait_http(neutron, deadline)
-            self._wait_http(octavia, deadline)
-            self._wait_socket(AGENT, octavia.sockets["status"], deadline)
-            if cold:
-                neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD))
-                self._save_template(services)
-                (self.state.root / INITIALIZED_MARKER).write_text("")
+            self._start_missing(services)
+            self._wait_ready(services, settings, deadline, bootstrap=cold)
             elapsed = time.monotonic() - started
             status = self.status()
-            self._write_status_file(status, elapsed, cold)
-            kind = "cold" if cold else "warm"
+            self._write_status_file(status, up_seconds=round(elapsed, 1), start=kind)
             return status, f"minicloud is up ({kind} start, {elapsed:.1f} s); state in {self.state.root}"
+
+    def _start_missing(self, services: list[Service]) -> None:
+        for service in services:
+            if processes.find(self.state, service.name) is None:
+                processes.spawn(self.state, service.name, "serve", service.name)
+        if processes.find(self.state, AGENT) is None:
+            processes.spawn(self.state, AGENT, "agent", "octavia")
+
+    def _wait_ready(self, services: list[Service], settings: Settings, deadline: float, bootstrap: bool) -> None:
+        """Wait for every process; on a cold start also register users, catalog and seed data."""
+        keystone, neutron, octavia = services
+        self._wait_http(keystone, deadline)
+        if bootstrap:
+            catalog = {s.service_type: (s.name, s.name, s.url) for s in (neutron, octavia)}
+            keystone_service.register(clouds.connect(self.state, clouds.ADMIN_CLOUD), settings, catalog)
+        self._wait_http(neutron, deadline)
+        self._wait_http(octavia, deadline)
+        self._wait_socket(AGENT, octavia.sockets["status"], deadline)
+        if bootstrap:
+            neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD))
+            self._save_template(services)
+            (self.state.root / INITIALIZED_MARKER).write_text("")
 
     def _settings(self, port_offset: int) -> Settings:
         existing = Settings.load(self.state)
@@ -236,9 +246,10 @@ class Lifecycle:
             Path(str(self.state.traffic_db) + suffix).unlink(missing_ok=True)
         self.state.octavia_mode.unlink(missing_ok=True)
 
-    def _write_status_file(self, status: CloudStatus, elapsed: float, cold: bool) -> None:
+    def _write_status_file(self, status: CloudStatus, **facts) -> None:
+        """The JSON ``status`` file: the last known status plus facts about the last change."""
         data = status.to_dict()
-        data.update(up_seconds=round(elapsed, 1), cold_start=cold, updated_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        data.update(facts, updated_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         self.state.status_file.write_text(json.dumps(data, indent=2) + "\n")
 
     # -- down --------------------------------------------------------------------------
@@ -252,7 +263,7 @@ class Lifecycle:
             if purge:
                 _remove(self.state.root)
             elif self.state.status_file.exists():
-                self._write_status_file(self.status(), 0.0, False)
+                self._write_status_file(self.status(), stopped=stopped)
         return stopped
 
     def _stop_all(self) -> list[str]:

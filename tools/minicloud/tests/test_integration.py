@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -229,6 +230,31 @@ def test_fault_drop_closes_the_connection(cloud, conn):
             conn.network.get("/ports", raise_exc=False)
     finally:
         cloud.clear_faults()
+
+
+def test_fault_delay_does_not_hold_up_other_requests(cloud, conn, plain_lb):
+    cloud.add_fault("load-balancer", method="GET", path="/v2*/lbaas/loadbalancers", delay=2, count=1)
+    other = cloud.connect()
+    other.load_balancer.get("/lbaas/pools")  # authenticate before timing
+    elapsed = {}
+
+    def slow_call():
+        started = time.monotonic()
+        other.load_balancer.get("/lbaas/loadbalancers")
+        elapsed["slow"] = time.monotonic() - started
+
+    try:
+        thread = threading.Thread(target=slow_call)
+        thread.start()
+        time.sleep(0.3)
+        started = time.monotonic()
+        conn.load_balancer.get_pool(plain_lb["pool"]["id"])
+        elapsed["other"] = time.monotonic() - started
+        thread.join()
+    finally:
+        cloud.clear_faults()
+    assert elapsed["slow"] >= 2
+    assert elapsed["other"] < 1
 
 
 def test_request_counts_increase(cloud, conn):
