@@ -123,6 +123,13 @@ def test_seeded_lb_is_active(conn, plain_lb):
     assert m.address == "10.0.0.10"
 
 
+def test_vip_is_a_real_neutron_port(conn, plain_lb):
+    lb = conn.load_balancer.get_load_balancer(plain_lb["loadbalancer"]["id"])
+    port = conn.network.get_port(lb.vip_port_id)
+    assert port.fixed_ips[0]["ip_address"] == lb.vip_address
+    assert port.fixed_ips[0]["subnet_id"] == plain_lb["subnet"]["id"]
+
+
 def test_member_create_goes_active(conn, plain_lb, normal_mode):
     m = create_member(conn, plain_lb, "plain-extra", "10.0.0.50")
     assert m.provisioning_status == "PENDING_CREATE"
@@ -194,8 +201,10 @@ def test_batch_member_update_of_many_members(cloud):
 
 def test_lb_delete_cascade(cloud, conn):
     lb = cloud.create_lb("short-lived", members=1, monitor=True, cidr="10.3.0.0/24")
+    vip_port = conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).vip_port_id
     cloud.delete_lb("short-lived")
     assert conn.load_balancer.find_load_balancer(lb["loadbalancer"]["id"], ignore_missing=True) is None
+    assert conn.network.find_port(vip_port, ignore_missing=True) is None
 
 
 def test_fault_429_with_retry_after_then_spent(cloud, conn):

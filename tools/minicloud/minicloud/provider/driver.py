@@ -2,16 +2,20 @@
 
 Registered as ``minicloud`` in the ``octavia.api.drivers`` entry point group.
 Octavia loads a new driver object per call, so all state lives in the
-process-wide :func:`minicloud.provider.emulator.get`.
+process-wide :func:`minicloud.provider.emulator.get` and :func:`minicloud.provider.vip.get`.
 """
 
 from __future__ import annotations
 
+import logging
+
 from octavia_lib.api.drivers import provider_base
 
-from minicloud.provider import emulator
+from minicloud.provider import emulator, vip
 from minicloud.provider.planner import BATCH, CREATE, DELETE, UPDATE, Event
 from minicloud.provider.tree import HEALTHMONITOR, L7POLICY, L7RULE, LISTENER, LOADBALANCER, MEMBER, POOL
+
+LOG = logging.getLogger(__name__)
 
 
 def _submit(kind: str, object_id: str, action: str, member_ids: tuple[str, ...] = ()) -> None:
@@ -19,12 +23,22 @@ def _submit(kind: str, object_id: str, action: str, member_ids: tuple[str, ...] 
 
 
 class MinicloudProviderDriver(provider_base.ProviderDriver):
-    """Accepts every change and reports statuses asynchronously, like the amphora provider."""
+    """Accepts every change and reports statuses asynchronously, like the amphora provider.
+
+    VIPs are real Neutron ports (:mod:`minicloud.provider.vip`).
+    """
+
+    def create_vip_port(self, loadbalancer_id, project_id, vip_dictionary, additional_vip_dicts):
+        return vip.get().create(loadbalancer_id, project_id, vip_dictionary), list(additional_vip_dicts or [])
 
     def loadbalancer_create(self, loadbalancer):
         _submit(LOADBALANCER, loadbalancer.loadbalancer_id, CREATE)
 
     def loadbalancer_delete(self, loadbalancer, cascade=False):
+        try:
+            vip.get().delete(loadbalancer.loadbalancer_id, loadbalancer.vip_port_id)
+        except Exception:  # a leaked port must not block the delete
+            LOG.exception("minicloud provider: could not delete the VIP port of %s", loadbalancer.loadbalancer_id)
         _submit(LOADBALANCER, loadbalancer.loadbalancer_id, DELETE)
 
     def loadbalancer_update(self, old_loadbalancer, new_loadbalancer):
