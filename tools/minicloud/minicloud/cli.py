@@ -87,6 +87,17 @@ def cmd_lb(cloud: Minicloud, args) -> int:
     return 0
 
 
+def _parser_with(common: argparse.ArgumentParser):
+    """A parser class whose instances all inherit the options of ``common``."""
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("parents", [common])
+            super().__init__(*args, **kwargs)
+
+    return Parser
+
+
 def _status_value(text: str):
     if text == DROP:
         return text
@@ -99,11 +110,17 @@ def _status_value(text: str):
     return value
 
 
+STATE_DIR_HELP = ("state folder (default: $MINICLOUD_STATE_DIR, else .minicloud/ beside the nearest "
+                  "galaxy.yml, else ./.minicloud)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m minicloud", description=__doc__)
-    parser.add_argument("--state-dir", help="state folder (default: $MINICLOUD_STATE_DIR, else .minicloud/ "
-                        "beside the nearest galaxy.yml, else ./.minicloud)")
-    verbs = parser.add_subparsers(dest="verb", required=True)
+    parser.add_argument("--state-dir", help=STATE_DIR_HELP)
+    # --state-dir is accepted after the verb too.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--state-dir", default=argparse.SUPPRESS, help=STATE_DIR_HELP)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_parser_with(common))
 
     p = verbs.add_parser("up", help="start Keystone, Neutron, Octavia (idempotent)")
     p.add_argument("--port-offset", type=int, default=0, help="add this to every port (5000, 9696, 9876)")

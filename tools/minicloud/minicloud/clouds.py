@@ -9,6 +9,9 @@ from minicloud.paths import StateDir
 
 CLOUD = "minicloud"
 ADMIN_CLOUD = "minicloud-admin"
+# Application name (User-Agent) of minicloud's own API calls; the traffic middleware
+# counts them as internal.
+INTERNAL_APP = "minicloud-internal"
 
 
 def clouds_config(settings: s.Settings) -> dict:
@@ -34,10 +37,15 @@ def write_clouds_yaml(state: StateDir, settings: s.Settings) -> None:
     state.clouds_yaml.write_text(yaml.safe_dump(clouds_config(settings), sort_keys=False))
 
 
-def connect(state: StateDir, cloud: str = CLOUD):
-    """An openstacksdk connection to one of this minicloud's clouds."""
+def connect(state: StateDir, cloud: str = CLOUD, internal: bool = False):
+    """An openstacksdk connection to one of this minicloud's clouds.
+
+    ``internal`` marks minicloud's own calls (setup, VIP ports) so request counts
+    show only what clients did.
+    """
     import openstack.config
     from openstack import connection
 
-    config = openstack.config.OpenStackConfig(config_files=[str(state.clouds_yaml)])
+    config = openstack.config.OpenStackConfig(config_files=[str(state.clouds_yaml)],
+                                              app_name=INTERNAL_APP if internal else None)
     return connection.Connection(config=config.get_one(cloud=cloud))

@@ -24,7 +24,6 @@ from minicloud.settings import Settings
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"
 LOG_TAIL_LINES = 40
-PROBE_AGENT = "minicloud-probe"
 
 
 class MinicloudError(RuntimeError):
@@ -60,7 +59,7 @@ class CloudStatus:
 
 
 def _http_answers(url: str, timeout: float = 2.0) -> bool:
-    request = urllib.request.Request(url, headers={"User-Agent": PROBE_AGENT})
+    request = urllib.request.Request(url, headers={"User-Agent": clouds.INTERNAL_APP})
     try:
         urllib.request.urlopen(request, timeout=timeout).close()
     except urllib.error.HTTPError:
@@ -158,13 +157,14 @@ class Lifecycle:
         keystone, neutron, octavia = services
         self._wait_http(keystone, deadline)
         if bootstrap:
+            admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
             catalog = {s.service_type: (s.name, s.name, s.url) for s in (neutron, octavia)}
-            keystone_service.register(clouds.connect(self.state, clouds.ADMIN_CLOUD), settings, catalog)
+            keystone_service.register(admin, settings, catalog)
         self._wait_http(neutron, deadline)
         self._wait_http(octavia, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)
         if bootstrap:
-            neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD))
+            neutron_service.seed(admin)
             self._save_template(services)
             (self.state.root / INITIALIZED_MARKER).write_text("")
 

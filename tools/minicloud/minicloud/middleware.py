@@ -9,15 +9,16 @@ from minicloud.traffic import TrafficStore
 from minicloud.wsgi import DropConnection
 
 # User-Agent fragments of requests that no client made: keystonemiddleware (its own
-# token, and token validation through python-keystoneclient) and minicloud's probes.
-INTERNAL_AGENTS = ("keystonemiddleware", "python-keystoneclient", "minicloud-probe")
+# token, and token validation through python-keystoneclient) and minicloud itself.
+INTERNAL_AGENTS = ("keystonemiddleware", "python-keystoneclient", "minicloud-internal")
 
 
 class TrafficMiddleware:
     """Count each request, then apply the first matching fault rule, if any.
 
     Requests between services (keystonemiddleware validating a token) and
-    minicloud's own health probes are counted as internal and never faulted, so client-visible counts and faults stay honest.
+    minicloud's own calls (health probes, setup, VIP ports) are counted as internal
+    and never faulted, so client-visible counts and faults stay honest.
     """
 
     def __init__(self, app, service: str, store: TrafficStore):

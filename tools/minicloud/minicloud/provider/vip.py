@@ -95,5 +95,5 @@ def get() -> VipPorts:
     with _VIP_PORTS_LOCK:
         if _VIP_PORTS is None:
             state = StateDir(os.environ[STATE_DIR_ENV])
-            _VIP_PORTS = VipPorts(lambda: clouds.connect(state, clouds.ADMIN_CLOUD))
+            _VIP_PORTS = VipPorts(lambda: clouds.connect(state, clouds.ADMIN_CLOUD, internal=True))
         return _VIP_PORTS
