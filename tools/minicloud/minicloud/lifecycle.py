@@ -163,8 +163,8 @@ class Lifecycle:
         self._wait_http(neutron, deadline)
         self._wait_http(octavia, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)
-        if bootstrap:
-            neutron_service.seed(admin)
+        if bootstrap:  # a new connection: the first one's token predates the catalog entries
+            neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True))
             self._save_template(services)
             (self.state.root / INITIALIZED_MARKER).write_text("")
 
