@@ -34,11 +34,13 @@ class MinicloudError(RuntimeError):
 class ProcessStatus:
     name: str
     pid: int | None
+    port: int | None  # None for the driver agent, which listens on unix sockets
     endpoint: str
     healthy: bool
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "pid": self.pid, "endpoint": self.endpoint, "healthy": self.healthy}
+        return {"name": self.name, "pid": self.pid, "port": self.port, "endpoint": self.endpoint,
+                "healthy": self.healthy}
 
 
 @dataclass
@@ -99,11 +101,13 @@ class Lifecycle:
         for service in all_services(self.state, settings):
             record = processes.find(self.state, service.name)
             healthy = record is not None and _http_answers(service.url + "/")
-            result.processes.append(ProcessStatus(service.name, record and record.pid, service.url, healthy))
+            result.processes.append(
+                ProcessStatus(service.name, record and record.pid, service.port, service.url, healthy))
         octavia = Octavia(self.state, settings)
         record = processes.find(self.state, AGENT)
         healthy = record is not None and _socket_listening(octavia.sockets["status"])
-        result.processes.append(ProcessStatus(AGENT, record and record.pid, str(octavia.sockets["status"]), healthy))
+        result.processes.append(
+            ProcessStatus(AGENT, record and record.pid, None, str(octavia.sockets["status"]), healthy))
         return result
 
     # -- up ----------------------------------------------------------------------------
@@ -119,8 +123,9 @@ class Lifecycle:
             started = time.monotonic()
             deadline = started + timeout
             settings = self._settings(port_offset)
-            if self.status().healthy and not fresh:
-                return self.status(), "minicloud is already up; nothing to do"
+            current = self.status()
+            if current.healthy and not fresh:
+                return current, "minicloud is already up; nothing to do"
             kind = "warm"
             if fresh:
                 self._stop_all()

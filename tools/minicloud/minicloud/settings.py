@@ -40,7 +40,7 @@ class Settings:
         state.settings_file.write_text(json.dumps(asdict(self), indent=2) + "\n")
 
     @classmethod
-    def load(cls, state: StateDir) -> "Settings | None":
+    def load(cls, state: StateDir) -> Settings | None:
         if not state.settings_file.exists():
             return None
         return cls(**json.loads(state.settings_file.read_text()))

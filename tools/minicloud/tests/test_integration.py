@@ -180,7 +180,8 @@ def test_member_delete_goes_away(conn, plain_lb, normal_mode):
 
 def test_monitored_members_come_online(conn, monitored_lb):
     for spec in monitored_lb["members"]:
-        wait_for(lambda: member(conn, monitored_lb, spec["id"]).operating_status == "ONLINE", what="ONLINE")
+        wait_for(lambda member_id=spec["id"]: member(conn, monitored_lb, member_id).operating_status == "ONLINE",
+                 what="ONLINE")
 
 
 def test_backend_down_and_back(cloud, conn, monitored_lb, normal_mode):

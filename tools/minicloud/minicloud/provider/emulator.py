@@ -15,8 +15,8 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from minicloud.paths import STATE_DIR_ENV, StateDir
 from minicloud.provider import modes, planner

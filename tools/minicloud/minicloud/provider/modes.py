@@ -39,7 +39,7 @@ class Mode:
             raise ValueError("delay must not be negative")
 
     @classmethod
-    def parse(cls, name: str, members: str | None = None, delay: float | None = None) -> "Mode":
+    def parse(cls, name: str, members: str | None = None, delay: float | None = None) -> Mode:
         """A mode from command-line values, with the default delay of that mode."""
         if delay is None:
             delay = SLOW_DELAY if name == SLOW else DEFAULT_DELAY
