@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import shutil
+import socket
 import sqlite3
 import time
 import urllib.error
@@ -19,7 +20,7 @@ from minicloud.services import Service, all_services
 from minicloud.services import keystone as keystone_service
 from minicloud.services import neutron as neutron_service
 from minicloud.services.octavia import Octavia
-from minicloud.settings import Settings
+from minicloud.settings import HOST, Settings
 
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"
@@ -68,6 +69,16 @@ def _http_answers(url: str, timeout: float = 2.0) -> bool:
         return True  # any HTTP answer means the server is serving
     except (OSError, ValueError):
         return False
+    return True
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
     return True
 
 
@@ -141,19 +152,29 @@ class Lifecycle:
             cold = not (self.state.root / INITIALIZED_MARKER).exists()
             if cold:
                 kind = "cold"
-                self._stop_all()  # leftovers of an earlier failed start
+                self._stop_all()
                 self._initialize(services, timeout)
             self._start_missing(services)
-            self._wait_ready(services, settings, deadline, bootstrap=cold)
+            try:
+                self._wait_ready(services, settings, deadline, bootstrap=cold)
+            except BaseException:
+                self._stop_all()  # nothing half-started stays behind; the logs do
+                raise
             elapsed = time.monotonic() - started
             status = self.status()
             self._write_status_file(status, up_seconds=round(elapsed, 1), start=kind)
             return status, f"minicloud is up ({kind} start, {elapsed:.1f} s); state in {self.state.root}"
 
     def _start_missing(self, services: list[Service]) -> None:
-        for service in services:
-            if processes.find(self.state, service.name) is None:
-                processes.spawn(self.state, service.name, "serve", service.name)
+        missing = [s for s in services if processes.find(self.state, s.name) is None]
+        taken = [f"{s.port} ({s.name})" for s in missing if not _port_free(s.port)]
+        if taken:
+            raise MinicloudError(
+                f"port(s) {', '.join(taken)} in use by another process (another minicloud? "
+                "stop it, or use a fresh state folder with --port-offset)"
+            )
+        for service in missing:
+            processes.spawn(self.state, service.name, "serve", service.name)
         if processes.find(self.state, AGENT) is None:
             processes.spawn(self.state, AGENT, "agent", "octavia")
 

@@ -14,6 +14,7 @@ import faulthandler
 import os
 import signal
 import sys
+import traceback
 import warnings
 
 from minicloud.middleware import TrafficMiddleware
@@ -21,7 +22,7 @@ from minicloud.paths import STATE_DIR_ENV, StateDir
 from minicloud.services import get_service
 from minicloud.settings import HOST, Settings
 from minicloud.traffic import TrafficStore
-from minicloud.wsgi import SerializedApp, serve
+from minicloud.wsgi import SerializedApp, bind
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,11 +46,18 @@ def main(argv: list[str] | None = None) -> None:
     elif args.action == "agent":
         service.run_driver_agent()
     else:
-        app = TrafficMiddleware(SerializedApp(service.application()), service.service_type,
-                                TrafficStore(state.traffic_db))
-        service.started()
+        try:
+            server = bind(HOST, service.port)  # first: a taken port fails fast
+            server.set_app(TrafficMiddleware(SerializedApp(service.application()), service.service_type,
+                                             TrafficStore(state.traffic_db)))
+            service.started()
+        except BaseException:
+            # Exit for sure: a failed service may leave non-daemon threads behind.
+            traceback.print_exc()
+            sys.stdout.flush()
+            os._exit(1)
         print(f"serving {service.name} on {HOST}:{service.port}", flush=True)
-        serve(app, HOST, service.port)
+        server.serve_forever()
 
 
 if __name__ == "__main__":

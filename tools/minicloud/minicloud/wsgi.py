@@ -51,9 +51,12 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def serve(app, host: str, port: int) -> None:
-    """Serve ``app`` forever. ``DropConnection`` from the app closes the socket silently:
-    wsgiref's handler treats ``ConnectionAbortedError`` as a client that went away and
-    writes nothing, then the server closes the connection."""
-    server = make_server(host, port, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
-    server.serve_forever()
+def bind(host: str, port: int) -> WSGIServer:
+    """A server bound to ``host:port`` (raises OSError if taken); give it an app with
+    ``set_app`` and run ``serve_forever``.
+
+    ``DropConnection`` from the app closes the socket silently: wsgiref's handler
+    treats ``ConnectionAbortedError`` as a client that went away and writes nothing,
+    then the server closes the connection.
+    """
+    return make_server(host, port, None, server_class=_ThreadingServer, handler_class=_QuietHandler)
