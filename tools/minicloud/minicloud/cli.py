@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from minicloud.control import Minicloud, MinicloudError
@@ -188,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     except (MinicloudError, SeedError, ValueError) as exc:
         print(f"minicloud: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # output piped into e.g. head: no traceback at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -68,6 +68,17 @@ flat_networks = public
 [securitygroup]
 enable_security_group = True
 
+# No quota surprises in tests and benchmarks.
+[quotas]
+default_quota = -1
+quota_network = -1
+quota_subnet = -1
+quota_port = -1
+quota_router = -1
+quota_floatingip = -1
+quota_security_group = -1
+quota_security_group_rule = -1
+
 {authtoken_section(self.settings, "neutron")}""")
 
     def initialize(self) -> None:
