@@ -287,3 +287,16 @@ def test_cli_status_and_mode(cloud):
     mode = run("octavia")
     assert json.loads(mode.stdout)["name"] == "normal"
     assert run("env").stdout.strip() == f"export OS_CLIENT_CONFIG_FILE={cloud.clouds_yaml}"
+
+
+def test_restart_finishes_what_was_in_flight(cloud, conn, plain_lb, normal_mode):
+    """down + up (warm) while a member is being created: the emulator resumes it."""
+    cloud.set_octavia_mode("slow", delay=30)
+    m = create_member(conn, plain_lb, "plain-restart", "10.0.0.99")
+    cloud.down()
+    cloud.set_octavia_mode("normal")
+    status, summary = cloud.up()
+    assert status.healthy and "warm start" in summary
+    conn = cloud.connect()
+    wait_lb_active(conn, plain_lb)
+    assert member(conn, plain_lb, m.id).provisioning_status == "ACTIVE"

@@ -168,3 +168,21 @@ def test_normal_mode_recovers_lost_members_only_when_lb_settled():
 
 def test_unknown_object_plans_nothing():
     assert p.plan(make_tree(), p.Event("member", "nope", "create"), Mode()) == []
+
+
+def test_resume_finishes_in_flight_changes_only_under_pending_lbs():
+    tree = make_tree([member("m1"), member("gone", "PENDING_DELETE", "ONLINE")])
+    steps = p.resume(tree, Mode())
+    assert statuses(steps[0].update, "members") == {"m1": ("ACTIVE", "NO_MONITOR"), "gone": ("DELETED", None)}
+    assert statuses(steps[1].update, "loadbalancers") == {"lb": ("ACTIVE", None)}
+    assert statuses(steps[1].update, "pools") == {"po": ("ACTIVE", None)}
+    lost = make_tree([member("m1")], lb="ACTIVE", pool="ACTIVE", listener="ACTIVE")
+    assert p.resume(lost, Mode()) == []
+
+
+def test_resume_respects_the_mode_and_lb_delete():
+    tree = make_tree([member("m1", name="x")])
+    steps = p.resume(tree, Mode.parse("lost-member", members="x"))
+    assert "members" not in steps[0].update
+    deleting = LbTree([Node("loadbalancer", "lb", "PENDING_DELETE", "ONLINE")])
+    assert statuses(p.resume(deleting, Mode())[0].update, "loadbalancers") == {"lb": ("DELETED", None)}

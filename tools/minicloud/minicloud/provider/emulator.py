@@ -78,6 +78,7 @@ class Emulator:
         return None
 
     def _run(self) -> None:
+        self._schedule(0.0, self._resume)
         while True:
             job = self._next_due()
             try:
@@ -114,6 +115,13 @@ class Emulator:
         modes.acknowledge(self.applied_file, mode)
         self._applied = mode.generation
 
+    def _resume(self) -> None:
+        """At start: finish what was in flight when octavia-api last stopped."""
+        mode = self._current_mode()
+        for lb_id in self.db.live_loadbalancers():
+            tree = self.db.tree(lb_id)
+            self._schedule_steps(lb_id, planner.resume(tree, mode) if tree else [])
+
     def _plan(self, event: planner.Event) -> None:
         mode = self._current_mode()
         lb_id = self.db.loadbalancer_of(event.kind, event.id)
@@ -121,8 +129,11 @@ class Emulator:
         if tree is None:
             LOG.warning("provider emulator: %s %s is gone, nothing to report", event.kind, event.id)
             return
+        self._schedule_steps(lb_id, planner.plan(tree, event, mode))
+
+    def _schedule_steps(self, lb_id: str, steps: list[planner.Step]) -> None:
         due = 0.0
-        for step in planner.plan(tree, event, mode):
+        for step in steps:
             due += step.delay
             self._schedule(due, self._step_job(lb_id, step))
 

@@ -12,19 +12,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minicloud.provider.modes import BACKEND_DOWN, LOST_MEMBER, MEMBER_ERROR, NORMAL, Mode
-from minicloud.provider.tree import HEALTHMONITOR, MEMBER, STATUS_KEYS, LbTree, Node
+from minicloud.provider.tree import HEALTHMONITOR, LISTENER, LOADBALANCER, MEMBER, POOL, STATUS_KEYS, LbTree, Node
 
 ACTIVE = "ACTIVE"
 ERROR = "ERROR"
 DELETED = "DELETED"
 PENDING_CREATE = "PENDING_CREATE"
+PENDING_UPDATE = "PENDING_UPDATE"
 PENDING_DELETE = "PENDING_DELETE"
-PENDING_STATUSES = (PENDING_CREATE, "PENDING_UPDATE", PENDING_DELETE)
+PENDING_STATUSES = (PENDING_CREATE, PENDING_UPDATE, PENDING_DELETE)
 ONLINE = "ONLINE"
 OFFLINE = "OFFLINE"
 NO_MONITOR = "NO_MONITOR"
 # Health checks settle after the monitor's delay, but never later than this (seconds).
 HEALTH_DELAY_CAP = 2.0
+
+# Kinds Octavia sets PENDING_UPDATE while one of their children changes.
+LOCKED_PARENTS = (LOADBALANCER, LISTENER, POOL)
 
 CREATE = "create"
 UPDATE = "update"
@@ -135,6 +139,36 @@ def plan(tree: LbTree, event: Event, mode: Mode) -> list[Step]:
     if settle:
         pool_id = tree.get(settle[0]).parent_id
         steps.append(Step(health_delay(tree, pool_id, mode), settle=tuple(settle)))
+    return steps
+
+
+def resume(tree: LbTree, mode: Mode) -> list[Step]:
+    """Finish what was in flight when octavia-api stopped (the emulator's queue was lost).
+
+    Octavia locks the load balancer for every change, so only trees whose load balancer
+    is pending have work in flight; members lost under a settled load balancer stay lost.
+    """
+    if tree.lb.provisioning_status not in PENDING_STATUSES:
+        return []
+    if tree.lb.provisioning_status == PENDING_DELETE:
+        return _plan_delete(tree, tree.lb, mode)
+    update = StatusUpdate()
+    settle: list[str] = []
+    parents = StatusUpdate()
+    for node in tree.nodes.values():
+        status = node.provisioning_status
+        if status == PENDING_DELETE:
+            for doomed in [*tree.descendants(node), node]:
+                update.set(doomed, DELETED)
+        elif node.kind == MEMBER and status in PENDING_STATUSES:
+            _settle_member(tree, node, mode, update, settle)
+        elif status == PENDING_CREATE or (status == PENDING_UPDATE and node.kind not in LOCKED_PARENTS):
+            update.set(node, ACTIVE, admin_operating_status(node))
+        elif status == PENDING_UPDATE:
+            parents.set(node, ACTIVE)
+    steps = [Step(mode.delay, update.to_dict()), Step(mode.delay, parents.to_dict())]
+    if settle:
+        steps.append(Step(health_delay(tree, tree.get(settle[0]).parent_id, mode), settle=tuple(settle)))
     return steps
 
 
