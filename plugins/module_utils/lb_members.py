@@ -258,11 +258,11 @@ def advice(observation, spec):
             lines.append("%s is %s while the load balancer is %s: the provider is still working; check the Octavia "
                          "worker if this lasts" % (member_label(member), status, lb_status))
         elif status == "ACTIVE":
-            ready, _why = member_ready(member, spec.accepted)
-            if not ready:
-                lines.append("%s is provisioned but not serving (operating_status %s): check the backend at %s:%s "
-                             "and the pool's health monitor" % (member_label(member), member.get("operating_status"),
-                                                               member.get("address"), member.get("protocol_port")))
+            if not member_ready(member, spec.accepted)[0]:
+                lines.append(
+                    "%s is provisioned but not serving (operating_status %s): check the backend at %s:%s and the "
+                    "pool's health monitor" % (member_label(member), member.get("operating_status"),
+                                               member.get("address"), member.get("protocol_port")))
     if spec.state == "present" and not spec.selectors and not members:
         lines.append("pool %s has no members at all: check what should have added them" % label(pool))
     if spec.wait_for_loadbalancer and lb_status != "ACTIVE" and lb_status != "ERROR":

@@ -31,9 +31,11 @@ class OctaviaService:
         return self.client.conn.load_balancer
 
     def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
+        """``get`` names the proxy's getter; ``list_by_name(name)`` lists the objects with that name."""
         if _UUID_RE.match(name_or_id):
             try:
-                return _plain(self.client.call(lambda: get(name_or_id), "GET %s %s" % (kind, name_or_id), deadline))
+                return _plain(self.client.call(lambda: getattr(self.lb_api, get)(name_or_id),
+                                               "GET %s %s" % (kind, name_or_id), deadline))
             except Exception as exc:  # pylint: disable=broad-except
                 if not is_not_found(exc):
                     raise
@@ -49,7 +51,7 @@ class OctaviaService:
 
     def find_loadbalancer(self, name_or_id, deadline):
         return self._by_name_or_id(
-            "load balancer", name_or_id, lambda lb_id: self.lb_api.get_load_balancer(lb_id),
+            "load balancer", name_or_id, "get_load_balancer",
             lambda name: self.lb_api.load_balancers(name=name), deadline)
 
     def find_pool(self, name_or_id, deadline, loadbalancer=None):
@@ -59,7 +61,7 @@ class OctaviaService:
             scope = " on load balancer %s" % (loadbalancer.get("name") or loadbalancer["id"])
             query["loadbalancer_id"] = loadbalancer["id"]
         pool = self._by_name_or_id(
-            "pool", name_or_id, lambda pool_id: self.lb_api.get_pool(pool_id),
+            "pool", name_or_id, "get_pool",
             lambda name: self.lb_api.pools(name=name, **query), deadline, scope)
         if loadbalancer and loadbalancer["id"] not in pool_loadbalancer_ids(pool):
             raise ResolveError("pool %s does not belong to load balancer %s (it belongs to %s)" % (

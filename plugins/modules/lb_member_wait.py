@@ -27,7 +27,7 @@ description:
     however many members there are.
   - The module changes nothing; it runs the same in check mode.
 author:
-  - flightcontrol.openstack contributors
+  - flightcontrol.openstack maintainers (@flightcontrol)
 options:
   pool:
     description:
