@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import random
 import socket
 import subprocess
 import sys
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.integration
 
 
 def _free_port_offset() -> int:
-    for offset in range(20000, 40000, 137):
+    """A random offset whose three ports are free (other test runs may be up on this machine)."""
+    for offset in random.sample(range(10000, 50000, 7), 200):
         socks = []
         try:
             for port in DEFAULT_PORTS.values():
@@ -186,7 +188,8 @@ def test_monitored_members_come_online(conn, monitored_lb):
 
 def test_backend_down_and_back(cloud, conn, monitored_lb, normal_mode):
     first, second = monitored_lb["members"]
-    wait_for(lambda: member(conn, monitored_lb, first["id"]).operating_status == "ONLINE")
+    for spec in (first, second):
+        wait_for(lambda member_id=spec["id"]: member(conn, monitored_lb, member_id).operating_status == "ONLINE")
     cloud.set_octavia_mode("backend-down", members=first["name"])
     assert member(conn, monitored_lb, first["id"]).operating_status == "ERROR"
     assert member(conn, monitored_lb, second["id"]).operating_status == "ONLINE"

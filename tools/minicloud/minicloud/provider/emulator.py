@@ -81,6 +81,8 @@ class Emulator:
         self._schedule(0.0, self._resume)
         while True:
             job = self._next_due()
+            if job is None and self._current_mode().generation <= self._applied:
+                continue  # nothing to do: leave the API alone
             try:
                 with SERVICE_LOCK:
                     self._check_mode()
