@@ -45,7 +45,7 @@ SANITY_SKIP :=
 
 STEP := tools/ci/step.sh
 
-.PHONY: help venv venv-py311 lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
+.PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
         lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration \
         minicloud minicloud-down minicloud-status test demo bench clean distclean
 
@@ -190,8 +190,18 @@ minicloud-status: venv ## Show the minicloud test cloud's status
 demo: venv dev-collection ## Run the demo (tools/demo/run.py)
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/demo/run.py
 
-bench: venv dev-collection ## Run the benchmarks (tools/bench/run.py)
-	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/run.py
+VENVBENCH := .venv-bench
+
+venv-bench: $(VENVBENCH)/.installed ## Create .venv-bench (Python 3.11): the openstack.cloud baseline for benchmarks
+
+$(VENVBENCH)/.installed: constraints/bench.txt
+	$(call need_python,$(PY311),3.11,PY311)
+	@if [ ! -x $(VENVBENCH)/bin/python ]; then echo "creating $(VENVBENCH) with $(PY311)"; $(PY311) -m venv $(VENVBENCH); fi
+	$(VENVBENCH)/bin/python -m pip install --quiet --disable-pip-version-check -r constraints/bench.txt
+	@touch $@
+
+bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/run.py), results in docs/benchmarks.md
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/run.py --baseline-venv $(VENVBENCH)
 
 # --- everything CI runs ------------------------------------------------------------------------
 

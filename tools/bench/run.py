@@ -1,0 +1,179 @@
+"""Benchmarks against minicloud: API requests and wall time, side by side with what users write today.
+
+``make bench`` runs this with the openstack.cloud baseline in ``.venv-bench`` (Python 3.11, the
+``ansible`` 12 package's openstack.cloud 2.5.0 with openstacksdk 4.14).  Results replace the
+generated section of docs/benchmarks.md.  Request counts are minicloud's (every client request
+the services saw, token requests included; Keystone's own token validations excluded).
+
+Scenario (per member count N): a load balancer whose pool gets N members in one batch call while
+the Octavia emulator is ``slow`` (each provider step takes STEP_DELAY seconds), then a wait until
+every member is ACTIVE, started right after the batch call.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from minicloud.control import Minicloud
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "benchmarks.md"
+BIN = Path(sys.executable).parent
+STEP_DELAY = 3.0
+POLL = 2
+MARK = "lb_member_wait"
+
+
+def playbook_ours(pool_id):
+    return [{"name": "lb_member_wait", "hosts": "localhost", "gather_facts": False, "tasks": [
+        {"name": "Wait for every member", "register": "result",
+         "flightcontrol.openstack.lb_member_wait": {
+             "cloud": "minicloud", "pool": pool_id, "timeout": 900, "poll_interval": POLL}}]}]
+
+
+def playbook_baseline(pool_id, members):
+    # openstack.cloud 2.5.0 has no lb_member_info: lb_member with unchanged parameters is its reader.
+    return [{"name": "openstack.cloud baseline", "hosts": "localhost", "gather_facts": False,
+             "vars": {"members": members}, "tasks": [
+                 {"name": "Wait for each member", "register": "result",
+                  "openstack.cloud.lb_member": {
+                      "cloud": "minicloud", "pool": pool_id, "name": "{{ item.name }}",
+                      "address": "{{ item.address }}", "protocol_port": 6443},
+                  "loop": "{{ members }}",
+                  "until": "result.member.provisioning_status == 'ACTIVE'",
+                  "retries": 450, "delay": POLL}]}]
+
+
+def run_playbook(play, venv_bin, cloud, workdir, collections):
+    path = workdir / "play.yml"
+    path.write_text(yaml.safe_dump(play, sort_keys=False))
+    result_file = workdir / "result.json"
+    play[0]["tasks"].append({"name": "keep the result", "ansible.builtin.copy": {
+        "content": "{{ result | to_json }}", "dest": str(result_file)}})
+    path.write_text(yaml.safe_dump(play, sort_keys=False))
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_COLLECTIONS_PATH=str(collections),
+               PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    if venv_bin != BIN:
+        env.pop("ANSIBLE_COLLECTIONS_PATH")  # the baseline uses the collections its ansible package ships
+    started = time.monotonic()
+    proc = subprocess.run([str(venv_bin / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", "ansible_python_interpreter=%s" % (venv_bin / "python"), str(path)],
+                          capture_output=True, text=True, env=env, check=False)
+    wall = time.monotonic() - started
+    if proc.returncode != 0:
+        raise SystemExit("playbook failed:\n%s\n%s" % (proc.stdout[-3000:], proc.stderr[-3000:]))
+    return json.loads(result_file.read_text()), wall
+
+
+def client_requests(counts):
+    return sum(counts["totals"]["by_service"].values())
+
+
+def lb_gets(counts):
+    return sum(counts["requests"].get("load-balancer", {}).get("GET", {}).values())
+
+
+def measure(cloud, n, tool, venv_bin, collections):
+    name = "bench-%d-%s" % (n, tool)
+    cloud.set_octavia_mode("normal")
+    if cloud.connect().load_balancer.find_load_balancer(name, ignore_missing=True):
+        cloud.delete_lb(name)
+    created = cloud.create_lb(name, members=0, cidr="10.%d.0.0/22" % (100 + n % 100))
+    conn = cloud.connect()
+    pool_id = created["pool"]["id"]
+    members = [{"name": "%s-member-%d" % (name, i), "address": "10.%d.%d.%d" % (100 + n % 100, i // 250, 10 + i % 250),
+                "protocol_port": 6443, "subnet_id": created["subnet"]["id"]} for i in range(n)]
+    cloud.set_octavia_mode("slow", delay=STEP_DELAY)
+    conn.load_balancer.put("/lbaas/pools/%s/members" % pool_id, json={"members": members}).raise_for_status()
+    cloud.request_counts(reset=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if tool == "ours":
+            result, wall = run_playbook(playbook_ours(pool_id), BIN, cloud, Path(tmp), collections)
+            polls = result["polls"]
+            assert len(result["members"]) == n and all(m["provisioning_status"] == "ACTIVE" for m in result["members"])
+        else:
+            result, wall = run_playbook(playbook_baseline(pool_id, [{"name": m["name"], "address": m["address"]}
+                                                                   for m in members]),
+                                        venv_bin, cloud, Path(tmp), collections)
+            polls = sum(r.get("attempts", 1) for r in result["results"])
+    counts = cloud.request_counts()
+    cloud.set_octavia_mode("normal")
+    cloud.delete_lb(name)
+    return {"n": n, "tool": tool, "wall": wall, "requests": client_requests(counts), "lb_gets": lb_gets(counts),
+            "polls": polls}
+
+
+def table(rows):
+    lines = ["| members | tool | wall time (s) | API requests in total | polls | requests per poll of the pool |",
+             "| ---: | --- | ---: | ---: | ---: | ---: |"]
+    for row in rows:
+        if row["tool"] == "ours":
+            label = "`flightcontrol.openstack.lb_member_wait`"
+            per_poll = "%.0f" % (row["lb_gets"] / row["polls"])
+            polls = "%d" % row["polls"]
+        else:
+            label = "`openstack.cloud.lb_member` in `until`, looped"
+            per_poll = "%.0f" % (row["n"] * row["requests"] / row["polls"])
+            polls = "%d (module runs)" % row["polls"]
+        lines.append("| %d | %s | %.1f | %d | %s | %s |" % (row["n"], label, row["wall"], row["requests"], polls, per_poll))
+    return "\n".join(lines)
+
+
+def write_doc(text):
+    start, end = "<!-- bench:%s:start -->" % MARK, "<!-- bench:%s:end -->" % MARK
+    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    block = "%s\n%s\n%s" % (start, text, end)
+    if start in doc:
+        doc = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _m: block, doc, flags=re.S)
+    else:
+        doc = doc.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(doc)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="3,30,300")
+    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"))
+    parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
+    args = parser.parse_args()
+    baseline_bin = Path(args.baseline_venv) / "bin"
+    cloud = Minicloud()
+    started_here = not cloud.status().healthy
+    if started_here:
+        cloud.up()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            collections = Path(os.environ.get("ANSIBLE_COLLECTIONS_PATH") or tmp)
+            if not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
+                (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
+                (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
+            for n in [int(s) for s in args.sizes.split(",")]:
+                for tool in ("ours", "baseline"):
+                    row = measure(cloud, n, tool, baseline_bin, collections)
+                    rows.append(row)
+                    print("%4d members  %-8s  %7.1f s  %6d requests  %5d polls" % (
+                        n, tool, row["wall"], row["requests"], row["polls"]), flush=True)
+    finally:
+        cloud.set_octavia_mode("normal")
+        if started_here:
+            cloud.down()
+    text = table(rows)
+    print(text)
+    if not args.no_write:
+        stamp = time.strftime("%Y-%m-%d")
+        write_doc("Measured %s on a 2-core machine with `make bench` (provider step %.0f s, poll interval %d s).\n\n%s"
+                  % (stamp, STEP_DELAY, POLL, text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
