@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 
 def _free_port_offset() -> int:
     """A random offset whose three ports are free (other test runs may be up on this machine)."""
-    for offset in random.sample(range(5000, 22000, 7), 200)  # below the ephemeral range:
+    for offset in random.sample(range(5000, 22000, 7), 200):  # ports below the ephemeral range
         socks = []
         try:
             for port in DEFAULT_PORTS.values():
