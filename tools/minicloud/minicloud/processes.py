@@ -1,6 +1,6 @@
 """Start, find and stop the processes minicloud owns.
 
-Each process is started in a session of its own and recorded in a pid file with
+Each process is started in a process group of its own (setsid) and recorded in a pid file with
 its kernel start time, so ``down`` only ever signals the very processes ``up``
 started (a recycled pid has another start time).
 """
