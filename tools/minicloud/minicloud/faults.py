@@ -24,6 +24,15 @@ def path_template(path: str) -> str:
     return "/".join("{id}" if _UUID.match(part) else part for part in path.split("/"))
 
 
+def path_spellings(path: str) -> tuple[str, ...]:
+    """The path as sent, and Octavia's documented spelling of it: Octavia serves its API under both
+    ``/v2/`` (the API reference) and ``/v2.0/`` (what openstacksdk's version discovery picks), so a rule
+    written as in the reference matches either."""
+    if path.startswith("/v2.0/lbaas/"):
+        return (path, "/v2/" + path[len("/v2.0/"):])
+    return (path,)
+
+
 @dataclass(frozen=True)
 class FaultRule:
     """One fault: on matching requests, wait ``delay`` then answer ``status``.
@@ -62,7 +71,7 @@ class FaultRule:
         return (
             service == self.service
             and (self.method == "*" or self.method.upper() == method.upper())
-            and fnmatch.fnmatchcase(path, self.path)
+            and any(fnmatch.fnmatchcase(candidate, self.path) for candidate in path_spellings(path))
         )
 
     @property

@@ -100,7 +100,7 @@ def create_lb(conn, name: str, members: int = 0, monitor: bool = False, member_p
         stuck = [m.name for m in found if m.provisioning_status != "ACTIVE"]
         return found if len(found) == len(specs) and not stuck else None
 
-    found = _wait(f"members of {name} to be ACTIVE", all_members_active, timeout)
+    found = [] if not specs else _wait(f"members of {name} to be ACTIVE", all_members_active, timeout)
     by_name = {m.name: m for m in found}
     return {
         "loadbalancer": {"id": lb.id, "name": lb.name, "vip_address": lb.vip_address},
