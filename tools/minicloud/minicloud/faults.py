@@ -24,13 +24,12 @@ def path_template(path: str) -> str:
     return "/".join("{id}" if _UUID.match(part) else part for part in path.split("/"))
 
 
-def path_spellings(path: str) -> tuple[str, ...]:
-    """The path as sent, and Octavia's documented spelling of it: Octavia serves its API under both
-    ``/v2/`` (the API reference) and ``/v2.0/`` (what openstacksdk's version discovery picks), so a rule
-    written as in the reference matches either."""
-    if path.startswith("/v2.0/lbaas/"):
-        return (path, "/v2/" + path[len("/v2.0/"):])
-    return (path,)
+def octavia_canonical(path: str) -> str:
+    """Octavia serves its API under both ``/v2/`` (the API reference) and ``/v2.0/`` (what openstacksdk's
+    version discovery picks); rules and requests are compared in the ``/v2/`` spelling."""
+    if path.startswith("/v2.0/lbaas"):
+        return "/v2" + path[len("/v2.0"):]
+    return path
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,8 @@ class FaultRule:
         return (
             service == self.service
             and (self.method == "*" or self.method.upper() == method.upper())
-            and any(fnmatch.fnmatchcase(candidate, self.path) for candidate in path_spellings(path))
+            and (fnmatch.fnmatchcase(path, self.path)
+                 or fnmatch.fnmatchcase(octavia_canonical(path), octavia_canonical(self.path)))
         )
 
     @property

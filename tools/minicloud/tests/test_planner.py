@@ -157,6 +157,34 @@ def test_reconcile_backend_down_and_recovery():
     assert p.reconcile(no_monitor, Mode.parse("backend-down")) == {}
 
 
+def test_backend_down_rolls_up_to_pool_and_load_balancer():
+    def tree(a="ONLINE", b="ONLINE", pool_oper="ONLINE", lb_oper="ONLINE"):
+        nodes = [Node("loadbalancer", "lb", "ACTIVE", lb_oper),
+                 Node("listener", "li", "ACTIVE", "ONLINE", parent_id="lb", default_pool_id="po"),
+                 Node("pool", "po", "ACTIVE", pool_oper, parent_id="lb"),
+                 member("a", "ACTIVE", a, name="a"), member("b", "ACTIVE", b, name="b"), MONITOR]
+        return LbTree(nodes)
+
+    one_down = p.reconcile(tree(), Mode.parse("backend-down", members="a"))
+    assert statuses(one_down, "pools") == {"po": (None, "DEGRADED")}
+    assert statuses(one_down, "loadbalancers") == {"lb": (None, "DEGRADED")}
+    assert "listeners" not in one_down
+    all_down = p.reconcile(tree(), Mode.parse("backend-down"))
+    assert statuses(all_down, "pools") == {"po": (None, "ERROR")}
+    assert statuses(all_down, "loadbalancers") == {"lb": (None, "DEGRADED")}
+    recovered = p.reconcile(tree("ERROR", "ERROR", "ERROR", "DEGRADED"), Mode())
+    assert statuses(recovered, "members") == {"a": (None, "ONLINE"), "b": (None, "ONLINE")}
+    assert statuses(recovered, "pools") == {"po": (None, "ONLINE")}
+    assert statuses(recovered, "loadbalancers") == {"lb": (None, "ONLINE")}
+
+
+def test_pool_health_from_members():
+    assert p.pool_health([]) == "ONLINE"
+    assert p.pool_health(["ONLINE", "ONLINE"]) == "ONLINE"
+    assert p.pool_health(["ONLINE", "ERROR"]) == "DEGRADED"
+    assert p.pool_health(["ERROR", "ERROR"]) == "ERROR"
+
+
 def test_normal_mode_recovers_lost_members_only_when_lb_settled():
     lost = member("m1", "PENDING_CREATE", "OFFLINE")
     settled = make_tree([lost], lb="ACTIVE", pool="ACTIVE", listener="ACTIVE")

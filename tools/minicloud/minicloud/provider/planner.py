@@ -23,6 +23,7 @@ PENDING_DELETE = "PENDING_DELETE"
 PENDING_STATUSES = (PENDING_CREATE, PENDING_UPDATE, PENDING_DELETE)
 ONLINE = "ONLINE"
 OFFLINE = "OFFLINE"
+DEGRADED = "DEGRADED"
 NO_MONITOR = "NO_MONITOR"
 # Health checks settle after the monitor's delay, but never later than this (seconds).
 HEALTH_DELAY_CAP = 2.0
@@ -208,6 +209,7 @@ def _plan_delete(tree: LbTree, node: Node, mode: Mode) -> list[Step]:
 def settle_health(tree: LbTree, member_ids: tuple[str, ...], mode: Mode) -> dict:
     """Operating statuses after the first health check of these members."""
     update = StatusUpdate()
+    changed: dict[str, str] = {}
     for member_id in member_ids:
         member = tree.get(member_id)
         if member is None or member.provisioning_status != ACTIVE:
@@ -215,7 +217,39 @@ def settle_health(tree: LbTree, member_ids: tuple[str, ...], mode: Mode) -> dict
         wanted = member_operating_status(tree, member, mode, settled=True)
         if wanted != member.operating_status:
             update.set(member, operating=wanted)
+            changed[member.id] = wanted
+    roll_up_health(tree, changed, update)
     return update.to_dict()
+
+
+def pool_health(member_statuses: list[str]) -> str:
+    """A health-monitored pool's operating status from its members', as Octavia's health manager
+    reports it: ERROR when every member is down, DEGRADED when some are, ONLINE otherwise."""
+    down = sum(1 for status in member_statuses if status == ERROR)
+    if member_statuses and down == len(member_statuses):
+        return ERROR
+    return DEGRADED if down else ONLINE
+
+
+def roll_up_health(tree: LbTree, changed: dict[str, str], update: StatusUpdate) -> None:
+    """Carry member health changes up: pools (with a monitor) and the load balancer, which is
+    DEGRADED while any pool is DEGRADED or ERROR."""
+    if not changed:
+        return
+    pool_statuses = {}
+    for pool in tree.of_kind(POOL):
+        if tree.monitor_of(pool.id) is None or pool.provisioning_status != ACTIVE:
+            pool_statuses[pool.id] = pool.operating_status
+            continue
+        members = [changed.get(m.id, m.operating_status) for m in tree.children(pool, MEMBER)
+                   if m.provisioning_status == ACTIVE and m.admin_state_up]
+        wanted = pool_health(members)
+        pool_statuses[pool.id] = wanted
+        if wanted != pool.operating_status:
+            update.set(pool, operating=wanted)
+    lb_wanted = DEGRADED if any(s in (DEGRADED, ERROR) for s in pool_statuses.values()) else ONLINE
+    if lb_wanted != tree.lb.operating_status and tree.lb.provisioning_status == ACTIVE:
+        update.set(tree.lb, operating=lb_wanted)
 
 
 def reconcile(tree: LbTree, mode: Mode) -> dict:
@@ -226,15 +260,18 @@ def reconcile(tree: LbTree, mode: Mode) -> dict:
     under a load balancer that is no longer pending) finish provisioning.
     """
     update = StatusUpdate()
+    changed: dict[str, str] = {}
     for member in tree.of_kind(MEMBER):
         if member.provisioning_status == ACTIVE and member.operating_status in (ONLINE, ERROR):
             wanted = member_operating_status(tree, member, mode, settled=True)
             if wanted != member.operating_status:
                 update.set(member, operating=wanted)
+                changed[member.id] = wanted
         elif (
             mode.name == NORMAL
             and member.provisioning_status == PENDING_CREATE
             and tree.lb.provisioning_status not in PENDING_STATUSES
         ):
             update.set(member, ACTIVE, member_operating_status(tree, member, mode, settled=True))
+    roll_up_health(tree, changed, update)
     return update.to_dict()
