@@ -145,8 +145,12 @@ changelog-lint: venv ## antsibull-changelog lint (fragments and changelog.yaml)
 changelog-release: venv ## Release time only: fold fragments into changelog.yaml, render CHANGELOG.rst
 	$(VENV)/bin/antsibull-changelog release
 
-lint: venv dev-collection ## ansible-lint --profile production --offline
+lint: venv dev-collection ## ansible-lint --profile production --offline, and ansible-doc renders every module
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/ansible-lint --profile production --offline
+	@for module in $$(ls plugins/modules | sed -n 's/\.py$$//p'); do \
+	    ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/ansible-doc flightcontrol.openstack.$$module > /dev/null \
+	        || { echo "ansible-doc failed for $$module"; exit 1; }; \
+	    echo "ansible-doc flightcontrol.openstack.$$module: ok"; done
 
 sanity: collection ## ansible-test sanity (Python 3.12, newest ansible-core) on the built copy
 	cd $(COLLECTION_DIR) && PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(ANSIBLE_TEST_ENV) \
@@ -224,4 +228,4 @@ clean: minicloud-down ## Stop minicloud, remove build/ and tests/output/
 	rm -rf build tests/output
 
 distclean: clean ## clean + remove the virtualenvs and caches
-	rm -rf $(VENV) $(VENV311) .pytest_cache .hypothesis .ansible
+	rm -rf $(VENV) $(VENV311) $(VENVBENCH) .pytest_cache .hypothesis .ansible

@@ -58,7 +58,8 @@ options:
   api_timeout:
     description:
       - How long, in seconds, one HTTP request to an OpenStack API may take.
-      - When not set, 30 seconds, so that a hung connection cannot outlive the module's own I(timeout).
+      - When not set, 30 seconds. Either way a request never waits past the module's own deadline
+        (I(timeout) of a waiting module) by more than one second.
     type: int
   interface:
     description:
@@ -77,7 +78,9 @@ notes:
     file in /etc/ansible/openstack.yaml, /etc/openstack/clouds.yaml or ~/.config/openstack/clouds.yaml,
     then from standard environment variables, then finally by explicit parameters in plays.
   - Transient API faults (HTTP 429 honouring Retry-After, 502, 503, 504, connection errors) are retried
-    with jittered exponential backoff inside the module's deadline; an expired token is renewed once.
-    Other errors fail at once.
+    with jittered exponential backoff inside the module's deadline; an expired token is renewed once
+    (by keystoneauth). Other errors fail at once.
+  - When I(cloud) is a dict, values under keys that look secret (password, secret, token, key,
+    credential) are masked in the output, and the other connection options must not be given.
   - Every result carries C(api_calls), the number of HTTP requests the module sent (token requests included).
 '''

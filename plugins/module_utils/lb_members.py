@@ -14,6 +14,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import (
     DONE,
     FAILED,
@@ -25,7 +26,6 @@ OPERATING_STATUSES = ("ONLINE", "DRAINING", "OFFLINE", "DEGRADED", "ERROR", "NO_
 HEALTHY = "HEALTHY"
 PENDING_PREFIX = "PENDING_"
 
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 _DOTTED_RE = re.compile(r"^\d{1,3}(\.\d{1,3}){3}(:\d*)?$")
 
 
@@ -40,7 +40,7 @@ class Selector:
 
     def matches(self, member):
         if self.kind == "id":
-            return _norm_uuid(member.get("id")) == self.value
+            return normalize_uuid(member.get("id")) == self.value
         if self.kind == "name":
             return member.get("name") == self.value
         address = _norm_address(member.get("address"))
@@ -50,10 +50,6 @@ class Selector:
 
     def __repr__(self):
         return "Selector(%s=%r%s)" % (self.kind, self.value, "" if self.port is None else ":%d" % self.port)
-
-
-def _norm_uuid(value):
-    return str(value or "").replace("-", "").lower()
 
 
 def _norm_address(value):
@@ -75,8 +71,8 @@ def parse_selector(text):
     text = str(text).strip()
     if not text:
         raise ValueError("members: an entry is empty")
-    if _UUID_RE.match(text):
-        return Selector(original, "id", _norm_uuid(text))
+    if is_uuid(text):
+        return Selector(original, "id", normalize_uuid(text))
     # [v6]:port
     bracketed = re.match(r"^\[([^\]]+)\](?::(.*))?$", text)
     if bracketed:
@@ -219,9 +215,9 @@ def decide(observation, spec):
         waiting.append("load balancer %s is %s" % (label(lb), lb.get("provisioning_status")))
     if waiting:
         return Verdict(WAITING, "; ".join(waiting))
-    return Verdict(DONE, "all %d selected member(s) %s" % (
-        len(chosen) if spec.state == "present" else len(spec.selectors) or 0,
-        "are ready" if spec.state == "present" else "are gone"))
+    if spec.state == "present":
+        return Verdict(DONE, "%d member(s) ready" % len(chosen))
+    return Verdict(DONE, "the chosen members are gone" if spec.selectors else "the pool has no members left")
 
 
 def advice(observation, spec):

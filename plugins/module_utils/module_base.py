@@ -18,14 +18,17 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connect
     SDK_IMPORT_ERROR,
     OpenStackClient,
     ResolveError,
+    cloud_dict_problem,
     describe_fault,
     openstack_argument_spec,
     ksa_exceptions,
     sdk_exceptions,
     sdk_version_error,
+    secret_values,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.results import finish
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import Clock, DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
 
 
 class ModuleFailure(Exception):
@@ -45,11 +48,16 @@ class OpenStackModule:
         spec.update(self.argument_spec)
         self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
         self.params = self.ansible.params
+        # Secrets inside a ``cloud`` dict (a raw option) are masked like the no_log options.
+        self.ansible.no_log_values.update(secret_values(self.params.get("cloud")))
         self.clock = clock or Clock()
         self.started = self.clock.monotonic()
         self.client = None
 
     def connect(self):
+        problem = cloud_dict_problem(self.params)
+        if problem:
+            self.ansible.fail_json(msg=problem)
         if SDK_IMPORT_ERROR is not None:
             self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
         version_error = sdk_version_error()

@@ -10,11 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import ResolveError, is_not_found
-
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
 def _plain(resource):
@@ -32,9 +29,9 @@ class OctaviaService:
 
     def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
         """``get`` names the proxy's getter; ``list_by_name(name)`` lists the objects with that name."""
-        if _UUID_RE.match(name_or_id):
+        if is_uuid(name_or_id):
             try:
-                return _plain(self.client.call(lambda: getattr(self.lb_api, get)(name_or_id),
+                return _plain(self.client.call(lambda: getattr(self.lb_api, get)(normalize_uuid(name_or_id)),
                                                "GET %s %s" % (kind, name_or_id), deadline))
             except Exception as exc:  # pylint: disable=broad-except
                 if not is_not_found(exc):

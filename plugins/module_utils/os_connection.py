@@ -14,8 +14,8 @@ __metaclass__ = type
 
 import traceback
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import (
-    Clock,
     Fault,
     RetryPolicy,
     parse_retry_after,
@@ -34,15 +34,18 @@ except ImportError:
     requests = None
     SDK_IMPORT_ERROR = traceback.format_exc()
 
-try:
-    from importlib import metadata as importlib_metadata
-except ImportError:  # Python < 3.8
-    importlib_metadata = None
+from importlib import metadata as importlib_metadata
 
 MINIMUM_SDK_VERSION = "1.0.0"
 COLLECTION_NAME = "flightcontrol.openstack"
 COLLECTION_VERSION = "0.1.0"
 DEFAULT_REQUEST_TIMEOUT = 30
+# A request started at (or just before) the deadline still gets this long to answer.
+LAST_REQUEST_TIMEOUT = 1.0
+# Options that only apply when ``cloud`` names a cloud; a ``cloud`` dict carries its own.
+CONNECTION_OPTIONS = ("auth", "auth_type", "region_name", "validate_certs", "ca_cert", "client_cert", "client_key",
+                      "api_timeout")
+SECRET_KEY_WORDS = ("password", "secret", "token", "key", "credential")
 
 
 class ResolveError(Exception):
@@ -66,10 +69,35 @@ def openstack_argument_spec():
     )
 
 
+def cloud_dict_problem(params):
+    """Why the options cannot be used together, or None.  A ``cloud`` dict is a complete cloud
+    configuration, so the other connection options would be silently ignored (openstack.cloud refuses
+    this combination too)."""
+    if not isinstance(params.get("cloud"), dict):
+        return None
+    clashing = [name for name in CONNECTION_OPTIONS if params.get(name) is not None]
+    if clashing:
+        return ("cloud is a complete cloud configuration (a dict), so %s would be ignored: put them inside the "
+                "cloud dict, or name a cloud from clouds.yaml instead" % ", ".join(clashing))
+    return None
+
+
+def secret_values(value, key=""):
+    """The values under secret-looking keys of a (nested) ``cloud`` dict, to be masked in output."""
+    found = set()
+    if isinstance(value, dict):
+        for name, item in value.items():
+            found |= secret_values(item, str(name))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found |= secret_values(item, key)
+    elif value not in (None, "") and any(word in key.lower() for word in SECRET_KEY_WORDS):
+        found.add(str(value))
+    return found
+
+
 def sdk_version():
     """The installed openstacksdk version string, read from package metadata (never a submodule)."""
-    if importlib_metadata is None:
-        return getattr(openstack, "__version__", None)
     try:
         return importlib_metadata.version("openstacksdk")
     except importlib_metadata.PackageNotFoundError:
@@ -129,26 +157,35 @@ def is_not_found(exc):
     return sdk_exceptions is not None and isinstance(exc, sdk_exceptions.NotFoundException)
 
 
-class RequestCounter:
-    """Counts every HTTP request sent through a requests session, by method."""
+class RequestGuard:
+    """Sits at the HTTP transport: counts every request sent, and caps each request's timeout at the
+    time left before the caller's deadline, so a hung connection cannot outlive the module's wait."""
 
-    def __init__(self):
+    def __init__(self, clock):
+        self.clock = clock
         self.total = 0
-        self.by_method = {}
-
-    def record(self, method):
-        self.total += 1
-        self.by_method[method] = self.by_method.get(method, 0) + 1
+        self.deadline = None
 
     def attach(self, http_session):
         for adapter in set(http_session.adapters.values()):
-            adapter.send = self._counting(adapter.send)
+            adapter.send = self._guarded(adapter.send)
 
-    def _counting(self, send):
-        def counting_send(request, *args, **kwargs):
-            self.record(request.method)
+    def capped_timeout(self, timeout):
+        if self.deadline is None:
+            return timeout
+        cap = max(LAST_REQUEST_TIMEOUT, self.deadline - self.clock.monotonic())
+        if timeout is None:
+            return cap
+        if isinstance(timeout, tuple):
+            return tuple(cap if part is None else min(part, cap) for part in timeout)
+        return min(timeout, cap)
+
+    def _guarded(self, send):
+        def guarded_send(request, *args, **kwargs):
+            self.total += 1
+            kwargs["timeout"] = self.capped_timeout(kwargs.get("timeout"))
             return send(request, *args, **kwargs)
-        return counting_send
+        return guarded_send
 
 
 class OpenStackClient:
@@ -158,9 +195,9 @@ class OpenStackClient:
         self.params = params
         self.clock = clock or Clock()
         self.policy = policy or RetryPolicy(clock=self.clock)
-        self.counter = RequestCounter()
+        self.guard = RequestGuard(self.clock)
         self.conn = self._connect(params)
-        self.counter.attach(self.conn.session.session)
+        self.guard.attach(self.conn.session.session)
 
     @staticmethod
     def _connect(params):
@@ -188,8 +225,15 @@ class OpenStackClient:
 
     @property
     def api_calls(self):
-        return self.counter.total
+        return self.guard.total
 
     def call(self, func, what, deadline):
-        """Run one API call under the retry policy, never retrying past ``deadline``."""
-        return self.policy.call(func, describe_fault, deadline, reauth=self.conn.session.invalidate, what=what)
+        """Run one API call under the retry policy, never retrying (or waiting on a request) past ``deadline``.
+
+        No re-auth callback: keystoneauth already renews an expired token once when a request gets 401.
+        """
+        self.guard.deadline = deadline
+        try:
+            return self.policy.call(func, describe_fault, deadline, reauth=None, what=what)
+        finally:
+            self.guard.deadline = None

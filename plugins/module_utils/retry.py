@@ -21,22 +21,13 @@ import email.utils
 import random
 import time
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.clock import Clock
+
 TRANSIENT_STATUS = frozenset([429, 502, 503, 504])
 
 RETRY = "retry"
 REAUTH = "reauth"
 FATAL = "fatal"
-
-
-class Clock:
-    """Monotonic time and sleep; tests pass a fake with the same two methods."""
-
-    def monotonic(self):
-        return time.monotonic()
-
-    def sleep(self, seconds):
-        if seconds > 0:
-            time.sleep(seconds)
 
 
 class DeadlineExceeded(Exception):
@@ -79,13 +70,13 @@ def parse_retry_after(value, now_epoch=None):
     return max(0.0, when.timestamp() - now_epoch)
 
 
-def classify(fault, reauth_done):
-    """Decide what to do with a fault: RETRY, REAUTH or FATAL."""
+def classify(fault, can_reauth):
+    """Decide what to do with a fault: RETRY, REAUTH (only while ``can_reauth``) or FATAL."""
     if fault.connection_error:
         return RETRY
     if fault.status in TRANSIENT_STATUS:
         return RETRY
-    if fault.status == 401 and not reauth_done:
+    if fault.status == 401 and can_reauth:
         return REAUTH
     return FATAL
 
@@ -119,7 +110,8 @@ class RetryPolicy:
 
         ``describe_fault(exc)`` returns a ``Fault`` for exceptions worth looking at, or None for
         exceptions that are not API faults (they propagate unchanged).  ``deadline`` is a value of
-        ``clock.monotonic()``.  ``reauth()`` drops the cached token (called at most once).
+        ``clock.monotonic()``.  ``reauth()`` drops the cached token and is called at most once; pass
+        None when the client library already renews an expired token itself (keystoneauth does).
         Every retried fault is recorded in ``self.retried`` (status or "connection") for results.
         """
         attempt = 0
@@ -131,13 +123,12 @@ class RetryPolicy:
                 fault = describe_fault(exc)
                 if fault is None:
                     raise
-                decision = classify(fault, reauth_done)
+                decision = classify(fault, can_reauth=reauth is not None and not reauth_done)
                 if decision == FATAL:
                     raise
                 if decision == REAUTH:
                     reauth_done = True
-                    if reauth is not None:
-                        reauth()
+                    reauth()
                     continue
                 delay = self.backoff(attempt, fault.retry_after)
                 remaining = deadline - self.clock.monotonic()

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.clock import Clock
 
 DONE = "done"
 FAILED = "failed"
@@ -23,12 +23,11 @@ WAITING = "waiting"
 class Verdict:
     """The decision about one observation."""
 
-    def __init__(self, state, message="", details=None):
+    def __init__(self, state, message=""):
         if state not in (DONE, FAILED, WAITING):
             raise ValueError("unknown verdict state %r" % (state,))
         self.state = state
         self.message = message
-        self.details = details if details is not None else {}
 
     @property
     def finished(self):

@@ -24,7 +24,8 @@ description:
   - By default it then waits for the load balancer to be C(ACTIVE) again, because the next mutation
     would get HTTP 409 while it is C(PENDING_UPDATE).
   - Each poll makes one request listing all members of the pool and one reading the load balancer,
-    however many members there are.
+    however many members there are. The pool itself (its health monitor in particular) is read once,
+    when the wait starts.
   - The module changes nothing; it runs the same in check mode.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
@@ -129,7 +130,8 @@ members:
   description:
     - The chosen members as last seen (all members of the pool when I(members) was omitted).
     - For I(state=absent), the chosen members that still exist.
-  returned: always
+    - Null when no poll completed (the API kept failing until the deadline).
+  returned: when the pool was found
   type: list
   elements: dict
   contains:
@@ -177,13 +179,23 @@ members:
       ready: false
       waiting_for: provisioning_status is PENDING_CREATE
 missing:
-  description: The I(members) entries that matched no member at the last poll.
-  returned: always
+  description:
+    - For I(state=present), the I(members) entries that matched no member at the last poll.
+    - Null when no poll completed.
+  returned: when the pool was found
   type: list
   elements: str
   sample: ["10.6.0.24:6443"]
+not_seen_at_start:
+  description:
+    - The I(members) entries that matched no member at the first poll. With I(state=absent) the module
+      also warns about them, because a misspelt member is "gone" from the start.
+  returned: when the pool was found
+  type: list
+  elements: str
+  sample: []
 loadbalancer:
-  description: The load balancer as last seen.
+  description: The load balancer as last seen; null when no poll completed.
   returned: when the pool was found
   type: dict
   contains:
@@ -218,13 +230,13 @@ pool:
       type: str
 accepted_operating_status:
   description: The operating statuses accepted, after C(HEALTHY) was resolved for this pool; null for any.
-  returned: always
+  returned: when the pool was found
   type: list
   elements: str
   sample: [NO_MONITOR]
 polls:
-  description: How many times the members were listed.
-  returned: always
+  description: How many polls completed (one members list and one load balancer read each).
+  returned: when the pool was found
   type: int
   sample: 3
 elapsed:
@@ -237,6 +249,11 @@ api_calls:
   returned: always
   type: int
   sample: 8
+timed_out:
+  description: Whether the wait failed because I(timeout) passed (and not because of an C(ERROR)).
+  returned: when the wait ran and failed
+  type: bool
+  sample: true
 retried_faults:
   description: The transient faults that were retried (HTTP status, or C(connection)).
   returned: always
@@ -254,6 +271,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia_se
     OctaviaService,
     pool_loadbalancer_ids,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import is_not_found
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import wait_for
 
@@ -314,25 +332,37 @@ class LbMemberWait(OpenStackModule):
         except ValueError as exc:
             raise ModuleFailure(str(exc), pool=_pick(pool, POOL_FIELDS))
         spec = lb_members.WaitSpec(params["state"], selectors, accepted, params["wait_for_loadbalancer"])
-        last = {"observation": {"pool": pool, "loadbalancer": loadbalancer, "members": []}}
+        seen = Polls()
 
         def probe(probe_deadline):
-            observation = {
-                "pool": pool,
-                "members": octavia.list_members(pool["id"], probe_deadline),
-                "loadbalancer": octavia.get_loadbalancer(lb_id, probe_deadline),
-            }
-            last["observation"] = observation
+            try:
+                observation = {
+                    "pool": pool,
+                    "members": octavia.list_members(pool["id"], probe_deadline),
+                    "loadbalancer": octavia.get_loadbalancer(lb_id, probe_deadline),
+                }
+            except Exception as exc:  # pylint: disable=broad-except
+                if not is_not_found(exc):
+                    raise
+                raise ModuleFailure(
+                    "pool %s or its load balancer %s disappeared during the wait (HTTP 404: %s)" % (
+                        lb_members.label(pool), lb_id, exc), **self.result_data(seen, spec, pool))
+            seen.record(observation)
             return observation
 
         try:
             outcome = wait_for(probe, lambda obs, _elapsed: lb_members.decide(obs, spec),
                                params["timeout"], params["poll_interval"], clock=self.clock, start=self.started)
         except DeadlineExceeded as exc:
-            observation = last["observation"]
-            raise ModuleFailure("%s. Last seen: %s" % (exc, lb_members.decide(observation, spec).message),
-                                **self.result_data(observation, spec, polls=None))
-        data = self.result_data(outcome.observation, spec, outcome.polls)
+            if not seen.count:
+                raise ModuleFailure("%s. No poll of pool %s completed, so the members' states are unknown." % (
+                    exc, lb_members.label(pool)), **self.result_data(seen, spec, pool))
+            raise ModuleFailure("%s. At the last completed poll: %s" % (exc, lb_members.decide(seen.last, spec).message),
+                                **self.result_data(seen, spec, pool))
+        data = self.result_data(seen, spec, pool)
+        if spec.state == "absent" and data["not_seen_at_start"]:
+            self.ansible.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
+                              "wait proved nothing" % (", ".join(data["not_seen_at_start"]), lb_members.label(pool)))
         if outcome.succeeded:
             self.exit(msg=outcome.verdict.message, **data)
         self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, spec, outcome.elapsed,
@@ -340,16 +370,37 @@ class LbMemberWait(OpenStackModule):
                   timed_out=outcome.timed_out, **data)
 
     @staticmethod
-    def result_data(observation, spec, polls):
-        chosen, unmatched = lb_members.select(observation.get("members") or [], spec.selectors)
-        return dict(
-            members=[lb_members.member_view(m, spec) for m in chosen],
-            missing=[s.text for s in unmatched] if spec.state == "present" else [],
-            loadbalancer=_pick(observation.get("loadbalancer"), LB_FIELDS),
-            pool=_pick(observation.get("pool"), POOL_FIELDS),
+    def result_data(seen, spec, pool):
+        """The result fields; members, missing and loadbalancer are null when no poll completed."""
+        data = dict(
+            members=None, missing=None, loadbalancer=None, pool=_pick(pool, POOL_FIELDS), polls=seen.count,
+            not_seen_at_start=None,
             accepted_operating_status=sorted(spec.accepted) if spec.accepted is not None else None,
-            polls=polls,
         )
+        if seen.count:
+            chosen, unmatched = lb_members.select(seen.last["members"], spec.selectors)
+            data.update(
+                members=[lb_members.member_view(m, spec) for m in chosen],
+                missing=[s.text for s in unmatched] if spec.state == "present" else [],
+                loadbalancer=_pick(seen.last["loadbalancer"], LB_FIELDS),
+                not_seen_at_start=[s.text for s in lb_members.select(seen.first["members"], spec.selectors)[1]],
+            )
+        return data
+
+
+class Polls:
+    """The first and the last completed observation, and how many polls completed."""
+
+    def __init__(self):
+        self.first = None
+        self.last = None
+        self.count = 0
+
+    def record(self, observation):
+        if self.first is None:
+            self.first = observation
+        self.last = observation
+        self.count += 1
 
 
 def main():

@@ -84,8 +84,8 @@ def minicloud(tmp_path_factory):
         yield cloud
         return
     cloud = Minicloud(tmp_path_factory.mktemp("minicloud"))
-    # An offset keeps the test cloud clear of a minicloud a developer has running on the default ports.
-    cloud.cli("up", "--port-offset", os.environ.get("MINICLOUD_TEST_PORT_OFFSET", "300"))
+    # Free ports keep the test cloud clear of other clouds on this machine (a developer's, a parallel run).
+    cloud.cli("up", "--port-offset", "auto")
     try:
         yield cloud
     finally:

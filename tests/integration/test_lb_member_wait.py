@@ -1,10 +1,12 @@
 # -*- coding: utf-8 -*-
 """lb_member_wait end to end: real ansible-playbook, real Octavia API, minicloud's provider emulator."""
 
+import json
 import time
 import uuid
 
 import pytest
+import yaml
 
 MODULE = "flightcontrol.openstack.lb_member_wait"
 
@@ -44,6 +46,7 @@ def wait_lb_active(cloud, lb, timeout=30):
 
 
 def test_a_new_member_becomes_active(cloud, lb, run_module):
+    cloud.octavia("slow", delay=3)
     add_member(cloud, lb, "cp-new", "10.0.0.201")
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-new"],
                               "timeout": 60, "poll_interval": 0.5})
@@ -54,7 +57,8 @@ def test_a_new_member_becomes_active(cloud, lb, run_module):
     assert result["members"][0]["provisioning_status"] == "ACTIVE"
     assert result["members"][0]["ready"] is True
     assert result["loadbalancer"]["provisioning_status"] == "ACTIVE"
-    assert result["api_calls"] >= 3 and result["polls"] >= 1
+    assert result["polls"] >= 2, "the slow provider takes seconds: the first poll must have seen it pending"
+    assert result["api_calls"] >= 2 * result["polls"]
 
 
 def test_all_members_by_default_and_by_address(cloud, lb, run_module):
@@ -80,7 +84,7 @@ def test_lost_member_fails_at_the_timeout_although_the_lb_is_active(cloud, lb, r
     result = run.result
     assert result["failed"] is True
     assert result["timed_out"] is True
-    assert result["elapsed"] >= 6
+    assert 6 <= result["elapsed"] < 6 + 1 + 4
     msg = result["msg"]
     assert "cp-lost 10.0.0.202:6443" in msg
     assert "PENDING_CREATE" in msg
@@ -171,10 +175,43 @@ def test_faults_past_the_deadline_fail_with_the_reason(cloud, lb, run_module):
     cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 503)
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 4,
                               "poll_interval": 1})
-    assert run.result["failed"] is True
-    assert "HTTP 503" in run.result["msg"] and "deadline" in run.result["msg"]
-    assert run.result["elapsed"] < 4 + 31
+    result = run.result
+    assert result["failed"] is True
+    assert "HTTP 503" in result["msg"] and "until the deadline" in result["msg"]
+    assert "No poll of pool %s" % lb["pool"]["name"] in result["msg"]
+    assert result["members"] is None and result["polls"] == 0, "nothing was seen, so nothing is reported"
+    assert set(result["retried_faults"]) == {503}
+    assert 4 <= result["elapsed"] < 4 + 3
     assert "Traceback" not in run.output
+
+
+def test_dropped_connections_are_retried(cloud, lb, run_module):
+    cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", "drop", count=2)
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 60,
+                              "poll_interval": 1})
+    assert run.rc == 0, run.output
+    assert run.result["retried_faults"] == ["connection", "connection"]
+    assert len(run.result["members"]) == 3
+
+
+def test_cloud_as_a_dict_masks_its_secrets_and_refuses_clashing_options(cloud, lb, run_module):
+    config = yaml.safe_load(cloud.clouds_yaml.read_text())["clouds"]["minicloud"]
+    password = config["auth"]["password"]
+    run = run_module(MODULE, {"cloud": config, "pool": lb["pool"]["name"], "timeout": 30})
+    assert run.rc == 0, run.output
+    assert run.result["invocation"]["module_args"]["cloud"]["auth"]["password"] != password
+    assert password not in json.dumps(run.result["invocation"])
+    run = run_module(MODULE, {"cloud": config, "region_name": "RegionTwo", "pool": lb["pool"]["name"]})
+    assert run.result["failed"] is True
+    assert "region_name would be ignored" in run.result["msg"]
+
+
+def test_absent_warns_about_members_it_never_saw(cloud, lb, run_module):
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-typo"],
+                              "state": "absent", "timeout": 10})
+    assert run.rc == 0, run.output
+    assert run.result["not_seen_at_start"] == ["cp-typo"]
+    assert any("cp-typo" in w and "proved nothing" in w for w in run.result.get("warnings", []))
 
 
 @pytest.mark.parametrize("args,fragment", [

@@ -11,6 +11,8 @@ every member is ACTIVE, started right after the batch call.
 """
 
 import argparse
+import ipaddress
+import itertools
 import json
 import os
 import re
@@ -69,7 +71,7 @@ def run_playbook(play, venv_bin, cloud, workdir, collections):
                           capture_output=True, text=True, env=env, check=False)
     wall = time.monotonic() - started
     if proc.returncode != 0:
-        raise SystemExit("playbook failed:\n%s\n%s" % (proc.stdout[-3000:], proc.stderr[-3000:]))
+        raise SystemExit("playbook failed:\n%s\n%s" % (proc.stdout[-8000:], proc.stderr[-3000:]))
     return json.loads(result_file.read_text()), wall
 
 
@@ -86,10 +88,12 @@ def measure(cloud, n, tool, venv_bin, collections):
     cloud.set_octavia_mode("normal")
     if cloud.connect().load_balancer.find_load_balancer(name, ignore_missing=True):
         cloud.delete_lb(name)
-    created = cloud.create_lb(name, members=0, cidr="10.%d.0.0/22" % (100 + n % 100))
+    cidr = ipaddress.ip_network("10.%d.0.0/22" % (100 + n % 100))
+    created = cloud.create_lb(name, members=0, cidr=str(cidr))
     conn = cloud.connect()
     pool_id = created["pool"]["id"]
-    members = [{"name": "%s-member-%d" % (name, i), "address": "10.%d.%d.%d" % (100 + n % 100, i // 250, 10 + i % 250),
+    addresses = itertools.islice(cidr.hosts(), 20, None)  # leave the first hosts to the VIP and router
+    members = [{"name": "%s-member-%d" % (name, i), "address": str(next(addresses)),
                 "protocol_port": 6443, "subnet_id": created["subnet"]["id"]} for i in range(n)]
     cloud.set_octavia_mode("slow", delay=STEP_DELAY)
     conn.load_balancer.put("/lbaas/pools/%s/members" % pool_id, json={"members": members}).raise_for_status()
@@ -144,7 +148,7 @@ def main():
     parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"))
     parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
     args = parser.parse_args()
-    baseline_bin = Path(args.baseline_venv) / "bin"
+    baseline_bin = Path(args.baseline_venv).resolve() / "bin"
     cloud = Minicloud()
     started_here = not cloud.status().healthy
     if started_here:

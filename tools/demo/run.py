@@ -90,9 +90,10 @@ def main():
     conn = cloud.connect()
     lbapi = conn.load_balancer
     with tempfile.TemporaryDirectory() as tmp:
-        collections = Path(tmp)
-        (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
-        (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
+        collections = Path(os.environ.get("ANSIBLE_COLLECTIONS_PATH") or tmp)
+        if not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
+            (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
+            (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
         try:
             ok = story(cloud, lbapi, collections, rows)
         finally:

@@ -11,14 +11,22 @@ from minicloud.control import Minicloud, MinicloudError
 from minicloud.faults import DROP, FAULT_STATUSES, SERVICES
 from minicloud.provider.modes import MODES
 from minicloud.seed import SeedError
+from minicloud.settings import Settings, free_port_offset
 
 
 def _print_json(data) -> None:
     print(json.dumps(data, indent=2))
 
 
+def _port_offset(value: str) -> int | str:
+    return value if value == "auto" else int(value)
+
+
 def cmd_up(cloud: Minicloud, args) -> int:
-    status, summary = cloud.up(port_offset=args.port_offset, fresh=args.fresh, timeout=args.timeout)
+    offset = args.port_offset
+    if offset == "auto":  # a state folder keeps the offset it was first set up with
+        offset = 0 if Settings.load(cloud.state) else free_port_offset()
+    status, summary = cloud.up(port_offset=offset, fresh=args.fresh, timeout=args.timeout)
     print(summary)
     _print_status(status)
     return 0
@@ -124,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_parser_with(common))
 
     p = verbs.add_parser("up", help="start Keystone, Neutron, Octavia (idempotent)")
-    p.add_argument("--port-offset", type=int, default=0, help="add this to every port (5000, 9696, 9876)")
+    p.add_argument("--port-offset", type=_port_offset, default=0,
+                   help="add this to every port (5000, 9696, 9876); 'auto' picks a free one")
     p.add_argument("--fresh", action="store_true", help="reset all data to the freshly initialised state")
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the services")
     p.set_defaults(func=cmd_up)

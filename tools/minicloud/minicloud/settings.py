@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import socket
 from dataclasses import asdict, dataclass
 
 from minicloud.paths import StateDir
@@ -16,6 +18,26 @@ DEMO_USER = "demo"
 DEMO_ROLES = ("member", "load-balancer_member")
 ADMIN_USER = "admin"
 SERVICE_PROJECT = "service"
+
+
+def free_port_offset(rng: random.Random | None = None) -> int:
+    """A random port offset whose ports are all free on 127.0.0.1, below the ephemeral range,
+    so that several clouds (parallel test runs, say) can be up on one machine."""
+    rng = rng or random.Random()
+    for offset in rng.sample(range(5000, 22000, 7), 200):
+        sockets = []
+        try:
+            for port in DEFAULT_PORTS.values():
+                sock = socket.socket()
+                sockets.append(sock)
+                sock.bind((HOST, port + offset))
+            return offset
+        except OSError:
+            continue
+        finally:
+            for sock in sockets:
+                sock.close()
+    raise RuntimeError("no free ports for a minicloud on this machine")
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import random
-import socket
 import subprocess
 import sys
 import threading
@@ -21,27 +19,9 @@ from keystoneauth1 import exceptions as ks_exceptions  # noqa: E402
 from openstack import exceptions as sdk_exceptions  # noqa: E402
 
 from minicloud.control import Minicloud  # noqa: E402
-from minicloud.settings import DEFAULT_PORTS  # noqa: E402
+from minicloud.settings import free_port_offset  # noqa: E402
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port_offset() -> int:
-    """A random offset whose three ports are free (other test runs may be up on this machine)."""
-    for offset in random.sample(range(5000, 22000, 7), 200):  # ports below the ephemeral range
-        socks = []
-        try:
-            for port in DEFAULT_PORTS.values():
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port + offset))
-            return offset
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free ports")
 
 
 def wait_for(check, timeout=20.0, interval=0.2, what="condition"):
@@ -58,7 +38,7 @@ def wait_for(check, timeout=20.0, interval=0.2, what="condition"):
 @pytest.fixture(scope="session")
 def cloud(tmp_path_factory):
     cloud = Minicloud(tmp_path_factory.mktemp("minicloud") / "state")
-    cloud.up(port_offset=_free_port_offset())
+    cloud.up(port_offset=free_port_offset())
     yield cloud
     cloud.down()
 

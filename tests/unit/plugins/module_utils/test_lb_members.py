@@ -32,7 +32,8 @@ def spec(state="present", entries=None, accepted=None, wait_lb=True):
 # --- selectors -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text,kind,value,port", [
-    ("00000000-0000-0000-0000-000000000001", "id", "00000000000000000000000000000001", None),
+    ("00000000-0000-0000-0000-000000000001", "id", "00000000-0000-0000-0000-000000000001", None),
+    ("6F1C1F4E5D1B4A519C3E0B0B6C1E2F10", "id", "6f1c1f4e-5d1b-4a51-9c3e-0b0b6c1e2f10", None),
     ("cp-1", "name", "cp-1", None),
     ("k8s-clusterapi-cluster-default-prod-kubeapi-6443-prod-control-plane-x7k2p", "name",
      "k8s-clusterapi-cluster-default-prod-kubeapi-6443-prod-control-plane-x7k2p", None),

@@ -51,12 +51,12 @@ def scripted(*outcomes):
     (400, FATAL), (403, FATAL), (404, FATAL), (409, FATAL), (500, FATAL), (401, REAUTH),
 ])
 def test_classify_by_status(status, expected):
-    assert classify(Fault(status=status), reauth_done=False) == expected
+    assert classify(Fault(status=status), can_reauth=True) == expected
 
 
-def test_classify_second_401_is_fatal_and_connection_errors_retry():
-    assert classify(Fault(status=401), reauth_done=True) == FATAL
-    assert classify(Fault(connection_error=True), reauth_done=True) == RETRY
+def test_classify_401_without_reauth_is_fatal_and_connection_errors_retry():
+    assert classify(Fault(status=401), can_reauth=False) == FATAL
+    assert classify(Fault(connection_error=True), can_reauth=False) == RETRY
 
 
 def test_parse_retry_after_seconds_and_http_date():
@@ -119,8 +119,11 @@ def test_last_backoff_is_shortened_to_end_at_the_deadline():
 def test_backoff_grows_and_is_capped():
     policy = RetryPolicy(base_delay=1.0, max_delay=8.0, clock=FakeClock(), rng=random.Random(4))
     for attempt in range(10):
-        delay = policy.backoff(attempt)
-        assert 0 <= delay <= min(8.0, 2 ** attempt)
+        delays = [policy.backoff(attempt) for _draw in range(200)]
+        ceiling = min(8.0, 2 ** attempt)
+        assert all(0 <= d <= ceiling for d in delays)
+        # full jitter: spread over the whole range, so the mean is near half the ceiling
+        assert ceiling * 0.35 < sum(delays) / len(delays) < ceiling * 0.65
 
 
 def test_terminal_fault_raises_at_once():
@@ -144,6 +147,15 @@ def test_expired_token_gets_exactly_one_reauth():
     with pytest.raises(Boom):
         policy.call(func, describe, deadline=clock.now + 60, reauth=lambda: reauths.append(1))
     assert len(func.calls) == 2
+    assert reauths == [1, 1]
+
+
+def test_without_a_reauth_callback_401_is_terminal():
+    policy = RetryPolicy(clock=FakeClock())
+    func = scripted(Boom(401), "never")
+    with pytest.raises(Boom):
+        policy.call(func, describe, deadline=2000)
+    assert len(func.calls) == 1
 
 
 def test_exceptions_that_are_no_api_fault_propagate_untouched():
