@@ -129,7 +129,7 @@ class PlaybookRun:
 def run_module(minicloud, collections_path, tmp_path):
     """Run one module task in a real ansible-playbook and return its registered result."""
 
-    def run(module, args, check_mode=False, extra_tasks=""):
+    def run(module, args, check_mode=False, verbosity=0):
         result_file = tmp_path / ("result-%s.json" % uuid.uuid4().hex[:8])
         playbook = tmp_path / "play.yml"
         task = {module: args}
@@ -148,6 +148,8 @@ def run_module(minicloud, collections_path, tmp_path):
                "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)]
         if check_mode:
             cmd.append("--check")
+        if verbosity:
+            cmd.append("-" + "v" * verbosity)
         env = dict(os.environ,
                    ANSIBLE_COLLECTIONS_PATH=str(collections_path),
                    OS_CLIENT_CONFIG_FILE=str(minicloud.clouds_yaml),

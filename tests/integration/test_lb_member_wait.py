@@ -196,11 +196,16 @@ def test_dropped_connections_are_retried(cloud, lb, run_module):
 
 def test_cloud_as_a_dict_masks_its_secrets_and_refuses_clashing_options(cloud, lb, run_module):
     config = yaml.safe_load(cloud.clouds_yaml.read_text())["clouds"]["minicloud"]
-    password = config["auth"]["password"]
     run = run_module(MODULE, {"cloud": config, "pool": lb["pool"]["name"], "timeout": 30})
     assert run.rc == 0, run.output
-    assert run.result["invocation"]["module_args"]["cloud"]["auth"]["password"] != password
-    assert password not in json.dumps(run.result["invocation"])
+    sentinel = "Sentinel-Password-4711"
+    config["auth"]["password"] = sentinel
+    run = run_module(MODULE, {"cloud": config, "pool": lb["pool"]["name"], "timeout": 10}, verbosity=3)
+    assert run.result["failed"] is True
+    assert "401" in run.result["msg"], "a wrong password is a clear authentication error"
+    assert "Traceback" not in run.output
+    assert sentinel not in run.output, "the password inside the cloud dict leaked into the output"
+    assert sentinel not in json.dumps(run.result)
     run = run_module(MODULE, {"cloud": config, "region_name": "RegionTwo", "pool": lb["pool"]["name"]})
     assert run.result["failed"] is True
     assert "region_name would be ignored" in run.result["msg"]
