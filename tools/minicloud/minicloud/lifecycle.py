@@ -7,6 +7,7 @@ import json
 import shutil
 import socket
 import sqlite3
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -153,12 +154,12 @@ class Lifecycle:
             if cold:
                 kind = "cold"
                 self._stop_all()
-                self._initialize(services, timeout)
+                self._initialize(services, deadline)
             self._start_missing(services)
             try:
                 self._wait_ready(services, settings, deadline, bootstrap=cold)
             except BaseException:
-                self._stop_all()  # nothing half-started stays behind; the logs do
+                self._stop_all()  # a cloud that could not come up is stopped whole; the logs stay
                 raise
             elapsed = time.monotonic() - started
             status = self.status()
@@ -214,18 +215,32 @@ class Lifecycle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
 
-    def _initialize(self, services: list[Service], timeout: float) -> None:
-        """Run each service's offline initialisation in parallel processes."""
+    def _initialize(self, services: list[Service], deadline: float) -> None:
+        """Run each service's offline initialisation in parallel processes, all within ``deadline``;
+        none is left running when one fails or time runs out."""
         for service in services:
             for path in service.data_paths():
                 _remove(path)
         tasks = {s.name: processes.run_to_completion(self.state, f"{s.name}-init", "init", s.name) for s in services}
-        for name, proc in tasks.items():
-            if proc.wait(timeout=timeout) != 0:
-                raise MinicloudError(
-                    f"initialising {name} failed; end of {self.state.log(name + '-init')}:\n"
-                    + _log_tail(self.state, f"{name}-init")
-                )
+        try:
+            for name, proc in tasks.items():
+                try:
+                    code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    raise MinicloudError(
+                        f"initialising {name} did not finish in time; end of {self.state.log(name + '-init')}:\n"
+                        + _log_tail(self.state, f"{name}-init")
+                    ) from None
+                if code != 0:
+                    raise MinicloudError(
+                        f"initialising {name} failed; end of {self.state.log(name + '-init')}:\n"
+                        + _log_tail(self.state, f"{name}-init")
+                    )
+        finally:
+            for proc in tasks.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
 
     def _wait_http(self, service: Service, deadline: float) -> None:
         self._wait(service.name, lambda: _http_answers(service.url + "/", timeout=1), deadline)

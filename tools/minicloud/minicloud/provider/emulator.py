@@ -96,7 +96,7 @@ class Emulator:
     def _current_mode(self) -> modes.Mode:
         try:
             stat = self.mode_file.stat()
-            stamp = (stat.st_mtime_ns, stat.st_size)
+            stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)  # saves replace the file: a new inode
         except FileNotFoundError:
             stamp = None
         if stamp != self._mode_stamp:
