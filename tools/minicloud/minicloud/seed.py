@@ -19,7 +19,8 @@ class SeedError(RuntimeError):
     pass
 
 
-def _wait(description: str, check, timeout: float, interval: float = 0.2):
+def wait_until(description: str, check, timeout: float, interval: float = 0.2):
+    """Poll ``check()`` until it returns something truthy (returned), or raise SeedError at ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
@@ -68,7 +69,7 @@ def create_lb(conn, name: str, members: int = 0, monitor: bool = False, member_p
     subnet = ensure_subnet(conn, cidr)
 
     def settle(what: str):
-        return _wait(f"{what} of {name} (load balancer ACTIVE)", lambda: _lb_active(lbapi, lb.id), timeout)
+        return wait_until(f"{what} of {name} (load balancer ACTIVE)", lambda: _lb_active(lbapi, lb.id), timeout)
 
     lb = lbapi.create_load_balancer(name=name, vip_subnet_id=subnet.id)
     settle("load balancer")
@@ -100,7 +101,7 @@ def create_lb(conn, name: str, members: int = 0, monitor: bool = False, member_p
         stuck = [m.name for m in found if m.provisioning_status != "ACTIVE"]
         return found if len(found) == len(specs) and not stuck else None
 
-    found = [] if not specs else _wait(f"members of {name} to be ACTIVE", all_members_active, timeout)
+    found = [] if not specs else wait_until(f"members of {name} to be ACTIVE", all_members_active, timeout)
     by_name = {m.name: m for m in found}
     return {
         "loadbalancer": {"id": lb.id, "name": lb.name, "vip_address": lb.vip_address},
@@ -129,5 +130,5 @@ def delete_lb(conn, name: str, timeout: float = 60.0) -> str:
         except sdk_exceptions.NotFoundException:
             return True
 
-    _wait(f"load balancer {name} to be deleted", gone, timeout)
+    wait_until(f"load balancer {name} to be deleted", gone, timeout)
     return lb.id

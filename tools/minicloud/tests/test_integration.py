@@ -19,20 +19,14 @@ from keystoneauth1 import exceptions as ks_exceptions  # noqa: E402
 from openstack import exceptions as sdk_exceptions  # noqa: E402
 
 from minicloud.control import Minicloud  # noqa: E402
+from minicloud.seed import wait_until  # noqa: E402
 from minicloud.settings import free_port_offset  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
 
 def wait_for(check, timeout=20.0, interval=0.2, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
+    return wait_until(what, check, timeout, interval)
 
 
 @pytest.fixture(scope="session")

@@ -174,7 +174,8 @@ def observations(draw):
     count = draw(st.integers(min_value=0, max_value=6))
     members = [member(i, prov=draw(PROVISIONING), oper=draw(OPERATING)) for i in range(count)]
     lb = dict(LB_ACTIVE, provisioning_status=draw(PROVISIONING))
-    return obs(members, lb=lb)
+    pool = dict(POOL, provisioning_status=draw(PROVISIONING))
+    return obs(members, lb=lb, pool=pool)
 
 
 @settings(max_examples=300, deadline=None)
@@ -189,8 +190,8 @@ def test_present_is_never_done_on_a_guess(observation, picks, accepted, wait_lb)
         assert all(m["provisioning_status"] == "ACTIVE" for m in chosen)
         assert accepted is None or all(m["operating_status"] in accepted for m in chosen)
         assert not wait_lb or observation["loadbalancer"]["provisioning_status"] == "ACTIVE"
-    if any(m["provisioning_status"] == "ERROR" for m in chosen) or \
-            observation["loadbalancer"]["provisioning_status"] == "ERROR":
+    if any(m["provisioning_status"] == "ERROR" for m in chosen) or "ERROR" in (
+            observation["loadbalancer"]["provisioning_status"], observation["pool"]["provisioning_status"]):
         assert verdict.state == FAILED
 
 
