@@ -26,8 +26,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connect
     sdk_version_error,
     secret_values,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.results import finish
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.results import finish
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
 
 
