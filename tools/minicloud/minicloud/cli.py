@@ -96,6 +96,18 @@ def cmd_lb(cloud: Minicloud, args) -> int:
     return 0
 
 
+def cmd_server(cloud: Minicloud, args) -> int:
+    if args.server_action == "create":
+        names = [args.name] if args.count is None else [f"{args.name}-{i}" for i in range(1, args.count + 1)]
+        _print_json(cloud.create_servers(names, args.network, ports=args.ports,
+                                         port_security=not args.no_port_security))
+    elif args.server_action == "delete":
+        print(json.dumps({"deleted": cloud.delete_server(args.name), "name": args.name}))
+    else:
+        _print_json(cloud.list_servers())
+    return 0
+
+
 def _parser_with(common: argparse.ArgumentParser):
     """A parser class whose instances all inherit the options of ``common``."""
 
@@ -131,9 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--state-dir", default=argparse.SUPPRESS, help=STATE_DIR_HELP)
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_parser_with(common))
 
-    p = verbs.add_parser("up", help="start Keystone, Neutron, Octavia (idempotent)")
+    p = verbs.add_parser("up", help="start Keystone, Neutron, Octavia, nova-api (idempotent)")
     p.add_argument("--port-offset", type=_port_offset, default=0,
-                   help="add this to every port (5000, 9696, 9876); 'auto' picks a free one")
+                   help="add this to every port (5000, 9696, 9876, 8774); 'auto' picks a free one")
     p.add_argument("--fresh", action="store_true", help="reset all data to the freshly initialised state")
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the services")
     p.set_defaults(func=cmd_up)
@@ -187,6 +199,19 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("name")
     delete.add_argument("--timeout", type=float, default=60.0)
     p.set_defaults(func=cmd_lb)
+
+    p = verbs.add_parser("server", help="seed, remove or list servers (as the demo user)")
+    actions = p.add_subparsers(dest="server_action", required=True)
+    create = actions.add_parser("create", help="a booted server with real Neutron ports (device_id = server)")
+    create.add_argument("name")
+    create.add_argument("--network", required=True, help="network name (created with a subnet if missing)")
+    create.add_argument("--ports", type=int, default=1, help="ports per server (default 1)")
+    create.add_argument("--no-port-security", action="store_true", help="ports with port_security_enabled false")
+    create.add_argument("--count", type=int, help="create NAME-1 .. NAME-COUNT instead of NAME")
+    delete = actions.add_parser("delete", help="delete the server and its ports")
+    delete.add_argument("name")
+    actions.add_parser("list", help="servers with their ports and security groups")
+    p.set_defaults(func=cmd_server)
     return parser
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from minicloud import clouds, seed
+from minicloud import clouds, processes, seed
 from minicloud.faults import FaultRule
 from minicloud.lifecycle import CloudStatus, Lifecycle, MinicloudError
 from minicloud.paths import StateDir, resolve_state_dir
@@ -126,3 +126,27 @@ class Minicloud:
     def delete_lb(self, name: str, timeout: float = 60.0) -> str:
         """Cascade-delete load balancer ``name`` and wait until it is gone; returns its id."""
         return seed.delete_lb(self.connect(), name, timeout=timeout)
+
+    # -- servers -----------------------------------------------------------------------
+
+    def _internal(self):
+        """The demo user's connection for minicloud's own calls (not counted as client traffic)."""
+        self.connect()  # the clouds.yaml check
+        return clouds.connect(self.state, clouds.CLOUD, internal=True)
+
+    def _write_instances(self, payload: dict) -> dict:
+        return processes.run_seed(self.state, "nova", payload)
+
+    def create_servers(self, names: list[str], network: str, ports: int = 1, port_security: bool = True) -> list[dict]:
+        """Seed "booted" servers (as the demo user), each with ``ports`` real Neutron ports on
+        ``network`` (created with a subnet if missing); returns the servers with their ports."""
+        return seed.create_servers(self._internal(), names, network, ports=ports, port_security=port_security,
+                                   write_instances=self._write_instances)
+
+    def delete_server(self, name: str) -> str:
+        """Delete server ``name`` (name or id) and its ports; returns its id."""
+        admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
+        return seed.delete_server(self._internal(), admin, name, write_instances=self._write_instances)
+
+    def list_servers(self) -> list[dict]:
+        return seed.list_servers(self._internal())

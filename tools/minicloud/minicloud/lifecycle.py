@@ -181,14 +181,15 @@ class Lifecycle:
 
     def _wait_ready(self, services: list[Service], settings: Settings, deadline: float, bootstrap: bool) -> None:
         """Wait for every process; on a cold start also register users, catalog and seed data."""
-        keystone, neutron, octavia = services
+        keystone, neutron, octavia, nova = services
         self._wait_http(keystone, deadline)
         if bootstrap:
             admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
-            catalog = {s.service_type: (s.name, s.name, s.url) for s in (neutron, octavia)}
+            catalog = {s.service_type: (s.name, s.name, s.catalog_url) for s in (neutron, octavia, nova)}
             keystone_service.register(admin, settings, catalog)
         self._wait_http(neutron, deadline)
         self._wait_http(octavia, deadline)
+        self._wait_http(nova, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)
         if bootstrap:  # a new connection: the first one's token predates the catalog entries
             neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True))

@@ -131,3 +131,16 @@ def _signal_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
     except ProcessLookupError:
         pass
+
+
+def run_seed(state: StateDir, service: str, payload: dict, timeout: float = 120.0) -> dict:
+    """Run ``runner seed SERVICE`` with ``payload`` as JSON on stdin; return its JSON answer."""
+    state.logs.mkdir(parents=True, exist_ok=True)
+    with open(state.log(f"{service}-seed"), "ab") as log:
+        proc = subprocess.run(
+            runner_command("seed", service), input=json.dumps(payload).encode(), stdout=subprocess.PIPE,
+            stderr=log, env=runner_env(state), cwd=state.root, timeout=timeout, check=False,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"seeding {service} failed (exit {proc.returncode}); see {state.log(service + '-seed')}")
+    return json.loads(proc.stdout.decode().strip().splitlines()[-1])

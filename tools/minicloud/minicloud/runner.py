@@ -3,6 +3,7 @@
     python -m minicloud.runner init SERVICE     # initialise a service's data, then exit
     python -m minicloud.runner serve SERVICE    # serve a service's API (with the traffic middleware)
     python -m minicloud.runner agent octavia    # run octavia-driver-agent
+    python -m minicloud.runner seed SERVICE     # write seed data offline (JSON in on stdin, out on stdout)
 
 The state folder comes from ``$MINICLOUD_STATE_DIR``, which the launcher sets.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import json
 import os
 import signal
 import sys
@@ -27,7 +29,7 @@ from minicloud.wsgi import SerializedApp, bind
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m minicloud.runner")
-    parser.add_argument("action", choices=("init", "serve", "agent"))
+    parser.add_argument("action", choices=("init", "serve", "agent", "seed"))
     parser.add_argument("service")
     args = parser.parse_args(argv)
 
@@ -43,6 +45,8 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.action == "init":
         service.initialize()
+    elif args.action == "seed":
+        print(json.dumps(service.seed(json.load(sys.stdin))), flush=True)
     elif args.action == "agent":
         service.run_driver_agent()
     else:

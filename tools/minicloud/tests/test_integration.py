@@ -1,4 +1,4 @@
-"""Brings one minicloud up (real Keystone, Neutron, Octavia) and exercises it as the demo user."""
+"""Brings one minicloud up (real Keystone, Neutron, Octavia, nova-api) and exercises it as the demo user."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-REQUIRED = ("keystone", "neutron", "octavia", "octavia_lib", "openstack")
+REQUIRED = ("keystone", "neutron", "nova", "octavia", "octavia_lib", "openstack")
 if any(importlib.util.find_spec(name) is None for name in REQUIRED):
     pytest.skip("the OpenStack packages are not installed", allow_module_level=True)
 
@@ -264,6 +264,84 @@ def test_cli_status_and_mode(cloud):
     mode = run("octavia")
     assert json.loads(mode.stdout)["name"] == "normal"
     assert run("env").stdout.strip() == f"export OS_CLIENT_CONFIG_FILE={cloud.clouds_yaml}"
+
+
+@pytest.fixture(scope="session")
+def two_port_server(cloud):
+    return cloud.create_servers(["web-1"], "servers", ports=2)[0]
+
+
+def port_groups(conn, server_id):
+    return {p.id: set(p.security_group_ids) for p in conn.network.ports(device_id=server_id)}
+
+
+def test_seeded_server_is_listed_by_nova_with_real_ports(conn, two_port_server):
+    server = conn.compute.find_server("web-1")
+    assert server.id == two_port_server["id"] and server.status == "ACTIVE"
+    assert [s.name for s in conn.compute.servers(name="^web-1$")] == ["web-1"]
+    ports = list(conn.network.ports(device_id=server.id))
+    assert sorted(p.id for p in ports) == sorted(p["id"] for p in two_port_server["ports"])
+    assert {p.device_owner for p in ports} == {"compute:nova"}
+    # Nova's own view of the server's addresses comes from the seeded network info.
+    addresses = {a["addr"] for a in server.addresses["servers"]}
+    assert addresses == {p["ip_address"] for p in two_port_server["ports"]}
+
+
+def test_nova_security_group_actions_update_every_port(conn, two_port_server):
+    server_id = two_port_server["id"]
+    group = conn.network.create_security_group(name="nova-actions")
+    conn.compute.add_security_group_to_server(server_id, group)
+    assert all(group.id in groups for groups in port_groups(conn, server_id).values())
+    # A port that loses the group behind Nova's back: Nova's merged view still shows it.
+    first = two_port_server["ports"][0]["id"]
+    left = port_groups(conn, server_id)[first] - {group.id}
+    conn.network.update_port(first, security_groups=sorted(left))
+    assert "nova-actions" in {g["name"] for g in conn.compute.get_server(server_id).security_groups}
+    conn.compute.remove_security_group_from_server(server_id, group)
+    assert not any(group.id in groups for groups in port_groups(conn, server_id).values())
+    conn.network.delete_security_group(group.id)
+
+
+def test_port_without_port_security_refuses_groups(cloud, conn):
+    server = cloud.create_servers(["bare-1"], "servers", port_security=False)[0]
+    (port,) = list(conn.network.ports(device_id=server["id"]))
+    assert port.is_port_security_enabled is False and port.security_group_ids == []
+    group = conn.network.create_security_group(name="bare-test")
+    with pytest.raises(sdk_exceptions.BadRequestException, match="port_security_enabled"):
+        conn.compute.add_security_group_to_server(server["id"], group)
+    cloud.delete_server("bare-1")
+    assert conn.compute.find_server("bare-1", ignore_missing=True) is None
+    assert list(conn.network.ports(device_id=server["id"])) == []
+
+
+def test_compute_faults_and_counts(cloud, conn, two_port_server):
+    cloud.request_counts(service="compute", reset=True)
+    cloud.add_fault("compute", method="GET", path="/v2.1/servers/detail", status=503, count=1)
+    try:
+        assert conn.compute.get("/servers/detail", raise_exc=False).status_code == 503
+        assert conn.compute.get("/servers/detail", raise_exc=False).status_code == 200
+    finally:
+        cloud.clear_faults()
+    assert cloud.request_counts(service="compute")["requests"]["compute"]["GET"]["/v2.1/servers/detail"] == 2
+
+
+def test_cli_server_verbs(cloud, conn):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "minicloud", "--state-dir", str(cloud.state_dir), *args],
+                              capture_output=True, text=True, timeout=120)
+
+    created = run("server", "create", "cli", "--network", "servers", "--count", "2")
+    assert created.returncode == 0, created.stderr
+    assert [s["name"] for s in json.loads(created.stdout)] == ["cli-1", "cli-2"]
+    again = run("server", "create", "cli-1", "--network", "servers")
+    assert again.returncode == 1 and "exist already" in again.stderr
+    listed = {s["name"]: s for s in json.loads(run("server", "list").stdout)}
+    assert len(listed["cli-2"]["ports"]) == 1 and listed["cli-2"]["ports"][0]["port_security_enabled"]
+    assert run("server", "delete", "cli-1").returncode == 0
+    assert run("server", "delete", "cli-2").returncode == 0
+    assert not {"cli-1", "cli-2"} & {s["name"] for s in json.loads(run("server", "list").stdout)}
+    missing = run("server", "delete", "cli-1")
+    assert missing.returncode == 1 and "no server named 'cli-1'" in missing.stderr
 
 
 def test_restart_finishes_what_was_in_flight(cloud, conn, plain_lb, normal_mode):

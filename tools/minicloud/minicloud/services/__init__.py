@@ -43,6 +43,11 @@ class Service:
     def url(self) -> str:
         return self.settings.url(self.service_type)
 
+    @property
+    def catalog_url(self) -> str:
+        """The endpoint registered in Keystone's catalog."""
+        return self.url
+
     def write_config(self) -> None:
         raise NotImplementedError
 
@@ -58,6 +63,10 @@ class Service:
         """Files and folders holding the service's data."""
         return [self.database]
 
+    def seed(self, payload: dict) -> dict:
+        """Write seed data offline (``python -m minicloud.runner seed NAME``, JSON on stdin)."""
+        raise NotImplementedError(f"{self.name} has no offline seeding")
+
     def started(self) -> None:
         """Hook run in the serving process once the application is built."""
 
@@ -65,9 +74,10 @@ class Service:
 def all_services(state: StateDir, settings: Settings) -> list[Service]:
     from minicloud.services.keystone import Keystone
     from minicloud.services.neutron import Neutron
+    from minicloud.services.nova import Nova
     from minicloud.services.octavia import Octavia
 
-    return [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings)]
+    return [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings), Nova(state, settings)]
 
 
 def get_service(name: str, state: StateDir, settings: Settings) -> Service:
