@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Integration tests: real ``ansible-playbook`` runs against minicloud (real Keystone, Neutron, Octavia).
+"""Integration tests: real ``ansible-playbook`` runs against minicloud (real Keystone, Neutron, Octavia, Nova).
 
 One minicloud serves the whole session.  Set MINICLOUD_STATE_DIR to reuse a cloud that is already up
 (it is then left running); otherwise the fixture starts one in a temporary folder and stops it.
@@ -49,7 +49,9 @@ class Minicloud:
         self.cli(*args)
 
     def fault(self, service, path, status, method="GET", count=None, retry_after=None, delay=None):
-        args = ["fault", "add", "--service", service, "--method", method, "--path", path, "--status", status]
+        args = ["fault", "add", "--service", service, "--method", method, "--path", path]
+        if status is not None:
+            args += ["--status", status]
         if count is not None:
             args += ["--count", count]
         if retry_after is not None:
@@ -68,6 +70,18 @@ class Minicloud:
         if reset:
             args.append("--reset")
         return json.loads(self.cli(*args).stdout or "{}")
+
+    def server(self, name, network="servers", ports=1, port_security=True):
+        """Seed a server with real Neutron ports; returns it with its ports."""
+        args = ["server", "create", name, "--network", network, "--ports", ports]
+        if not port_security:
+            args.append("--no-port-security")
+        return self.json(*args)[0]
+
+    def writes(self, service="network"):
+        """Requests other than GET a client made to ``service`` since the last reset."""
+        counts = self.requests(service=service).get("requests", {}).get(service, {})
+        return dict((method, paths) for method, paths in counts.items() if method not in ("GET", "HEAD"))
 
     def sdk(self):
         """An openstacksdk connection as the cloud's normal project user."""
@@ -129,7 +143,7 @@ class PlaybookRun:
 def run_module(minicloud, collections_path, tmp_path):
     """Run one module task in a real ansible-playbook and return its registered result."""
 
-    def run(module, args, check_mode=False, verbosity=0):
+    def run(module, args, check_mode=False, verbosity=0, diff=False):
         result_file = tmp_path / ("result-%s.json" % uuid.uuid4().hex[:8])
         playbook = tmp_path / "play.yml"
         task = {module: args}
@@ -148,6 +162,8 @@ def run_module(minicloud, collections_path, tmp_path):
                "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)]
         if check_mode:
             cmd.append("--check")
+        if diff:
+            cmd.append("--diff")
         if verbosity:
             cmd.append("-" + "v" * verbosity)
         env = dict(os.environ,

@@ -26,6 +26,7 @@ from minicloud.settings import HOST, Settings
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"
 LOG_TAIL_LINES = 40
+PORT_SETTLE_SECONDS = 5.0
 
 
 class MinicloudError(RuntimeError):
@@ -168,6 +169,10 @@ class Lifecycle:
 
     def _start_missing(self, services: list[Service]) -> None:
         missing = [s for s in services if processes.find(self.state, s.name) is None]
+        # Right after a down, the kernel may hold a port for a moment longer: give it a few seconds.
+        settle = time.monotonic() + PORT_SETTLE_SECONDS
+        while any(not _port_free(s.port) for s in missing) and time.monotonic() < settle:
+            time.sleep(0.2)
         taken = [f"{s.port} ({s.name})" for s in missing if not _port_free(s.port)]
         if taken:
             raise MinicloudError(

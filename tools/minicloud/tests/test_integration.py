@@ -302,6 +302,21 @@ def test_nova_security_group_actions_update_every_port(conn, two_port_server):
     conn.network.delete_security_group(group.id)
 
 
+def test_port_update_honours_if_match(conn, two_port_server):
+    """Neutron's revisions plugin is loaded: an update with a stale If-Match revision gets 412, with the
+    current one 200. (Neutron checks If-Match only when the update really changes the port.)"""
+    port = conn.network.get_port(two_port_server["ports"][1]["id"])
+    body = {"port": {"security_groups": []}}
+    stale = conn.network.put(f"/ports/{port.id}", json=body, raise_exc=False,
+                             headers={"If-Match": f"revision_number={port.revision_number - 1}"})
+    assert stale.status_code == 412
+    assert conn.network.get_port(port.id).security_group_ids == port.security_group_ids
+    current = conn.network.put(f"/ports/{port.id}", json=body, raise_exc=False,
+                               headers={"If-Match": f"revision_number={port.revision_number}"})
+    assert current.status_code == 200
+    conn.network.update_port(port.id, security_groups=port.security_group_ids)
+
+
 def test_port_without_port_security_refuses_groups(cloud, conn):
     server = cloud.create_servers(["bare-1"], "servers", port_security=False)[0]
     (port,) = list(conn.network.ports(device_id=server["id"]))

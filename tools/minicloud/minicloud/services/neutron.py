@@ -33,7 +33,7 @@ class Neutron(Service):
         self.config_file.write_text(f"""[DEFAULT]
 debug = False
 core_plugin = ml2
-service_plugins = router
+service_plugins = router,revisions
 auth_strategy = keystone
 allow_overlapping_ips = True
 transport_url = fake://

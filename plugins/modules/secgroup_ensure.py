@@ -1,0 +1,528 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: secgroup_ensure
+short_description: Keep a security group's rules and its membership on every port of chosen servers correct
+version_added: 0.1.0
+description:
+  - Ensures that a Neutron security group exists, has a set of rules, and is on every port of the chosen
+    servers. Made to repair what Neutron loses (pod-CIDR rules never applied and nodes whose group
+    vanished from a port), so it can run again and again (from a playbook or a schedule).
+  - Membership is checked on each Neutron port, not on Nova's server view. Nova's C(security_groups) of a
+    server is the union over its ports, so a server with two ports where one lacks the group looks fine
+    there; this module fixes the port.
+  - Rules are matched the way Neutron detects duplicates. A protocol name equals its number (C(tcp) is
+    C(6); for IPv6 C(icmp) is C(ipv6-icmp)), C(0.0.0.0/0) and C(::/0) equal no prefix, a port range of
+    1-65535 equals no range, and the description is not compared. Remote prefixes are compared in network
+    form (C(10.0.0.5/8) is C(10.0.0.0/8)).
+  - Concurrency-safe. A rule create answered with HTTP 409 C(SecurityGroupRuleExists) means someone else
+    created it meanwhile, which is success. A port update sends C(If-Match) with the port's revision
+    number; when Neutron answers 412 (the port changed meanwhile) the port is read again and the change
+    recomputed, so a concurrent change to the port's groups is never overwritten.
+  - Cost. One request finds the group with its rules, one lists the servers (plus Nova's pagination),
+    one lists the ports of up to 150 servers, and one write per real change. Nothing is read per server.
+  - All input is checked, and every server, port and group is looked up, before the first write. A
+    malformed CIDR, a rule Neutron would reject, a server that does not exist, or (unless
+    I(skip_ports_without_port_security)) a port without port security fails the task with no write made.
+author:
+  - flightcontrol.openstack maintainers (@flightcontrol)
+options:
+  security_group:
+    description:
+      - Name or id of the security group.
+    type: str
+    required: true
+  description:
+    description:
+      - Description of the group when it is created. An existing group's description is left alone.
+    type: str
+  create:
+    description:
+      - Create the group when it does not exist (I(state=present)). With C(false) a missing group fails the
+        task.
+      - A group Neutron creates comes with its default rules (usually egress to anywhere, IPv4 and IPv6);
+        with I(exclusive) those are removed unless they are in I(rules).
+    type: bool
+    default: true
+  pod_cidr:
+    description:
+      - The shortcut for pod networks. For each CIDR, ingress C(tcp), C(udp) and C(icmp) (C(ipv6-icmp)
+        for an IPv6 CIDR) from that CIDR, with the ethertype of the CIDR's family.
+    type: list
+    elements: str
+  rules:
+    description:
+      - Explicit rules, in addition to those of I(pod_cidr).
+    type: list
+    elements: dict
+    suboptions:
+      direction:
+        description: Direction of traffic.
+        type: str
+        choices: [ingress, egress]
+        default: ingress
+      ethertype:
+        description:
+          - C(IPv4) or C(IPv6). When omitted, the family of I(remote_ip_prefix), else C(IPv4).
+        type: str
+        choices: [IPv4, IPv6]
+      protocol:
+        description:
+          - Protocol name (C(tcp), C(udp), C(icmp), C(ipv6-icmp), C(vrrp), ...) or number 0-255. C(any) or
+            omitted means any protocol.
+        type: str
+      port_range_min:
+        description: First port (tcp, udp, dccp, sctp) or ICMP type.
+        type: int
+      port_range_max:
+        description: Last port (tcp, udp, dccp, sctp) or ICMP code.
+        type: int
+      port:
+        description: One port; short for equal I(port_range_min) and I(port_range_max).
+        type: int
+      remote_ip_prefix:
+        description: Source (ingress) or destination (egress) CIDR.
+        type: str
+      remote_group:
+        description:
+          - Name or id of the security group the traffic comes from (or goes to). Not with
+            I(remote_ip_prefix).
+        type: str
+      description:
+        description: Description of the rule when it is created (not compared).
+        type: str
+  exclusive:
+    description:
+      - Remove the group's rules that are not in I(pod_cidr) or I(rules). Only this group is touched.
+      - Only with I(state=present).
+    type: bool
+    default: false
+  servers:
+    description:
+      - Servers whose every port must carry the group (I(state=present)) or not (I(state=absent)).
+      - Each entry is a server id, a server name, or a glob pattern on names (C(prod-node-*)). A name or id
+        that matches no server fails the task before any write; a pattern may match none.
+    type: list
+    elements: str
+  skip_ports_without_port_security:
+    description:
+      - A port with C(port_security_enabled) false cannot carry security groups. By default such a port
+        fails the task (before any write). With C(true) it is reported in RV(ports_skipped) and left alone.
+    type: bool
+    default: false
+  state:
+    description:
+      - C(present) ensures the group, its rules and the memberships.
+      - C(absent) removes the listed rules from the group and the group from the listed servers' ports.
+        The group itself is not deleted. A group that does not exist has nothing to remove.
+    type: str
+    choices: [present, absent]
+    default: present
+  timeout:
+    description:
+      - Seconds the whole task may take, retries of transient API faults included.
+    type: int
+    default: 300
+extends_documentation_fragment:
+  - flightcontrol.openstack.openstack_auth
+attributes:
+  check_mode:
+    support: full
+    description: Reads everything and reports what would change; makes no write request at all.
+  diff_mode:
+    support: full
+    description: Shows the group's rules and the ports' security groups before and after.
+'''
+
+EXAMPLES = r'''
+- name: Pod network open inside the cluster, on every node's ports
+  flightcontrol.openstack.secgroup_ensure:
+    cloud: production
+    security_group: kubernikus-prod
+    description: Kubernetes nodes of cluster prod
+    pod_cidr: 198.19.0.0/16
+    servers:
+      - prod-node-*
+
+- name: Dual-stack pods, an API rule, and nothing else in the group
+  flightcontrol.openstack.secgroup_ensure:
+    cloud: production
+    security_group: kubernikus-prod
+    pod_cidr: [198.19.0.0/16, "fd00:10::/56"]
+    rules:
+      - protocol: tcp
+        port: 6443
+        remote_ip_prefix: 10.180.0.0/16
+      - direction: egress
+      - direction: egress
+        ethertype: IPv6
+    exclusive: true
+
+- name: Take the group off a server that leaves the cluster
+  flightcontrol.openstack.secgroup_ensure:
+    cloud: production
+    security_group: kubernikus-prod
+    servers: [prod-node-7]
+    state: absent
+
+- name: Report what would be repaired
+  flightcontrol.openstack.secgroup_ensure:
+    cloud: production
+    security_group: kubernikus-prod
+    pod_cidr: 198.19.0.0/16
+    servers: [prod-node-*]
+    skip_ports_without_port_security: true
+  check_mode: true
+  register: drift
+
+- name: Show the ports that lacked the group
+  ansible.builtin.debug:
+    msg: "{{ drift.ports_updated | map(attribute='port') | list }}"
+'''
+
+RETURN = r'''
+security_group:
+  description: The group (null in check mode when it would be created).
+  returned: always
+  type: dict
+  contains:
+    id:
+      description: Group id (null when it would be created in check mode).
+      type: str
+    name:
+      description: Group name.
+      type: str
+    created:
+      description: Whether this run created (or in check mode would create) the group.
+      type: bool
+rules_created:
+  description: Rules created (or that would be created), with Neutron's field names.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - direction: ingress
+      ethertype: IPv4
+      protocol: tcp
+      port_range_min: null
+      port_range_max: null
+      remote_ip_prefix: 198.19.0.0/16
+      remote_group_id: null
+      remote_address_group_id: null
+      description: null
+      id: 0b8a1f0e-2c7d-4d4b-9a53-3e1f2b7c9d10
+rules_deleted:
+  description: Rules deleted (or that would be deleted).
+  returned: always
+  type: list
+  elements: dict
+rules_unchanged:
+  description: Wanted rules that were already there (including those another client created meanwhile).
+  returned: always
+  type: list
+  elements: dict
+ports_updated:
+  description: Ports whose security groups changed (or would change).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    server:
+      description: Server name.
+      type: str
+    server_id:
+      description: Server id.
+      type: str
+    port:
+      description: Port id.
+      type: str
+    port_name:
+      description: Port name.
+      type: str
+    before:
+      description: Security group ids of the port before.
+      type: list
+      elements: str
+    after:
+      description: Security group ids of the port after.
+      type: list
+      elements: str
+    attempts:
+      description: Update requests sent (more than one when the port changed concurrently, HTTP 412).
+      type: int
+ports_skipped:
+  description: Ports left alone, each with the reason (a port without port security).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - server: prod-node-3
+      server_id: 8e0c3f0b-51f4-4c1e-8f3c-1d2f3a4b5c6d
+      port: 5b1d0a2e-6f7c-4e8d-9a0b-1c2d3e4f5a6b
+      port_name: prod-node-3-port-1
+      reason: port security is disabled on this port (port_security_enabled false), so it cannot carry security groups
+servers:
+  description: The servers chosen by I(servers), with the number of their ports.
+  returned: always
+  type: list
+  elements: dict
+servers_without_ports:
+  description: Chosen servers that have no Neutron port at all.
+  returned: always
+  type: list
+  elements: str
+conflicts:
+  description:
+    - Concurrent changes met and resolved, each C(rule_exists) (a create answered 409
+      SecurityGroupRuleExists) or C(port_changed) (an update answered 412, the port was read again).
+  returned: always
+  type: list
+  elements: dict
+elapsed:
+  description: Seconds the task took.
+  returned: always
+  type: float
+api_calls:
+  description: HTTP requests made to OpenStack (authentication included).
+  returned: always
+  type: int
+retried_faults:
+  description: Transient faults that were retried (HTTP status or C(connection)).
+  returned: always
+  type: list
+  elements: raw
+'''
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils import secgroup_rules as sr
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import ModuleFailure, OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import (
+    NetworkService,
+    error_message,
+    http_status,
+)
+
+PORT_UPDATE_ATTEMPTS = 5
+RULE_OPTIONS = dict(
+    direction=dict(type="str", choices=["ingress", "egress"], default="ingress"),
+    ethertype=dict(type="str", choices=["IPv4", "IPv6"]),
+    protocol=dict(type="str"),
+    port_range_min=dict(type="int"),
+    port_range_max=dict(type="int"),
+    port=dict(type="int"),
+    remote_ip_prefix=dict(type="str"),
+    remote_group=dict(type="str"),
+    description=dict(type="str"),
+)
+
+
+class SecgroupEnsure(OpenStackModule):
+    argument_spec = dict(
+        security_group=dict(type="str", required=True),
+        description=dict(type="str"),
+        create=dict(type="bool", default=True),
+        pod_cidr=dict(type="list", elements="str"),
+        rules=dict(type="list", elements="dict", options=RULE_OPTIONS),
+        exclusive=dict(type="bool", default=False),
+        servers=dict(type="list", elements="str"),
+        skip_ports_without_port_security=dict(type="bool", default=False),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        timeout=dict(type="int", default=300),
+    )
+
+    def validate(self):
+        """Check all input before any request; returns the wanted rules (remote group names unresolved)."""
+        params = self.params
+        if params["timeout"] < 0:
+            raise ModuleFailure("timeout must be zero or more seconds, got %s" % params["timeout"])
+        if params["exclusive"] and params["state"] == "absent":
+            raise ModuleFailure("exclusive applies to state=present only")
+        if params["servers"] is not None and not params["servers"]:
+            raise ModuleFailure("servers is an empty list; omit it to leave memberships alone")
+        try:
+            wanted = sr.pod_cidr_rules(params["pod_cidr"] or [])
+        except sr.RuleError as exc:
+            raise ModuleFailure(str(exc))
+        names = set()
+        for index, spec in enumerate(params["rules"] or []):
+            group = spec.get("remote_group")
+            if group and not is_uuid(group):
+                names.add(group)
+            try:  # with every name resolvable, to check everything else now
+                sr.normalize_rule(spec, dict((n, "00000000-0000-0000-0000-000000000000") for n in names))
+            except sr.RuleError as exc:
+                raise ModuleFailure("rules[%d]: %s" % (index, exc))
+        return wanted, names
+
+    def resolve_rules(self, wanted, group_ids):
+        rules = list(wanted)
+        for index, spec in enumerate(self.params["rules"] or []):
+            try:
+                rules.append(sr.normalize_rule(spec, group_ids))
+            except sr.RuleError as exc:
+                raise ModuleFailure("rules[%d]: %s" % (index, exc))
+        return sr.dedupe(rules)
+
+    def run(self):
+        wanted, remote_names = self.validate()
+        params = self.params
+        state = params["state"]
+        deadline = self.started + params["timeout"]
+        check = self.ansible.check_mode
+        self.connect()
+        api = NetworkService(self.client)
+        ref = params["security_group"]
+
+        group = api.find_group(ref, deadline, is_id=is_uuid(ref))
+        if group is None and state == "present" and (not params["create"] or is_uuid(ref)):
+            raise ModuleFailure("security group %s not found%s" % (
+                ref, " (an id cannot be created; give a name)" if is_uuid(ref) and params["create"]
+                else " and create is false"))
+        group_id = group["id"] if group else None
+        name = group["name"] if group else ref
+
+        group_ids = {}
+        if remote_names:
+            group_ids = api.group_ids_by_name(sorted(n for n in remote_names if n != name), deadline)
+        if name in remote_names:
+            group_ids[name] = group_id or sr.NEW_GROUP
+        unknown = sorted(remote_names - set(group_ids))
+        if unknown:
+            raise ModuleFailure("remote_group %s: no security group with that name" % ", ".join(unknown))
+        rules = self.resolve_rules(wanted, group_ids)
+
+        # Servers and ports: everything is read before the first write.
+        chosen, changes, skipped, portless = [], [], [], []
+        if params["servers"]:
+            servers = api.list_servers(deadline)
+            try:
+                chosen, missing = sr.select_servers(servers, params["servers"])
+            except sr.RuleError as exc:
+                raise ModuleFailure(str(exc))
+            if missing:
+                raise ModuleFailure("server(s) %s not found (looked up by id and by name among %d servers of "
+                                    "this project); nothing was changed" % (", ".join(missing), len(servers)))
+            if chosen and not (group_id is None and state == "absent"):  # no group: nothing to take off
+                ports = api.list_ports([s["id"] for s in chosen], deadline)
+                changes, skipped, portless = sr.plan_ports(chosen, ports, group_id or sr.NEW_GROUP, state)
+            if skipped and not params["skip_ports_without_port_security"] and state == "present":
+                raise ModuleFailure(
+                    "%d port(s) cannot carry security group %s because port security is disabled on them: %s; "
+                    "nothing was changed (set skip_ports_without_port_security to leave them alone)" % (
+                        len(skipped), name, ", ".join("%s (server %s)" % (s["port"], s["server"]) for s in skipped)),
+                    ports_skipped=skipped)
+
+        existing = [sr.rule_from_neutron(r) for r in (group or {}).get("security_group_rules") or []]
+        plan = sr.plan_rules(rules, existing, state, params["exclusive"]) if group or state == "present" \
+            else sr.RulePlan([], [], [])
+        created_group = group is None and state == "present"
+        before = self.snapshot(existing, changes, "before")
+
+        result = dict(conflicts=[], servers=[dict(id=s["id"], name=s.get("name")) for s in chosen],
+                      servers_without_ports=[s.get("name") or s["id"] for s in portless], ports_skipped=skipped)
+        if check:
+            after_rules = [r for r in existing if r.key not in set(d.key for d in plan.delete)] + plan.create
+            self.finish(result, group_id, name, created_group, plan.create, plan.delete, plan.present,
+                        [c.view() for c in changes], before, self.snapshot(after_rules, changes, "after"))
+            return
+
+        if created_group:
+            group = api.create_group(name, params["description"], deadline)
+            group_id = group["id"]
+            existing = [sr.rule_from_neutron(r) for r in group.get("security_group_rules") or []]
+            group_ids = dict((k, group_id if v == sr.NEW_GROUP else v) for k, v in group_ids.items())
+            rules = self.resolve_rules(wanted, group_ids)
+            plan = sr.plan_rules(rules, existing, state, params["exclusive"])
+            for change in changes:
+                change.after = [group_id if g == sr.NEW_GROUP else g for g in change.after]
+            before = self.snapshot(existing, changes, "before")
+
+        created, unchanged = [], list(plan.present)
+        for rule in plan.create:
+            body = rule.to_api(group_id)
+            made, is_new = api.create_rule(body, deadline)
+            if is_new:
+                created.append(sr.rule_from_neutron(made))
+            else:
+                unchanged.append(rule)
+                result["conflicts"].append(dict(kind="rule_exists", rule=rule.view(),
+                                                detail="created by someone else meanwhile (HTTP 409)"))
+        deleted = []
+        for rule in plan.delete:
+            if api.delete_rule(rule.id, deadline):
+                deleted.append(rule)
+
+        updated = []
+        for change in changes:
+            view = self.update_port(api, change, group_id, state, deadline, result["conflicts"])
+            if view is not None:
+                updated.append(view)
+        after_rules = [r for r in existing if r.key not in set(d.key for d in deleted)] + created
+        after = self.snapshot(after_rules, [], "after")
+        after["ports"] = dict(before["ports"])
+        for view in updated:
+            after["ports"][view["port"]] = view["after"]
+        self.finish(result, group_id, name, created_group, created, deleted, unchanged, updated, before, after)
+
+    def update_port(self, api, change, group_id, state, deadline, conflicts):
+        """Send the change with If-Match; on 412 read the port again and recompute. None if nothing was left
+        to do (someone else made the same change)."""
+        port = change.port
+        current = list(change.before)
+        after = list(change.after)
+        for attempt in range(1, PORT_UPDATE_ATTEMPTS + 1):
+            try:
+                updated = api.update_port_groups(port["id"], after, port.get("revision_number"), deadline)
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) is None:
+                    raise
+                raise ModuleFailure("updating the security groups of port %s (server %s) failed: HTTP %s: %s" % (
+                    port["id"], change.server.get("name"), http_status(exc), error_message(exc)))
+            if updated is not None:
+                view = change.view()
+                view.update(before=list(change.before), after=list(updated.get("security_groups") or after),
+                            attempts=attempt)
+                return view
+            port = api.get_port(port["id"], deadline)
+            conflicts.append(dict(kind="port_changed", port=port["id"], server=change.server.get("name"),
+                                  detail="HTTP 412: the port changed meanwhile (now revision %s, groups %s); "
+                                         "read again" % (port.get("revision_number"), port.get("security_groups"))))
+            current = list(port.get("security_groups") or [])
+            after = sr.wanted_groups(current, group_id, state)
+            if after == current:
+                return None
+        raise ModuleFailure("port %s (server %s) kept changing: %d updates were refused with HTTP 412" % (
+            port["id"], change.server.get("name"), PORT_UPDATE_ATTEMPTS))
+
+    @staticmethod
+    def snapshot(rules, changes, side):
+        return dict(rules=sorted(r.label() for r in rules),
+                    ports=dict((c.port["id"], list(getattr(c, side))) for c in changes))
+
+    def finish(self, result, group_id, name, created_group, created, deleted, unchanged, updated, before, after):
+        result.update(
+            security_group=dict(id=group_id, name=name, created=created_group),
+            rules_created=[r.view() for r in created],
+            rules_deleted=[r.view() for r in deleted],
+            rules_unchanged=[r.view() for r in unchanged],
+            ports_updated=updated,
+        )
+        result["changed"] = bool(created_group or created or deleted or updated)
+        if self.ansible._diff:
+            result["diff"] = dict(before=before, after=after)
+        self.exit(**result)
+
+
+def main():
+    SecgroupEnsure()()
+
+
+if __name__ == "__main__":
+    main()

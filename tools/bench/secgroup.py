@@ -1,0 +1,196 @@
+"""Benchmark secgroup_ensure against minicloud, side by side with the openstack.cloud modules.
+
+Scenario: SERVERS servers with one port each on one network; a security group that half of the ports
+carry; the group lacks the pod-CIDR rules (ingress tcp, udp, icmp from POD). The goal state is the same
+for both tools: the three rules present, every port carrying the group (next to the default group).
+
+- ours: one ``flightcontrol.openstack.secgroup_ensure`` task (pod_cidr + servers pattern).
+- baseline: ``openstack.cloud.security_group_rule`` looped over the three rules, then
+  ``openstack.cloud.port`` looped over the ports with ``security_groups: [default, GROUP]``.
+
+Before each tool the state is reset to the same start. Request counts are minicloud's (every request a
+client made, token requests included). ``make bench`` runs it after tools/bench/run.py; results go to
+the secgroup_ensure section of docs/benchmarks.md.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from minicloud import clouds
+from minicloud.control import Minicloud
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "benchmarks.md"
+BIN = Path(sys.executable).parent
+MARK = "secgroup_ensure"
+NETWORK = "bench-sg-net"
+GROUP = "bench-sg"
+PREFIX = "bench-sg-node"
+POD = "198.19.0.0/16"
+RULES = [{"protocol": p} for p in ("tcp", "udp", "icmp")]
+
+
+def playbook_ours():
+    return [{"name": "secgroup_ensure", "hosts": "localhost", "gather_facts": False, "tasks": [
+        {"name": "Ensure rules and memberships", "register": "result",
+         "flightcontrol.openstack.secgroup_ensure": {
+             "cloud": "minicloud", "security_group": GROUP, "pod_cidr": [POD], "servers": [PREFIX + "-*"]}}]}]
+
+
+def playbook_baseline(ports):
+    return [{"name": "openstack.cloud baseline", "hosts": "localhost", "gather_facts": False,
+             "vars": {"rules": RULES, "ports": ports}, "tasks": [
+                 {"name": "Pod CIDR rules", "openstack.cloud.security_group_rule": {
+                     "cloud": "minicloud", "security_group": GROUP, "direction": "ingress", "ethertype": "IPv4",
+                     "protocol": "{{ item.protocol }}", "remote_ip_prefix": POD},
+                  "loop": "{{ rules }}"},
+                 {"name": "Group on every port", "register": "result", "openstack.cloud.port": {
+                     "cloud": "minicloud", "name": "{{ item }}", "network": NETWORK,
+                     "security_groups": ["default", GROUP]},
+                  "loop": "{{ ports }}"}]}]
+
+
+def run_playbook(play, venv_bin, cloud, workdir, collections):
+    path = workdir / "play.yml"
+    result_file = workdir / "result.json"
+    play[0]["tasks"].append({"name": "keep the result", "ansible.builtin.copy": {
+        "content": "{{ result | to_json }}", "dest": str(result_file)}})
+    path.write_text(yaml.safe_dump(play, sort_keys=False))
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_COLLECTIONS_PATH=str(collections),
+               PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    if venv_bin != BIN:
+        env.pop("ANSIBLE_COLLECTIONS_PATH")  # the baseline uses the collections its ansible package ships
+    started = time.monotonic()
+    proc = subprocess.run([str(venv_bin / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", "ansible_python_interpreter=%s" % (venv_bin / "python"), str(path)],
+                          capture_output=True, text=True, env=env, check=False)
+    wall = time.monotonic() - started
+    if proc.returncode != 0:
+        raise SystemExit("playbook failed:\n%s\n%s" % (proc.stdout[-8000:], proc.stderr[-3000:]))
+    return json.loads(result_file.read_text()), wall
+
+
+def setup(cloud, n):
+    """The servers (once), the group; returns (conn, group id, port names)."""
+    conn = clouds.connect(cloud.state, clouds.CLOUD, internal=True)
+    names = ["%s-%d" % (PREFIX, i) for i in range(1, n + 1)]
+    existing = set(s.name for s in conn.compute.servers())
+    missing = [name for name in names if name not in existing]
+    if missing:
+        cloud.create_servers(missing, NETWORK)
+    group = conn.network.find_security_group(GROUP) or conn.network.create_security_group(name=GROUP)
+    return conn, group.id, ["%s-port-1" % name for name in names]
+
+
+def reset(conn, group_id, n):
+    """The start state: no pod rules in the group, the group on the odd-numbered half of the ports."""
+    for rule in conn.network.security_group_rules(security_group_id=group_id):
+        if rule.remote_ip_prefix == POD:
+            conn.network.delete_security_group_rule(rule.id)
+    default = conn.network.find_security_group("default").id
+    servers = dict((s.id, s.name) for s in conn.compute.servers() if s.name.startswith(PREFIX + "-"))
+    for port in conn.network.ports(device_id=list(servers)):
+        number = int(servers[port.device_id].rsplit("-", 1)[1])
+        wanted = [default, group_id] if number % 2 else [default]
+        if sorted(port.security_group_ids) != sorted(wanted):
+            conn.network.update_port(port.id, security_groups=wanted)
+
+
+def verify(conn, group_id, n):
+    rules = [r for r in conn.network.security_group_rules(security_group_id=group_id) if r.remote_ip_prefix == POD]
+    assert sorted(r.protocol for r in rules) == ["icmp", "tcp", "udp"], rules
+    servers = [s.id for s in conn.compute.servers() if s.name.startswith(PREFIX + "-")]
+    ports = list(conn.network.ports(device_id=servers))
+    assert len(ports) == n and all(group_id in p.security_group_ids for p in ports)
+
+
+def writes(counts):
+    """Write requests to Neutron and Nova (token requests are POSTs too, but not changes)."""
+    return sum(n for name, service in counts["requests"].items() if name != "identity"
+               for method, paths in service.items() if method not in ("GET", "HEAD") for n in paths.values())
+
+
+def measure(cloud, n, tool, venv_bin, collections):
+    conn, group_id, ports = setup(cloud, n)
+    reset(conn, group_id, n)
+    cloud.request_counts(reset=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if tool == "ours":
+            result, wall = run_playbook(playbook_ours(), BIN, cloud, Path(tmp), collections)
+            assert len(result["ports_updated"]) == n // 2 and len(result["rules_created"]) == 3, result
+        else:
+            result, wall = run_playbook(playbook_baseline(ports), venv_bin, cloud, Path(tmp), collections)
+    counts = cloud.request_counts()
+    verify(conn, group_id, n)
+    row = {"n": n, "tool": tool, "wall": wall, "requests": sum(counts["totals"]["by_service"].values()),
+           "writes": writes(counts), "by_service": counts["totals"]["by_service"]}
+    return row, result
+
+
+def table(rows):
+    lines = ["| servers | tool | wall time (s) | API requests in total | of which writes |",
+             "| ---: | --- | ---: | ---: | ---: |"]
+    for row in rows:
+        label = ("`flightcontrol.openstack.secgroup_ensure` (one task)" if row["tool"] == "ours" else
+                 "`openstack.cloud.security_group_rule` per rule + `openstack.cloud.port` per port")
+        lines.append("| %d | %s | %.1f | %d | %d |" % (row["n"], label, row["wall"], row["requests"], row["writes"]))
+    return "\n".join(lines)
+
+
+def write_doc(text):
+    start, end = "<!-- bench:%s:start -->" % MARK, "<!-- bench:%s:end -->" % MARK
+    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    block = "%s\n%s\n%s" % (start, text, end)
+    if start in doc:
+        doc = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _m: block, doc, flags=re.S)
+    else:
+        doc = doc.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(doc)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", type=int, default=200)
+    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"))
+    parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
+    args = parser.parse_args()
+    baseline_bin = Path(args.baseline_venv).resolve() / "bin"
+    cloud = Minicloud()
+    started_here = not cloud.status().healthy
+    if started_here:
+        cloud.up()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            collections = Path(os.environ.get("ANSIBLE_COLLECTIONS_PATH") or tmp)
+            if not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
+                (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
+                (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
+            for tool in ("ours", "baseline"):
+                row, _ = measure(cloud, args.servers, tool, baseline_bin, collections)
+                rows.append(row)
+                print("%4d servers  %-8s  %7.1f s  %6d requests  %5d writes  %s" % (
+                    row["n"], tool, row["wall"], row["requests"], row["writes"], row["by_service"]), flush=True)
+    finally:
+        if started_here:
+            cloud.down()
+    text = table(rows)
+    print(text)
+    if not args.no_write:
+        stamp = time.strftime("%Y-%m-%d")
+        write_doc("Measured %s on a 2-core machine with `make bench` (%d servers, one port each, half of the "
+                  "ports missing the group, the three pod-CIDR rules missing).\n\n%s" % (stamp, args.servers, text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
