@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """Integration tests: real ``ansible-playbook`` runs against minicloud (real Keystone, Neutron, Octavia, Nova).
 
-One minicloud serves the whole session.  Set MINICLOUD_STATE_DIR to reuse a cloud that is already up
+One minicloud serves the whole test run.  Set MINICLOUD_STATE_DIR to reuse a cloud that is already up
 (it is then left running); otherwise the fixture starts one in a temporary folder and stops it.
 """
 
