@@ -13,21 +13,13 @@ every member is ACTIVE, started right after the batch call.
 import argparse
 import ipaddress
 import itertools
-import json
-import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
-from minicloud.control import Minicloud
+from harness import BIN, REPO, collections_path, run_playbook, running_cloud, write_doc
 
-REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "benchmarks.md"
-BIN = Path(sys.executable).parent
 STEP_DELAY = 3.0
 POLL = 2
 MARK = "lb_member_wait"
@@ -51,28 +43,6 @@ def playbook_baseline(pool_id, members):
                   "loop": "{{ members }}",
                   "until": "result.member.provisioning_status == 'ACTIVE'",
                   "retries": 450, "delay": POLL}]}]
-
-
-def run_playbook(play, venv_bin, cloud, workdir, collections):
-    path = workdir / "play.yml"
-    path.write_text(yaml.safe_dump(play, sort_keys=False))
-    result_file = workdir / "result.json"
-    play[0]["tasks"].append({"name": "keep the result", "ansible.builtin.copy": {
-        "content": "{{ result | to_json }}", "dest": str(result_file)}})
-    path.write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_COLLECTIONS_PATH=str(collections),
-               PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-    if venv_bin != BIN:
-        env.pop("ANSIBLE_COLLECTIONS_PATH")  # the baseline uses the collections its ansible package ships
-    started = time.monotonic()
-    proc = subprocess.run([str(venv_bin / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                           "-e", "ansible_python_interpreter=%s" % (venv_bin / "python"), str(path)],
-                          capture_output=True, text=True, env=env, check=False)
-    wall = time.monotonic() - started
-    if proc.returncode != 0:
-        raise SystemExit("playbook failed:\n%s\n%s" % (proc.stdout[-8000:], proc.stderr[-3000:]))
-    return json.loads(result_file.read_text()), wall
 
 
 def client_requests(counts):
@@ -127,19 +97,9 @@ def table(rows):
             label = "`openstack.cloud.lb_member` in `until`, looped"
             per_poll = "%.0f" % (row["n"] * row["requests"] / row["polls"])
             polls = "%d (module runs)" % row["polls"]
-        lines.append("| %d | %s | %.1f | %d | %s | %s |" % (row["n"], label, row["wall"], row["requests"], polls, per_poll))
+        lines.append("| %d | %s | %.1f | %d | %s | %s |" % (
+            row["n"], label, row["wall"], row["requests"], polls, per_poll))
     return "\n".join(lines)
-
-
-def write_doc(text):
-    start, end = "<!-- bench:%s:start -->" % MARK, "<!-- bench:%s:end -->" % MARK
-    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    block = "%s\n%s\n%s" % (start, text, end)
-    if start in doc:
-        doc = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _m: block, doc, flags=re.S)
-    else:
-        doc = doc.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(doc)
 
 
 def main():
@@ -149,33 +109,23 @@ def main():
     parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
     args = parser.parse_args()
     baseline_bin = Path(args.baseline_venv).resolve() / "bin"
-    cloud = Minicloud()
-    started_here = not cloud.status().healthy
-    if started_here:
-        cloud.up()
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            collections = Path(os.environ.get("ANSIBLE_COLLECTIONS_PATH") or tmp)
-            if not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
-                (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
-                (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
-            for n in [int(s) for s in args.sizes.split(",")]:
+    with running_cloud() as cloud, collections_path() as collections:
+        try:
+            for n in [int(size) for size in args.sizes.split(",")]:
                 for tool in ("ours", "baseline"):
                     row = measure(cloud, n, tool, baseline_bin, collections)
                     rows.append(row)
                     print("%4d members  %-8s  %7.1f s  %6d requests  %5d polls" % (
                         n, tool, row["wall"], row["requests"], row["polls"]), flush=True)
-    finally:
-        cloud.set_octavia_mode("normal")
-        if started_here:
-            cloud.down()
+        finally:
+            cloud.set_octavia_mode("normal")
     text = table(rows)
     print(text)
     if not args.no_write:
         stamp = time.strftime("%Y-%m-%d")
-        write_doc("Measured %s on a 2-core machine with `make bench` (provider step %.0f s, poll interval %d s).\n\n%s"
-                  % (stamp, STEP_DELAY, POLL, text))
+        write_doc(MARK, "Measured %s on a 2-core machine with `make bench` (provider step %.0f s, poll interval "
+                        "%d s).\n\n%s" % (stamp, STEP_DELAY, POLL, text))
     return 0
 
 

@@ -14,22 +14,15 @@ the secgroup_ensure section of docs/benchmarks.md.
 """
 
 import argparse
-import json
-import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
 from minicloud import clouds
-from minicloud.control import Minicloud
 
-REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "benchmarks.md"
-BIN = Path(sys.executable).parent
+from harness import BIN, REPO, collections_path, run_playbook, running_cloud, write_doc
+
 MARK = "secgroup_ensure"
 NETWORK = "bench-sg-net"
 GROUP = "bench-sg"
@@ -56,27 +49,6 @@ def playbook_baseline(ports):
                      "cloud": "minicloud", "name": "{{ item }}", "network": NETWORK,
                      "security_groups": ["default", GROUP]},
                   "loop": "{{ ports }}"}]}]
-
-
-def run_playbook(play, venv_bin, cloud, workdir, collections):
-    path = workdir / "play.yml"
-    result_file = workdir / "result.json"
-    play[0]["tasks"].append({"name": "keep the result", "ansible.builtin.copy": {
-        "content": "{{ result | to_json }}", "dest": str(result_file)}})
-    path.write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_COLLECTIONS_PATH=str(collections),
-               PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-    if venv_bin != BIN:
-        env.pop("ANSIBLE_COLLECTIONS_PATH")  # the baseline uses the collections its ansible package ships
-    started = time.monotonic()
-    proc = subprocess.run([str(venv_bin / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                           "-e", "ansible_python_interpreter=%s" % (venv_bin / "python"), str(path)],
-                          capture_output=True, text=True, env=env, check=False)
-    wall = time.monotonic() - started
-    if proc.returncode != 0:
-        raise SystemExit("playbook failed:\n%s\n%s" % (proc.stdout[-8000:], proc.stderr[-3000:]))
-    return json.loads(result_file.read_text()), wall
 
 
 def setup(cloud, n):
@@ -146,17 +118,6 @@ def table(rows):
     return "\n".join(lines)
 
 
-def write_doc(text):
-    start, end = "<!-- bench:%s:start -->" % MARK, "<!-- bench:%s:end -->" % MARK
-    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    block = "%s\n%s\n%s" % (start, text, end)
-    if start in doc:
-        doc = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _m: block, doc, flags=re.S)
-    else:
-        doc = doc.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(doc)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers", type=int, default=200)
@@ -164,30 +125,18 @@ def main():
     parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
     args = parser.parse_args()
     baseline_bin = Path(args.baseline_venv).resolve() / "bin"
-    cloud = Minicloud()
-    started_here = not cloud.status().healthy
-    if started_here:
-        cloud.up()
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            collections = Path(os.environ.get("ANSIBLE_COLLECTIONS_PATH") or tmp)
-            if not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
-                (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
-                (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
-            for tool in ("ours", "baseline"):
-                row, _ = measure(cloud, args.servers, tool, baseline_bin, collections)
-                rows.append(row)
-                print("%4d servers  %-8s  %7.1f s  %6d requests  %5d writes  %s" % (
-                    row["n"], tool, row["wall"], row["requests"], row["writes"], row["by_service"]), flush=True)
-    finally:
-        if started_here:
-            cloud.down()
+    with running_cloud() as cloud, collections_path() as collections:
+        for tool in ("ours", "baseline"):
+            row, _ = measure(cloud, args.servers, tool, baseline_bin, collections)
+            rows.append(row)
+            print("%4d servers  %-8s  %7.1f s  %6d requests  %5d writes  %s" % (
+                row["n"], tool, row["wall"], row["requests"], row["writes"], row["by_service"]), flush=True)
     text = table(rows)
     print(text)
     if not args.no_write:
         stamp = time.strftime("%Y-%m-%d")
-        write_doc("Measured %s on a 2-core machine with `make bench` (%d servers, one port each, half of the "
+        write_doc(MARK, "Measured %s on a 2-core machine with `make bench` (%d servers, one port each, half of the "
                   "ports missing the group, the three pod-CIDR rules missing).\n\n%s" % (stamp, args.servers, text))
     return 0
 
