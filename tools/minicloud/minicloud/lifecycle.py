@@ -151,7 +151,7 @@ class Lifecycle:
             for service in services:
                 service.write_config()
             clouds.write_clouds_yaml(self.state, settings)
-            cold = not (self.state.root / INITIALIZED_MARKER).exists()
+            cold = self._initialized_services() != sorted(s.name for s in services)
             if cold:
                 kind = "cold"
                 self._stop_all()
@@ -199,7 +199,19 @@ class Lifecycle:
         if bootstrap:  # a new connection: the first one's token predates the catalog entries
             neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True))
             self._save_template(services)
-            (self.state.root / INITIALIZED_MARKER).write_text("")
+            self._mark_initialized(services)
+
+    def _initialized_services(self) -> list[str] | None:
+        """The services whose data this state folder holds (a folder from before a service joined
+        minicloud lacks it, and gets a cold start)."""
+        try:
+            return sorted((self.state.root / INITIALIZED_MARKER).read_text().split())
+        except FileNotFoundError:
+            return None
+
+    def _mark_initialized(self, services: list[Service], folder: Path | None = None) -> None:
+        marker = (folder or self.state.root) / INITIALIZED_MARKER
+        marker.write_text("\n".join(sorted(s.name for s in services)) + "\n")
 
     def _settings(self, port_offset: int) -> Settings:
         existing = Settings.load(self.state)
@@ -279,6 +291,7 @@ class Lifecycle:
                 else:
                     with sqlite3.connect(path) as src, sqlite3.connect(target) as dst:
                         src.backup(dst)
+        self._mark_initialized(services, template)
 
     def _restore_template(self) -> None:
         template = self.state.template
@@ -286,8 +299,7 @@ class Lifecycle:
             relative = source.relative_to(template)
             target = self.state.root / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-        (self.state.root / INITIALIZED_MARKER).write_text("")
+            shutil.copy2(source, target)  # the template's own marker too: it says which services it holds
         self.state.traffic_db.unlink(missing_ok=True)
         for suffix in ("-wal", "-shm"):
             Path(str(self.state.traffic_db) + suffix).unlink(missing_ok=True)

@@ -7,6 +7,7 @@ application, and which files make up its data (for the template snapshot).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from minicloud.paths import StateDir
@@ -85,6 +86,14 @@ def get_service(name: str, state: StateDir, settings: Settings) -> Service:
         if service.name == name:
             return service
     raise KeyError(f"unknown service {name!r}")
+
+
+def shipped_api_paste(project: str) -> Path:
+    """A project's api-paste.ini, installed as data beside the interpreter (neutron, nova)."""
+    candidate = Path(sys.prefix) / "etc" / project / "api-paste.ini"
+    if not candidate.is_file():
+        raise FileNotFoundError(f"{project}'s api-paste.ini not found at {candidate}; is {project} installed?")
+    return candidate
 
 
 def sqlite_url(path: Path) -> str:

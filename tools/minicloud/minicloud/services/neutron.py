@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
-from minicloud.services import Service, authtoken_section, sqlite_url
-
-
-def _shipped_api_paste() -> Path:
-    """Neutron's api-paste.ini, installed as data beside the interpreter."""
-    candidate = Path(sys.prefix) / "etc" / "neutron" / "api-paste.ini"
-    if not candidate.is_file():
-        raise FileNotFoundError(f"neutron's api-paste.ini not found at {candidate}; is neutron installed?")
-    return candidate
+from minicloud.services import Service, authtoken_section, shipped_api_paste, sqlite_url
 
 
 class Neutron(Service):
@@ -29,7 +20,7 @@ class Neutron(Service):
     def write_config(self) -> None:
         state_path = self.folder / "state"
         (state_path / "lock").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(_shipped_api_paste(), self.api_paste)
+        shutil.copyfile(shipped_api_paste("neutron"), self.api_paste)
         self.config_file.write_text(f"""[DEFAULT]
 debug = False
 core_plugin = ml2

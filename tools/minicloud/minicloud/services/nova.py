@@ -16,19 +16,12 @@ import sys
 import uuid
 from pathlib import Path
 
-from minicloud.services import Service, authtoken_section, sqlite_url
+from minicloud.services import Service, authtoken_section, shipped_api_paste, sqlite_url
 
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"
 CELL1_NAME = "cell1"
 FLAVOR = dict(name="m1.tiny", flavorid="1", memory_mb=512, vcpus=1, root_gb=1, ephemeral_gb=0, swap=0,
               rxtx_factor=1.0, vcpu_weight=0, disabled=False, is_public=True)
-
-
-def _shipped_api_paste() -> Path:
-    candidate = Path(sys.prefix) / "etc" / "nova" / "api-paste.ini"
-    if not candidate.is_file():
-        raise FileNotFoundError(f"nova's api-paste.ini not found at {candidate}; is nova installed?")
-    return candidate
 
 
 class Nova(Service):
@@ -69,7 +62,7 @@ region_name = RegionOne
     def write_config(self) -> None:
         state_path = self.folder / "state"
         (state_path / "lock").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(_shipped_api_paste(), self.api_paste)
+        shutil.copyfile(shipped_api_paste("nova"), self.api_paste)
         self.config_file.write_text(f"""[DEFAULT]
 debug = False
 transport_url = fake://
