@@ -9,6 +9,9 @@ import pytest
 import yaml
 
 MODULE = "flightcontrol.openstack.lb_member_wait"
+# Seconds per status step of the slow provider. Tests that assert "the first poll saw it pending" need the
+# status chain to outlast ansible-playbook's own start-up (several seconds on a busy 2-core machine).
+SLOW_STEP = 5
 
 
 @pytest.fixture
@@ -46,7 +49,7 @@ def wait_lb_active(cloud, lb, timeout=30):
 
 
 def test_a_new_member_becomes_active(cloud, lb, run_module):
-    cloud.octavia("slow", delay=3)
+    cloud.octavia("slow", delay=SLOW_STEP)
     add_member(cloud, lb, "cp-new", "10.0.0.201")
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-new"],
                               "timeout": 60, "poll_interval": 0.5})
@@ -107,7 +110,7 @@ def test_member_error_fails_within_two_polls(cloud, lb, run_module):
 
 
 def test_absent_returns_only_once_the_member_is_gone(cloud, lb, run_module):
-    cloud.octavia("slow", delay=2)
+    cloud.octavia("slow", delay=SLOW_STEP)
     victim = lb["members"][0]
     cloud.sdk().load_balancer.delete_member(victim["id"], lb["pool"]["id"])
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": [victim["name"]],
@@ -264,7 +267,7 @@ def test_one_members_list_and_one_lb_read_per_poll(cloud, run_module):
     name = "it-many-%s" % uuid.uuid4().hex[:4]
     created = cloud.json("lb", "create", name, "--members", 30)
     try:
-        cloud.octavia("slow", delay=2)
+        cloud.octavia("slow", delay=SLOW_STEP)
         conn = cloud.sdk()
         conn.load_balancer.create_member(created["pool"]["id"], name="cp-slow", address="10.0.0.240",
                                          protocol_port=6443, subnet_id=created["subnet"]["id"])

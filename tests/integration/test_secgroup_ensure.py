@@ -9,6 +9,9 @@ import pytest
 
 MODULE = "flightcontrol.openstack.secgroup_ensure"
 POD = "198.19.0.0/16"
+# Seconds the cloud holds back the module's write in the race tests: long enough for the other client to
+# notice the held request (it polls the fault list) and make its own change on a busy machine.
+RACE_HOLD = 8
 
 
 def unique(prefix):
@@ -105,7 +108,7 @@ def test_rule_created_by_someone_else_meanwhile_is_success(cloud, conn, run_modu
     meanwhile; Neutron answers the module's create with 409 SecurityGroupRuleExists."""
     name = unique("race409")
     group = conn.network.create_security_group(name=name)
-    cloud.fault("network", "/v2.0/security-group-rules", None, method="POST", count=1, delay=4)
+    cloud.fault("network", "/v2.0/security-group-rules", None, method="POST", count=1, delay=RACE_HOLD)
     done = {}
 
     def concurrent_create():
@@ -139,7 +142,7 @@ def test_port_changed_concurrently_is_read_again_and_not_overwritten(cloud, conn
     other_group = conn.network.create_security_group(name=unique("other"))
     server = cloud.server(unique("node"))
     port_id = server["ports"][0]["id"]
-    cloud.fault("network", "/v2.0/ports/*", None, method="PUT", count=1, delay=4)
+    cloud.fault("network", "/v2.0/ports/*", None, method="PUT", count=1, delay=RACE_HOLD)
     done = {}
 
     def concurrent_update():
