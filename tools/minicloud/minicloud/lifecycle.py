@@ -63,10 +63,10 @@ class CloudStatus:
         }
 
 
-def _http_answers(url: str, timeout: float = 2.0) -> bool:
+def _http_answers(url: str, timeout: float = 2.0, context=None) -> bool:
     request = urllib.request.Request(url, headers={"User-Agent": clouds.INTERNAL_APP})
     try:
-        urllib.request.urlopen(request, timeout=timeout).close()
+        urllib.request.urlopen(request, timeout=timeout, context=context).close()
     except urllib.error.HTTPError:
         return True  # any HTTP answer means the server is serving
     except (OSError, ValueError):
@@ -113,7 +113,7 @@ class Lifecycle:
             return result
         for service in all_services(self.state, settings):
             record = processes.find(self.state, service.name)
-            healthy = record is not None and _http_answers(service.url + "/")
+            healthy = record is not None and _http_answers(service.url + "/", context=service.client_ssl_context())
             result.processes.append(
                 ProcessStatus(service.name, record and record.pid, service.port, service.url, healthy))
         octavia = Octavia(self.state, settings)
@@ -186,7 +186,7 @@ class Lifecycle:
 
     def _wait_ready(self, services: list[Service], settings: Settings, deadline: float, bootstrap: bool) -> None:
         """Wait for every process; on a cold start also register users, catalog and seed data."""
-        keystone, neutron, octavia, nova = services
+        keystone, neutron, octavia, nova, kubernetes = services
         self._wait_http(keystone, deadline)
         if bootstrap:
             admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
@@ -195,6 +195,7 @@ class Lifecycle:
         self._wait_http(neutron, deadline)
         self._wait_http(octavia, deadline)
         self._wait_http(nova, deadline)
+        self._wait_http(kubernetes, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)
         if bootstrap:  # a new connection: the first one's token predates the catalog entries
             neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True))
@@ -261,7 +262,8 @@ class Lifecycle:
                     proc.wait()
 
     def _wait_http(self, service: Service, deadline: float) -> None:
-        self._wait(service.name, lambda: _http_answers(service.url + "/", timeout=1), deadline)
+        context = service.client_ssl_context()
+        self._wait(service.name, lambda: _http_answers(service.url + "/", timeout=1, context=context), deadline)
 
     def _wait_socket(self, name: str, path: Path, deadline: float) -> None:
         self._wait(name, lambda: _socket_listening(path), deadline)

@@ -51,9 +51,11 @@ def main(argv: list[str] | None = None) -> None:
         service.run_driver_agent()
     else:
         try:
-            server = bind(HOST, service.port)  # first: a taken port fails fast
-            server.set_app(TrafficMiddleware(SerializedApp(service.application()), service.service_type,
-                                             TrafficStore(state.traffic_db)))
+            server = bind(HOST, service.port, service.server_ssl_context())  # first: a taken port fails fast
+            app = service.application()
+            if service.serialized:
+                app = SerializedApp(app)
+            server.set_app(TrafficMiddleware(app, service.service_type, TrafficStore(state.traffic_db)))
             service.started()
         except BaseException:
             # Exit for sure: a failed service may leave non-daemon threads behind.

@@ -9,6 +9,8 @@ emulator) takes the same lock. The traffic middleware (faults, counting) runs
 
 from __future__ import annotations
 
+import socket
+import ssl
 import threading
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -44,6 +46,30 @@ class _ThreadingServer(ThreadingMixIn, WSGIServer):
     request_queue_size = 128
 
 
+class _TLSThreadingServer(_ThreadingServer):
+    """HTTPS: each connection's TLS handshake happens in its own request thread, so a slow
+    client never holds up the accept loop."""
+
+    ssl_context: ssl.SSLContext
+    handshake_timeout = 30.0
+
+    def finish_request(self, request, client_address):
+        request.settimeout(self.handshake_timeout)
+        try:
+            conn = self.ssl_context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            return  # a client that did not trust us, or went away
+        conn.settimeout(None)
+        try:
+            self.RequestHandlerClass(conn, client_address, self)
+        finally:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            conn.close()
+
+
 class _QuietHandler(WSGIRequestHandler):
     """No access log (requests are counted by the traffic middleware)."""
 
@@ -51,12 +77,16 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def bind(host: str, port: int) -> WSGIServer:
+def bind(host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> WSGIServer:
     """A server bound to ``host:port`` (raises OSError if taken); give it an app with
-    ``set_app`` and run ``serve_forever``.
+    ``set_app`` and run ``serve_forever``. With ``ssl_context`` it serves HTTPS.
 
     ``DropConnection`` from the app closes the socket silently: wsgiref's handler
     treats ``ConnectionAbortedError`` as a client that went away and writes nothing,
     then the server closes the connection.
     """
-    return make_server(host, port, None, server_class=_ThreadingServer, handler_class=_QuietHandler)
+    if ssl_context is None:
+        return make_server(host, port, None, server_class=_ThreadingServer, handler_class=_QuietHandler)
+    server = make_server(host, port, None, server_class=_TLSThreadingServer, handler_class=_QuietHandler)
+    server.ssl_context = ssl_context
+    return server

@@ -6,6 +6,7 @@ acknowledges each change by writing the mode's generation to a second file.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
@@ -53,19 +54,21 @@ class Mode:
         return asdict(self)
 
 
-def load(path: Path) -> Mode:
+def load(path: Path, cls=Mode):
+    """The mode in ``path`` (the default ``cls()`` if there is none). ``cls`` is any frozen
+    dataclass with a ``generation`` field: other emulators keep their modes the same way."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        return Mode()
-    return Mode(**data)
+        return cls()
+    return cls(**data)
 
 
-def save(path: Path, mode: Mode) -> Mode:
+def save(path: Path, mode):
     """Write ``mode`` with the next generation number (atomically). Returns what was written."""
-    written = Mode(mode.name, mode.members, mode.delay, load(path).generation + 1)
+    written = dataclasses.replace(mode, generation=load(path, type(mode)).generation + 1)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(written.to_dict()) + "\n")
+    tmp.write_text(json.dumps(asdict(written)) + "\n")
     os.replace(tmp, path)
     return written
 
@@ -77,5 +80,5 @@ def applied_generation(path: Path) -> int:
         return 0
 
 
-def acknowledge(path: Path, mode: Mode) -> None:
+def acknowledge(path: Path, mode) -> None:
     path.write_text(f"{mode.generation}\n")

@@ -19,6 +19,9 @@ class Service:
 
     name: str = ""
     service_type: str = ""
+    # Requests run one at a time (SerializedApp): sqlite has one writer. A service with a
+    # thread-safe application sets this to False.
+    serialized: bool = True
 
     def __init__(self, state: StateDir, settings: Settings):
         self.state = state
@@ -71,14 +74,24 @@ class Service:
     def started(self) -> None:
         """Hook run in the serving process once the application is built."""
 
+    def server_ssl_context(self):
+        """The TLS context to serve with (None: plain HTTP)."""
+        return None
+
+    def client_ssl_context(self):
+        """The TLS context minicloud's own probes use to reach the service (None: plain HTTP)."""
+        return None
+
 
 def all_services(state: StateDir, settings: Settings) -> list[Service]:
     from minicloud.services.keystone import Keystone
+    from minicloud.services.kubernetes import Kubernetes
     from minicloud.services.neutron import Neutron
     from minicloud.services.nova import Nova
     from minicloud.services.octavia import Octavia
 
-    return [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings), Nova(state, settings)]
+    return [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings), Nova(state, settings),
+            Kubernetes(state, settings)]
 
 
 def get_service(name: str, state: StateDir, settings: Settings) -> Service:

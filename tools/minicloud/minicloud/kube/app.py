@@ -1,0 +1,300 @@
+"""The HTTP layer: Kubernetes REST paths onto the store, with kube-apiserver's answers.
+
+Paths (core kinds under ``/api/v1``, the others under ``/apis/GROUP/VERSION``)::
+
+    .../PLURAL                          list (all namespaces for namespaced kinds), create
+    .../namespaces/NS/PLURAL            list, create, deletecollection
+    .../[namespaces/NS/]PLURAL/NAME     get, replace, patch, delete
+    .../[namespaces/NS/]PLURAL/NAME/status
+
+Requests need ``Authorization: Bearer TOKEN`` (except ``/version`` and the health
+paths, which kube-apiserver shows anonymous users too).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import traceback
+from dataclasses import dataclass
+
+from flask import Flask, Response, request
+
+from minicloud.kube import convert, discovery, errors, patches, resources
+from minicloud.kube.errors import ApiError
+from minicloud.kube.resources import Kind
+from minicloud.kube.store import Store
+
+PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a resource path names."""
+
+    kind: Kind
+    version: str
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+
+def view(kind: Kind, obj: dict, version: str) -> dict:
+    """The stored object as served at ``version``."""
+    if convert.converts(kind.kind):
+        return convert.from_hub(obj, kind.kind, version)
+    obj = dict(obj)
+    obj["apiVersion"] = kind.api_version(version)
+    obj["kind"] = kind.kind
+    return obj
+
+
+def stored(kind: Kind, obj: dict, version: str) -> dict:
+    """An object sent at ``version`` in its stored form."""
+    if convert.converts(kind.kind):
+        return convert.to_hub(obj, kind.kind, version)
+    obj = dict(obj)
+    obj["apiVersion"], obj["kind"] = kind.api_version(kind.hub), kind.kind
+    return obj
+
+
+def parse_target(group: str, version: str, parts: list[str]) -> Target:
+    """Resolve the path segments after ``/api/v1`` or ``/apis/GROUP/VERSION``."""
+    namespace = None
+    if len(parts) >= 3 and parts[0] == "namespaces":
+        candidate = resources.by_plural(group, parts[2])
+        if candidate is not None and candidate.namespaced:
+            namespace, parts = parts[1], parts[2:]
+    kind = resources.by_plural(group, parts[0]) if parts else None
+    if kind is None or version not in kind.versions or len(parts) > 3:
+        raise errors.not_found_path("/".join(parts))
+    name = parts[1] if len(parts) > 1 else None
+    subresource = parts[2] if len(parts) > 2 else None
+    if subresource is not None and (subresource != "status" or not kind.status_subresource):
+        raise errors.not_found_path("/".join(parts))
+    return Target(kind, version, namespace, name, subresource)
+
+
+def _json(data, code: int = 200) -> Response:
+    return Response(json.dumps(data), status=code, mimetype="application/json")
+
+
+def _body():
+    try:
+        return json.loads(request.get_data() or b"null")
+    except ValueError as exc:
+        raise errors.bad_request(f"error decoding the request body: {exc}") from None
+
+
+def _encode_continue(offset: int, revision: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"o": offset, "rv": revision}).encode()).decode()
+
+
+def _decode_continue(token: str) -> int:
+    try:
+        return int(json.loads(base64.urlsafe_b64decode(token.encode()))["o"])
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion") from None
+
+
+class KubeApi:
+    """Request handlers over one :class:`Store`."""
+
+    def __init__(self, store: Store, token: str):
+        self.store = store
+        self.token = token
+
+    # -- collections ----------------------------------------------------------------
+
+    def list(self, t: Target) -> Response:
+        if request.args.get("watch") in ("true", "1"):
+            raise errors.method_not_allowed("watch is not supported by this server (minicloud): poll with list")
+        items, revision = self.store.list(t.kind, t.namespace, request.args.get("labelSelector"),
+                                          request.args.get("fieldSelector"))
+        meta = {"resourceVersion": revision}
+        limit = int(request.args.get("limit") or 0)
+        start = _decode_continue(request.args["continue"]) if request.args.get("continue") else 0
+        if limit or start:
+            end = start + limit if limit else len(items)
+            if end < len(items):
+                meta["continue"] = _encode_continue(end, revision)
+                meta["remainingItemCount"] = len(items) - end
+            items = items[start:end]
+        return _json({"apiVersion": t.kind.api_version(t.version), "kind": t.kind.list_kind, "metadata": meta,
+                      "items": [view(t.kind, obj, t.version) for obj in items]})
+
+    def create(self, t: Target) -> Response:
+        body = _body()
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be an object")
+        expected = t.kind.api_version(t.version)
+        if body.get("apiVersion") not in (None, expected) or body.get("kind") not in (None, t.kind.kind):
+            raise errors.bad_request(f"the API version in the data ({body.get('apiVersion')}) does not match the "
+                                     f"expected API version ({expected})")
+        body_ns = body.get("metadata", {}).get("namespace")
+        if t.kind.namespaced and body_ns and t.namespace and body_ns != t.namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                     "the request")
+        if t.kind.namespaced and not t.namespace:
+            raise errors.method_not_allowed()
+        obj = self.store.create(t.kind, stored(t.kind, body, t.version), t.namespace)
+        return _json(view(t.kind, obj, t.version), 201)
+
+    def delete_collection(self, t: Target) -> Response:
+        items, _ = self.store.list(t.kind, t.namespace, request.args.get("labelSelector"),
+                                   request.args.get("fieldSelector"))
+        done = []
+        for obj in items:
+            try:
+                done.append(self.store.delete(t.kind, t.namespace, obj["metadata"]["name"])[0])
+            except ApiError:
+                continue  # gone meanwhile
+        return _json({"apiVersion": t.kind.api_version(t.version), "kind": t.kind.list_kind,
+                      "metadata": {"resourceVersion": str(self.store.revision)},
+                      "items": [view(t.kind, obj, t.version) for obj in done]})
+
+    # -- items --------------------------------------------------------------------------
+
+    def get(self, t: Target) -> Response:
+        return _json(view(t.kind, self.store.get(t.kind, t.namespace, t.name), t.version))
+
+    def replace(self, t: Target) -> Response:
+        body = _body()
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be an object")
+        meta = body.get("metadata") or {}
+        if meta.get("name") != t.name:
+            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the "
+                                     f"URL ({t.name})")
+        if t.kind.namespaced and meta.get("namespace") not in (None, t.namespace):
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                     "the request")
+        obj = self.store.replace(t.kind, stored(t.kind, body, t.version), t.namespace, t.name, t.subresource)
+        return _json(view(t.kind, obj, t.version))
+
+    def patch(self, t: Target) -> Response:
+        body = _body()
+        content_type = request.headers.get("Content-Type", "")
+
+        def change(current: dict) -> dict:
+            patched = patches.apply(content_type, view(t.kind, current, t.version), body, t.kind.custom)
+            if not isinstance(patched, dict):
+                raise errors.bad_request("the patch did not produce an object")
+            meta = patched.get("metadata") or {}
+            if meta.get("name") not in (None, t.name):
+                raise errors.bad_request("metadata.name: Invalid value: the name of an object cannot be patched")
+            return stored(t.kind, patched, t.version)
+
+        obj = self.store.update(t.kind, t.namespace, t.name, change, t.subresource)
+        return _json(view(t.kind, obj, t.version))
+
+    def delete(self, t: Target) -> Response:
+        obj, gone = self.store.delete(t.kind, t.namespace, t.name)
+        if gone and not t.kind.custom:
+            details = {"name": t.name, "kind": t.kind.plural, "uid": obj["metadata"]["uid"]}
+            if t.kind.group:
+                details["group"] = t.kind.group
+            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                          "details": details})
+        return _json(view(t.kind, obj, t.version))
+
+    # -- dispatch ---------------------------------------------------------------------
+
+    def handle(self, group: str, version: str, rest: str) -> Response:
+        t = parse_target(group, version, [p for p in rest.split("/") if p])
+        method = request.method
+        if t.name is None:
+            handler = {"GET": self.list, "POST": self.create, "DELETE": self.delete_collection}.get(method)
+        elif t.subresource is not None:
+            handler = {"GET": self.get, "PUT": self.replace, "PATCH": self.patch}.get(method)
+        else:
+            handler = {"GET": self.get, "PUT": self.replace, "PATCH": self.patch, "DELETE": self.delete}.get(method)
+        if handler is None:
+            raise errors.method_not_allowed()
+        return handler(t)
+
+    def authenticated(self) -> bool:
+        header = request.headers.get("Authorization", "")
+        scheme, _, credential = header.partition(" ")
+        return scheme.lower() == "bearer" and credential.strip() == self.token
+
+
+def create_app(store: Store, token: str) -> Flask:
+    """The WSGI application serving ``store`` to clients presenting ``token``."""
+    app = Flask("minicloud.kube")
+    api = KubeApi(store, token)
+
+    @app.before_request
+    def authenticate():
+        if request.path not in PUBLIC_PATHS and not api.authenticated():
+            return _json(errors.unauthorized().status(), 401)
+        return None
+
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError):
+        return _json(exc.status(), exc.code)
+
+    @app.errorhandler(404)
+    def no_route(_exc):
+        return _json(errors.not_found_path(request.path).status(), 404)
+
+    @app.errorhandler(405)
+    def no_method(_exc):
+        return _json(errors.method_not_allowed().status(), 405)
+
+    @app.errorhandler(Exception)
+    def internal(exc):
+        traceback.print_exc()
+        return _json(ApiError(500, "InternalError", f"Internal error occurred: {exc}", {}).status(), 500)
+
+    @app.get("/version")
+    def version():
+        return _json(discovery.SERVER_VERSION)
+
+    @app.get("/healthz")
+    @app.get("/livez")
+    @app.get("/readyz")
+    def health():
+        return Response("ok", mimetype="text/plain")
+
+    @app.get("/api")
+    def core_versions():
+        return _json(discovery.api_versions())
+
+    @app.get("/apis")
+    def group_list():
+        return _json(discovery.api_group_list())
+
+    @app.get("/api/<version>")
+    def core_resources(version):
+        found = discovery.resource_list("", version)
+        if found is None:
+            raise errors.not_found_path(request.path)
+        return _json(found)
+
+    @app.get("/apis/<group>")
+    def group(group):
+        found = discovery.api_group(group)
+        if found is None:
+            raise errors.not_found_path(request.path)
+        return _json(found)
+
+    @app.get("/apis/<group>/<version>")
+    def group_resources(group, version):
+        found = discovery.resource_list(group, version)
+        if found is None:
+            raise errors.not_found_path(request.path)
+        return _json(found)
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+    @app.route("/api/<version>/<path:rest>", methods=methods)
+    def core(version, rest):
+        return api.handle("", version, rest)
+
+    @app.route("/apis/<group>/<version>/<path:rest>", methods=methods)
+    def named(group, version, rest):
+        return api.handle(group, version, rest)
+
+    return app

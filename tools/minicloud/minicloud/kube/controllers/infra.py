@@ -1,0 +1,97 @@
+"""The infrastructure provider (OpenStackCluster, OpenStackMachine): how it reacts to a pause
+depends on the run-time mode (:mod:`minicloud.kube.provider_mode`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from typing import Callable
+
+from minicloud.kube import errors
+from minicloud.kube.controllers import paused
+from minicloud.kube.provider_mode import BLOCK_MOVE, SILENT, STUCK, ProviderMode
+from minicloud.kube.resources import INFRA_KINDS, by_kind
+from minicloud.kube.store import Store
+
+WRITE_INTERVAL = 0.5
+
+
+def wants_block_move(mode: ProviderMode, paused_for: float | None) -> bool:
+    """Whether the annotation belongs on an object paused for ``paused_for`` seconds (None: not paused)."""
+    if mode.name == STUCK:
+        return True
+    if mode.name == BLOCK_MOVE:
+        return paused_for is None or paused_for < mode.delay
+    return False
+
+
+def keeps_writing(mode: ProviderMode, paused_for: float | None) -> bool:
+    """Silent mode: an in-flight reconcile goes on writing for ``delay`` seconds after the pause."""
+    return mode.name == SILENT and paused_for is not None and paused_for < mode.delay
+
+
+class InfraProvider:
+    def __init__(self, store: Store, mode: Callable[[], ProviderMode], clock: Callable[[], float] = time.monotonic,
+                 write_interval: float = WRITE_INTERVAL):
+        self.store = store
+        self.mode = mode
+        self.clock = clock
+        self.write_interval = write_interval
+        self._paused_since: dict[tuple, float] = {}
+        self._last_write: dict[tuple, float] = {}
+
+    def tick(self) -> ProviderMode:
+        """One pass over the provider's objects; returns the mode it applied."""
+        mode = self.mode()
+        now = self.clock()
+        clusters = {(c["metadata"]["namespace"], c["metadata"]["name"]): c
+                    for c in self.store.list(by_kind("Cluster"))[0]}
+        seen = set()
+        for kind_name in INFRA_KINDS:
+            kind = by_kind(kind_name)
+            for obj in self.store.list(kind)[0]:
+                key = (kind_name, obj["metadata"]["namespace"], obj["metadata"]["name"])
+                seen.add(key)
+                cluster = clusters.get((key[1], paused.cluster_name(obj)))
+                if paused.is_paused(cluster, obj):
+                    paused_for = now - self._paused_since.setdefault(key, now)
+                else:
+                    self._paused_since.pop(key, None)
+                    paused_for = None
+                self._annotate(kind, key, obj, wants_block_move(mode, paused_for))
+                if keeps_writing(mode, paused_for) and now - self._last_write.get(key, -1e9) >= self.write_interval:
+                    self._touch(kind, key)
+                    self._last_write[key] = now
+        for key in set(self._paused_since) - seen:
+            del self._paused_since[key]
+        return mode
+
+    def _annotate(self, kind, key: tuple, obj: dict, wanted: bool) -> None:
+        if (paused.BLOCK_MOVE_ANNOTATION in (obj["metadata"].get("annotations") or {})) == wanted:
+            return
+
+        def change(current: dict) -> dict:
+            annotations = current["metadata"].setdefault("annotations", {})
+            if wanted:
+                annotations[paused.BLOCK_MOVE_ANNOTATION] = "true"
+            else:
+                annotations.pop(paused.BLOCK_MOVE_ANNOTATION, None)
+            return current
+
+        self._update(kind, key, change, None)
+
+    def _touch(self, kind, key: tuple) -> None:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+        def change(current: dict) -> dict:
+            current.setdefault("status", {})["lastReconcileTime"] = stamp
+            return current
+
+        self._update(kind, key, change, "status")
+
+    def _update(self, kind, key, change, subresource) -> None:
+        try:
+            self.store.update(kind, key[1], key[2], change, subresource=subresource)
+        except errors.ApiError:
+            pass  # deleted meanwhile

@@ -1,0 +1,70 @@
+"""Run the controllers in a background thread, and acknowledge provider-mode changes."""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from pathlib import Path
+
+from minicloud.kube.controllers.core import PauseController
+from minicloud.kube.controllers.infra import InfraProvider
+from minicloud.kube.provider_mode import ProviderMode, applied_file, mode_file
+from minicloud.kube.store import Store
+from minicloud.provider import modes
+
+TICK = 0.1
+
+
+class ModeFile:
+    """The provider mode from the state folder, re-read only when the file changes."""
+
+    def __init__(self, root: Path | None):
+        self.root = root
+        self._stamp = None
+        self._mode = ProviderMode()
+
+    def __call__(self) -> ProviderMode:
+        if self.root is None:
+            return self._mode
+        try:
+            stat = mode_file(self.root).stat()
+            stamp = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            stamp = None
+        if stamp != self._stamp:
+            self._mode = modes.load(mode_file(self.root), ProviderMode)
+            self._stamp = stamp
+        return self._mode
+
+    def acknowledge(self, mode: ProviderMode) -> None:
+        if self.root is not None and modes.applied_generation(applied_file(self.root)) < mode.generation:
+            modes.acknowledge(applied_file(self.root), mode)
+
+
+class ControllerLoop:
+    def __init__(self, store: Store, state_root: Path | None = None, lag: float | None = None):
+        self.mode_file = ModeFile(state_root)
+        self.core = PauseController(store) if lag is None else PauseController(store, lag=lag)
+        self.infra = InfraProvider(store, self.mode_file)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="capi-controllers", daemon=True)
+
+    def start(self) -> ControllerLoop:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def tick(self) -> None:
+        self.core.tick()
+        applied = self.infra.tick()
+        self.mode_file.acknowledge(applied)
+
+    def _run(self) -> None:
+        while not self._stop.wait(TICK):
+            try:
+                self.tick()
+            except Exception:  # a controller bug must not stop the others for good
+                traceback.print_exc()

@@ -1,0 +1,112 @@
+"""The kinds the emulated API server serves.
+
+Each :class:`Kind` says where it lives (group, versions, plural, scope) and how the
+server treats it. CAPI kinds are served in several versions that are views of one
+stored object (see :mod:`minicloud.kube.convert`); ``hub`` is the version objects
+are stored in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CORE_GROUP = ""
+CAPI_GROUP = "cluster.x-k8s.io"
+CONTROLPLANE_GROUP = "controlplane.cluster.x-k8s.io"
+BOOTSTRAP_GROUP = "bootstrap.cluster.x-k8s.io"
+INFRA_GROUP = "infrastructure.cluster.x-k8s.io"
+
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    plural: str
+    group: str
+    versions: tuple[str, ...]
+    namespaced: bool = True
+    status_subresource: bool = True
+    custom: bool = True  # a CRD: generation, 415 on strategic merge, object returned on delete
+    short_names: tuple[str, ...] = ()
+    # Field selectors besides metadata.name / metadata.namespace (dotted paths).
+    selectable_fields: tuple[str, ...] = ()
+    categories: tuple[str, ...] = field(default=())
+
+    @property
+    def hub(self) -> str:
+        """The version objects are stored in (the newest)."""
+        return self.versions[-1]
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def resource(self) -> str:
+        """``plural.group``, as in Status messages (``clusters.cluster.x-k8s.io``)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def api_version(self, version: str) -> str:
+        return f"{self.group}/{version}" if self.group else version
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+
+CAPI_CONTRACT = ("v1beta1", "v1beta2")
+
+KINDS: tuple[Kind, ...] = (
+    Kind("Namespace", "namespaces", CORE_GROUP, ("v1",), namespaced=False, custom=False, short_names=("ns",),
+         selectable_fields=("status.phase",)),
+    Kind("Secret", "secrets", CORE_GROUP, ("v1",), status_subresource=False, custom=False,
+         selectable_fields=("type",)),
+    Kind("Node", "nodes", CORE_GROUP, ("v1",), namespaced=False, custom=False, short_names=("no",),
+         selectable_fields=("spec.unschedulable",)),
+    Kind("Cluster", "clusters", CAPI_GROUP, CAPI_CONTRACT, short_names=("cl",), categories=("cluster-api",)),
+    Kind("Machine", "machines", CAPI_GROUP, CAPI_CONTRACT, short_names=("ma",), categories=("cluster-api",)),
+    Kind("MachineSet", "machinesets", CAPI_GROUP, CAPI_CONTRACT, short_names=("ms",), categories=("cluster-api",)),
+    Kind("MachineDeployment", "machinedeployments", CAPI_GROUP, CAPI_CONTRACT, short_names=("md",),
+         categories=("cluster-api",)),
+    Kind("KubeadmControlPlane", "kubeadmcontrolplanes", CONTROLPLANE_GROUP, CAPI_CONTRACT, short_names=("kcp",),
+         categories=("cluster-api",)),
+    Kind("KubeadmConfig", "kubeadmconfigs", BOOTSTRAP_GROUP, CAPI_CONTRACT, categories=("cluster-api",)),
+    Kind("OpenStackCluster", "openstackclusters", INFRA_GROUP, ("v1beta1",), short_names=("osc",),
+         categories=("cluster-api",)),
+    Kind("OpenStackMachine", "openstackmachines", INFRA_GROUP, ("v1beta1",), short_names=("osm",),
+         categories=("cluster-api",)),
+)
+
+# The kinds CAPI core (and its kubeadm providers) reconcile: they get the Paused condition.
+CAPI_CORE_KINDS = ("Cluster", "Machine", "MachineSet", "MachineDeployment", "KubeadmControlPlane", "KubeadmConfig")
+# The kinds the infrastructure provider reconciles.
+INFRA_KINDS = ("OpenStackCluster", "OpenStackMachine")
+
+
+def by_plural(group: str, plural: str) -> Kind | None:
+    for kind in KINDS:
+        if kind.group == group and kind.plural == plural:
+            return kind
+    return None
+
+
+def by_kind(name: str) -> Kind:
+    for kind in KINDS:
+        if kind.kind == name:
+            return kind
+    raise KeyError(name)
+
+
+def groups() -> dict[str, tuple[str, ...]]:
+    """Named API groups (not the core group) and the versions served, oldest first."""
+    result: dict[str, tuple[str, ...]] = {}
+    for kind in KINDS:
+        if kind.group:
+            seen = result.get(kind.group, ())
+            result[kind.group] = tuple(sorted(set(seen) | set(kind.versions)))
+    return result
+
+
+def in_group_version(group: str, version: str) -> list[Kind]:
+    return [k for k in KINDS if k.group == group and version in k.versions]
