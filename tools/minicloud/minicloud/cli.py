@@ -9,6 +9,7 @@ import sys
 
 from minicloud.control import Minicloud, MinicloudError
 from minicloud.faults import DROP, FAULT_STATUSES, SERVICES
+from minicloud.kube.provider_mode import MODES as CAPI_PROVIDER_MODES
 from minicloud.provider.modes import MODES
 from minicloud.seed import SeedError
 from minicloud.settings import Settings, free_port_offset
@@ -105,6 +106,40 @@ def cmd_server(cloud: Minicloud, args) -> int:
         print(json.dumps({"deleted": cloud.delete_server(args.name), "name": args.name}))
     else:
         _print_json(cloud.list_servers())
+    return 0
+
+
+def cmd_capi(cloud: Minicloud, args) -> int:
+    if args.capi_area == "provider":
+        if args.mode is None:
+            _print_json(cloud.capi_provider_mode())
+        else:
+            _print_json(cloud.set_capi_provider_mode(args.mode, delay=args.delay))
+    elif args.cluster_action == "create":
+        _print_json(cloud.create_capi_cluster(args.name, control_plane=args.control_plane, workers=args.workers,
+                                              api_version=args.api_version, namespace=args.namespace))
+    elif args.cluster_action == "delete":
+        _print_json({"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace), "name": args.name})
+    else:
+        _print_json(cloud.list_capi_clusters(namespace=args.namespace))
+    return 0
+
+
+def _label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError("a label is KEY=VALUE")
+    return key, value
+
+
+def cmd_kube(cloud: Minicloud, args) -> int:
+    if args.node_action == "create":
+        _print_json(cloud.create_node(args.name, args.pod_cidr, args.address, labels=dict(args.label or [])))
+    elif args.node_action == "delete":
+        cloud.delete_node(args.name)
+        print(json.dumps({"deleted": args.name}))
+    else:
+        _print_json(cloud.list_nodes())
     return 0
 
 
@@ -212,6 +247,41 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("name")
     actions.add_parser("list", help="servers with their ports and security groups")
     p.set_defaults(func=cmd_server)
+
+    p = verbs.add_parser("capi", help="CAPI on the emulated Kubernetes API: provider mode, seeded clusters")
+    areas = p.add_subparsers(dest="capi_area", required=True)
+    provider = areas.add_parser("provider", help="show or set how the infrastructure provider reacts to a pause")
+    provider.add_argument("mode", nargs="?", choices=CAPI_PROVIDER_MODES)
+    provider.add_argument("--delay", type=float, help="seconds after the pause (default 2)")
+    cluster = areas.add_parser("cluster", help="seed, remove or list CAPI clusters")
+    actions = cluster.add_subparsers(dest="cluster_action", required=True)
+    create = actions.add_parser("create", help="a provisioned cluster: Cluster, KCP, Machines, Nodes, Secrets...")
+    create.add_argument("name")
+    create.add_argument("--control-plane", type=int, default=1, help="control-plane machines (default 1)")
+    create.add_argument("--workers", type=int, default=0, help="worker machines (default 0)")
+    create.add_argument("--api-version", choices=("v1beta1", "v1beta2"), default="v1beta2",
+                        help="CAPI contract the objects are written in (default v1beta2)")
+    create.add_argument("--namespace", default="default")
+    delete = actions.add_parser("delete", help="remove every object of the cluster")
+    delete.add_argument("name")
+    delete.add_argument("--namespace", default="default")
+    listing = actions.add_parser("list", help="clusters as JSON")
+    listing.add_argument("--namespace", help="default: all namespaces")
+    p.set_defaults(func=cmd_capi)
+
+    p = verbs.add_parser("kube", help="objects of the emulated Kubernetes API")
+    areas = p.add_subparsers(dest="kube_area", required=True)
+    node = areas.add_parser("node", help="create, delete or list nodes")
+    actions = node.add_subparsers(dest="node_action", required=True)
+    create = actions.add_parser("create", help="a Ready node with a pod CIDR and an InternalIP")
+    create.add_argument("name")
+    create.add_argument("--pod-cidr", required=True)
+    create.add_argument("--address", required=True, help="InternalIP")
+    create.add_argument("--label", type=_label, action="append", help="KEY=VALUE (repeatable)")
+    delete = actions.add_parser("delete")
+    delete.add_argument("name")
+    actions.add_parser("list", help="nodes with pod CIDRs and InternalIPs")
+    p.set_defaults(func=cmd_kube)
     return parser
 
 

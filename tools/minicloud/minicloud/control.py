@@ -150,3 +150,82 @@ class Minicloud:
 
     def list_servers(self) -> list[dict]:
         return seed.list_servers(self._internal())
+
+    # -- Kubernetes and CAPI -----------------------------------------------------------
+
+    @property
+    def kubeconfig(self) -> Path:
+        """The kubeconfig of the emulated Kubernetes API (context ``minicloud``)."""
+        return self.state.root / "kubeconfig"
+
+    def kube_client(self):
+        """An official ``kubernetes`` client ApiClient for the emulated API."""
+        from kubernetes import config
+
+        self._kube_admin()  # the kubeconfig check
+        return config.new_client_from_config(config_file=str(self.kubeconfig))
+
+    def _kube_admin(self):
+        from minicloud.kube.admin import KubeAdmin
+
+        if not self.kubeconfig.exists():
+            raise MinicloudError(f"{self.kubeconfig} does not exist: run 'up' first")
+        return KubeAdmin(self.kubeconfig)
+
+    def _kube_call(self, action, *args, **kwargs):
+        """Run a KubeAdmin action; its API and lookup errors become MinicloudError."""
+        from kubernetes.client import ApiException
+
+        try:
+            return action(self._kube_admin(), *args, **kwargs)
+        except LookupError as exc:
+            raise MinicloudError(str(exc)) from None
+        except ApiException as exc:
+            raise MinicloudError(f"Kubernetes API: {exc.status} {exc.reason}: {exc.body}") from None
+
+    def capi_provider_mode(self) -> dict:
+        from minicloud.kube import provider_mode
+
+        mode = modes.load(provider_mode.mode_file(self.state.root), provider_mode.ProviderMode).to_dict()
+        mode["applied"] = modes.applied_generation(provider_mode.applied_file(self.state.root)) >= mode["generation"]
+        return mode
+
+    def set_capi_provider_mode(self, name: str, delay: float | None = None, wait: bool = True) -> dict:
+        """Choose how the infrastructure provider reacts to a pause (block-move, silent, stuck). With
+        ``wait``, return once the controllers applied it, if the Kubernetes API is running."""
+        from minicloud.kube import provider_mode
+
+        mode = provider_mode.ProviderMode(name, provider_mode.DEFAULT_DELAY if delay is None else float(delay))
+        self.state.root.mkdir(parents=True, exist_ok=True)
+        written = modes.save(provider_mode.mode_file(self.state.root), mode)
+        if wait and any(p.name == "kubernetes" and p.healthy for p in self.status().processes):
+            deadline = time.monotonic() + MODE_ACK_TIMEOUT
+            while modes.applied_generation(provider_mode.applied_file(self.state.root)) < written.generation:
+                if time.monotonic() > deadline:
+                    raise MinicloudError(f"the CAPI controllers did not apply the mode within {MODE_ACK_TIMEOUT:.0f} s")
+                time.sleep(0.05)
+        return self.capi_provider_mode()
+
+    def create_capi_cluster(self, name: str, control_plane: int = 1, workers: int = 0, api_version: str = "v1beta2",
+                            namespace: str = "default") -> dict:
+        """Seed a provisioned CAPI cluster on OpenStack (Cluster, KCP, MachineDeployment, Machines,
+        KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``."""
+        return self._kube_call(lambda admin: admin.create_cluster(name, namespace, control_plane, workers,
+                                                                  api_version))
+
+    def delete_capi_cluster(self, name: str, namespace: str = "default") -> list[str]:
+        """Remove every object of cluster ``name`` (finalizers too); returns ``Kind/name`` of each."""
+        return self._kube_call(lambda admin: admin.delete_cluster(name, namespace))
+
+    def list_capi_clusters(self, namespace: str | None = None) -> list[dict]:
+        return self._kube_call(lambda admin: admin.list_clusters(namespace))
+
+    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None) -> dict:
+        """A Ready Node with ``spec.podCIDR(s)`` and an InternalIP."""
+        return self._kube_call(lambda admin: admin.create_node(name, pod_cidr, address, labels))
+
+    def delete_node(self, name: str) -> None:
+        self._kube_call(lambda admin: admin.delete_node(name))
+
+    def list_nodes(self) -> list[dict]:
+        return self._kube_call(lambda admin: admin.list_nodes())

@@ -1,0 +1,156 @@
+"""minicloud's own calls to its Kubernetes API: seeding clusters and nodes, through the
+official client over HTTPS like any client (marked internal: never counted or faulted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kubernetes import client, config
+
+from minicloud.kube import convert, seed
+from minicloud.kube.controllers import paused
+from minicloud.kube.resources import CAPI_CONTRACT, KINDS, Kind, by_kind
+
+INTERNAL_AGENT = "minicloud-internal"
+
+
+class KubeAdmin:
+    def __init__(self, kubeconfig: Path):
+        self.api = config.new_client_from_config(config_file=str(kubeconfig))
+        self.api.user_agent = INTERNAL_AGENT
+
+    # -- plain REST ------------------------------------------------------------------
+
+    @staticmethod
+    def path(kind: Kind, version: str, namespace: str | None = None, name: str | None = None,
+             subresource: str | None = None) -> str:
+        base = f"/apis/{kind.group}/{version}" if kind.group else f"/api/{version}"
+        if kind.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        return "/".join(p for p in (base, kind.plural, name, subresource) if p)
+
+    def call(self, method: str, path: str, body=None, query: list | None = None,
+             content_type: str = "application/json"):
+        """One request; answers other than 2xx raise ``kubernetes.client.ApiException``."""
+        method, url, headers, body, post = self.api.param_serialize(
+            method, path, query_params=query or [], body=body, auth_settings=["BearerToken"],
+            header_params={"Content-Type": content_type, "Accept": "application/json"})
+        response = self.api.call_api(method, url, headers, body, post)
+        response.read()
+        return json.loads(response.data or b"null")
+
+    def _version(self, kind: Kind, api_version: str) -> str:
+        return api_version if api_version in kind.versions else kind.hub
+
+    # -- clusters ----------------------------------------------------------------------
+
+    def create_cluster(self, name: str, namespace: str = "default", control_plane: int = 1, workers: int = 0,
+                       api_version: str = "v1beta2") -> dict:
+        """Create every object of a provisioned cluster, writing CAPI kinds at ``api_version``."""
+        if api_version not in CAPI_CONTRACT:
+            raise ValueError(f"api_version must be one of {', '.join(CAPI_CONTRACT)}")
+        nodes = self.call("GET", "/api/v1/nodes")["items"]
+        first = seed.free_pod_indexes(nodes, control_plane + workers)
+        uids: dict[tuple[str, str], dict] = {}
+        created = []
+        for item in seed.cluster_objects(name, namespace, control_plane, workers, first):
+            kind = by_kind(item.kind)
+            version = self._version(kind, api_version)
+            body = dict(item.body)
+            if item.owner:
+                owner = uids[item.owner]
+                body["metadata"] = dict(body["metadata"], ownerReferences=[owner])
+            ns = namespace if kind.namespaced else None
+            obj = self.call("POST", self.path(kind, version, ns), self._at(kind, body, version))
+            if item.status:
+                obj["status"] = self._at(kind, {"status": item.status}, version).get("status", {})
+                obj = self.call("PUT", self.path(kind, version, ns, name=obj["metadata"]["name"],
+                                                 subresource="status"), obj)
+            uids[(item.kind, obj["metadata"]["name"])] = {
+                "apiVersion": obj["apiVersion"], "kind": item.kind, "name": obj["metadata"]["name"],
+                "uid": obj["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+            created.append({"kind": item.kind, "name": obj["metadata"]["name"], "apiVersion": obj["apiVersion"]})
+        return {"name": name, "namespace": namespace, "apiVersion": f"cluster.x-k8s.io/{api_version}",
+                "objects": created}
+
+    @staticmethod
+    def _at(kind: Kind, hub_body: dict, version: str) -> dict:
+        """A hub-form body in the shape of ``version``."""
+        body = dict(hub_body)
+        if convert.converts(kind.kind):
+            body.setdefault("apiVersion", kind.api_version(convert.HUB))
+            body.setdefault("kind", kind.kind)
+            body = convert.from_hub(body, kind.kind, version)
+        else:
+            body.setdefault("apiVersion", kind.api_version(version))
+            body.setdefault("kind", kind.kind)
+        return body
+
+    def delete_cluster(self, name: str, namespace: str = "default") -> list[str]:
+        """Remove every object labelled with the cluster's name, finalizers included (a clean-up, not
+        a CAPI deletion). Returns ``Kind/name`` of what was removed."""
+        removed = []
+        selector = [("labelSelector", f"{paused.CLUSTER_NAME_LABEL}={name}")]
+        for kind in KINDS:
+            if kind.kind == "Namespace":
+                continue
+            version = kind.hub
+            ns = namespace if kind.namespaced else None
+            for obj in self.call("GET", self.path(kind, version, ns), query=selector)["items"]:
+                item = self.path(kind, version, ns, obj["metadata"]["name"])
+                if obj["metadata"].get("finalizers"):
+                    self._strip_finalizers(item)
+                try:
+                    self.call("DELETE", item)
+                except client.ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                removed.append(f"{kind.kind}/{obj['metadata']['name']}")
+        if not removed:
+            raise LookupError(f"no cluster named {name!r} in namespace {namespace!r}")
+        return removed
+
+    def _strip_finalizers(self, path: str) -> None:
+        self.call("PATCH", path, {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")
+
+    def list_clusters(self, namespace: str | None = None) -> list[dict]:
+        kind = by_kind("Cluster")
+        result = []
+        for obj in self.call("GET", self.path(kind, "v1beta2", namespace))["items"]:
+            meta = obj["metadata"]
+            condition = paused.find_condition(obj.get("status", {}).get("conditions"), paused.PAUSED)
+            machines = self.call("GET", self.path(by_kind("Machine"), "v1beta2", meta["namespace"]),
+                                 query=[("labelSelector", f"{paused.CLUSTER_NAME_LABEL}={meta['name']}")])["items"]
+            result.append({"name": meta["name"], "namespace": meta["namespace"],
+                           "paused": bool(obj.get("spec", {}).get("paused")),
+                           "pausedCondition": condition, "phase": obj.get("status", {}).get("phase"),
+                           "controlPlaneEndpoint": obj.get("spec", {}).get("controlPlaneEndpoint"),
+                           "machines": sorted(m["metadata"]["name"] for m in machines)})
+        return result
+
+    # -- nodes -------------------------------------------------------------------------
+
+    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None,
+                    provider_id: str | None = None) -> dict:
+        return _node_summary(self.call("POST", "/api/v1/nodes", seed.node(name, pod_cidr, address, labels,
+                                                                           provider_id)))
+
+    def delete_node(self, name: str) -> None:
+        try:
+            self.call("DELETE", f"/api/v1/nodes/{name}")
+        except client.ApiException as exc:
+            if exc.status == 404:
+                raise LookupError(f"no node named {name!r}") from None
+            raise
+
+    def list_nodes(self) -> list[dict]:
+        return [_node_summary(n) for n in self.call("GET", "/api/v1/nodes")["items"]]
+
+
+def _node_summary(obj: dict) -> dict:
+    addresses = obj.get("status", {}).get("addresses") or []
+    return {"name": obj["metadata"]["name"], "podCIDR": obj.get("spec", {}).get("podCIDR"),
+            "podCIDRs": obj.get("spec", {}).get("podCIDRs", []),
+            "internalIP": next((a["address"] for a in addresses if a["type"] == "InternalIP"), None),
+            "providerID": obj.get("spec", {}).get("providerID"), "labels": obj["metadata"].get("labels", {})}
