@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The base class of the OpenStack modules: spec, connection, deadline, results and error mapping.
+"""The base classes of the modules: spec, connection, deadline, results and error mapping.
 
-A module subclasses ``OpenStackModule``, declares ``argument_spec`` / ``module_kwargs`` and writes
-``run()``; it calls ``self.exit(...)`` or ``self.fail(...)``.  Known exceptions become ``fail_json``
+A module subclasses ``OpenStackModule`` (or ``KubernetesModule`` in k8s_module), declares
+``argument_spec`` / ``module_kwargs`` and writes ``run()``; it calls ``self.exit(...)`` or ``self.fail(...)``.  Known exceptions become ``fail_json``
 with a message a person can act on, never a traceback.
 """
 
@@ -39,20 +39,78 @@ class ModuleFailure(Exception):
         self.data = data
 
 
-class OpenStackModule:
+class BaseModule:
+    """Spec, clock, deadline, results and error mapping shared by every module.
+
+    Subclasses give the connection options (``connection_argument_spec``), register each client they
+    connect in ``self.clients`` (anything with ``api_calls`` and ``policy.retried``), and map the
+    errors of their client libraries in ``describe_error``.
+    """
+
     argument_spec = {}
     module_kwargs = {}
 
     def __init__(self, clock=None):
-        spec = openstack_argument_spec()
+        spec = self.connection_argument_spec()
         spec.update(self.argument_spec)
         self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
         self.params = self.ansible.params
-        # Secrets inside a ``cloud`` dict (a raw option) are masked like the no_log options.
-        self.ansible.no_log_values.update(secret_values(self.params.get("cloud")))
         self.clock = clock or Clock()
         self.started = self.clock.monotonic()
+        self.clients = []
+
+    @staticmethod
+    def connection_argument_spec():
+        return {}
+
+    def _finish(self, data):
+        api_calls = sum(client.api_calls for client in self.clients)
+        retried = None
+        if self.clients:
+            retried = [fault for client in self.clients for fault in client.policy.retried]
+        return finish(data, self.started, self.clock.monotonic(), api_calls, retried)
+
+    def exit(self, **data):
+        self.ansible.exit_json(**self._finish(data))
+
+    def fail(self, msg, **data):
+        self.ansible.fail_json(msg=msg, **self._finish(data))
+
+    def run(self):
+        raise NotImplementedError
+
+    def describe_error(self, exc):
+        """A message for an exception of a client library, or None to let it propagate."""
+        return None
+
+    def __call__(self):
+        try:
+            self.run()
+        except ModuleFailure as exc:
+            self.fail(str(exc), **exc.data)
+        except ResolveError as exc:
+            self.fail(str(exc))
+        except DeadlineExceeded as exc:
+            self.fail(str(exc))
+        except Exception as exc:  # pylint: disable=broad-except
+            message = self.describe_error(exc)
+            if message is None:
+                raise
+            self.fail(message)
+
+
+class OpenStackModule(BaseModule):
+    """A module that talks to OpenStack with openstack.cloud's connection options."""
+
+    def __init__(self, clock=None):
+        super(OpenStackModule, self).__init__(clock=clock)
+        # Secrets inside a ``cloud`` dict (a raw option) are masked like the no_log options.
+        self.ansible.no_log_values.update(secret_values(self.params.get("cloud")))
         self.client = None
+
+    @staticmethod
+    def connection_argument_spec():
+        return openstack_argument_spec()
 
     def connect(self):
         problem = cloud_dict_problem(self.params)
@@ -67,35 +125,13 @@ class OpenStackModule:
             self.client = OpenStackClient(self.params, clock=self.clock)
         except sdk_exceptions.ConfigException as exc:
             self.ansible.fail_json(msg="OpenStack connection settings are invalid: %s" % exc)
+        self.clients.append(self.client)
         return self.client
 
-    def _finish(self, data):
-        api_calls = self.client.api_calls if self.client else 0
-        retried = self.client.policy.retried if self.client else None
-        return finish(data, self.started, self.clock.monotonic(), api_calls, retried)
-
-    def exit(self, **data):
-        self.ansible.exit_json(**self._finish(data))
-
-    def fail(self, msg, **data):
-        self.ansible.fail_json(msg=msg, **self._finish(data))
-
-    def run(self):
-        raise NotImplementedError
-
-    def __call__(self):
-        try:
-            self.run()
-        except ModuleFailure as exc:
-            self.fail(str(exc), **exc.data)
-        except ResolveError as exc:
-            self.fail(str(exc))
-        except DeadlineExceeded as exc:
-            self.fail(str(exc))
-        except Exception as exc:  # pylint: disable=broad-except
-            if describe_fault(exc) is None and not is_sdk_error(exc):
-                raise
-            self.fail("OpenStack API error: %s" % (exc,))
+    def describe_error(self, exc):
+        if describe_fault(exc) is None and not is_sdk_error(exc):
+            return None
+        return "OpenStack API error: %s" % (exc,)
 
 
 def is_sdk_error(exc):

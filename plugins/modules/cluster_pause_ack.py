@@ -1,0 +1,317 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: cluster_pause_ack
+short_description: Pause or unpause a Cluster API cluster and wait until every controller has acknowledged it
+version_added: 0.1.0
+description:
+  - Sets (or clears) C(spec.paused) on a Cluster API C(Cluster), then waits until the pause is
+    acknowledged across the cluster's objects. Setting the field is instant; controllers seeing it is
+    not. Providers that reconcile out of band keep writing for a while, and a C(clusterctl move), a
+    backup or manual surgery that starts meanwhile races them.
+  - 'An object counts as acknowledged, strongest evidence first: no C(clusterctl.cluster.x-k8s.io/block-move)
+    annotation on it (while it is set, its provider is still working, whatever else it reports);
+    its C(Paused) condition C(True) with an C(observedGeneration) that has caught up with the object
+    (CAPI core since v1.9; on v1beta1 objects the condition lives under C(status.v1beta2.conditions),
+    where M(kubernetes.core.k8s) C(wait_condition) cannot see it; on v1beta2 objects under C(status.conditions));
+    a block-move annotation seen during the wait that went away; or, for objects whose provider reports
+    nothing (Cluster API Provider OpenStack), no write to the object for I(quiet_period) seconds.'
+  - I(state=unpaused) clears C(spec.paused) and waits until every object reporting a C(Paused) condition
+    reports it C(False). An object that carries its own C(cluster.x-k8s.io/paused) annotation stays paused
+    and is named as a blocker.
+  - Idempotent; C(changed) is true only when this task set or cleared C(spec.paused). When the wait
+    fails, the result still says what was changed (C(changed), C(cluster.paused)) and what was not
+    acknowledged; the pause is left as set, never rolled back behind the user's back.
+  - C(clusterctl move) v1.12 and later refuses to move a cluster that is already paused (it pauses and
+    waits for block-move itself). Use this module around a move only with older clusterctl, or to
+    acknowledge the unpause on the target after the move.
+author:
+  - flightcontrol.openstack maintainers (@flightcontrol)
+options:
+  name:
+    description:
+      - Name of the Cluster API C(Cluster).
+    type: str
+    required: true
+  namespace:
+    description:
+      - Namespace of the C(Cluster).
+    type: str
+    default: default
+  state:
+    description:
+      - C(paused) sets C(spec.paused=true) and waits for the acknowledgement; C(unpaused) clears it and
+        waits for the reverse.
+    type: str
+    choices: [paused, unpaused]
+    default: paused
+  wait:
+    description:
+      - Wait for the acknowledgement. With C(false) the module sets the field and reports how far each
+        object is, without waiting.
+    type: bool
+    default: true
+  quiet_period:
+    description:
+      - Seconds without any write to an object whose provider reports neither a C(Paused) condition nor a
+        block-move annotation, before its pause counts as acknowledged. Counted from the moment the pause
+        was set at the earliest (from the start of the task when the cluster was already paused).
+      - The default, 30 seconds, outlasts an in-flight reconcile of Cluster API Provider OpenStack, whose
+        OpenStack calls each time out well within it, and costs a paused cluster half a minute.
+      - Polls happen at least twice per quiet period, whatever I(poll_interval) says, so no write is missed.
+    type: float
+    default: 30
+  scope:
+    description:
+      - C(move) waits for every reconciled object of the cluster, as C(clusterctl move) would take them
+        (every object of the Cluster API groups labelled C(cluster.x-k8s.io/cluster-name), templates aside),
+        plus the Cluster's references.
+      - C(cluster) waits for the C(Cluster), its infrastructure cluster and its control plane only.
+    type: str
+    choices: [move, cluster]
+    default: move
+  api_version:
+    description:
+      - The Cluster API contract version to read the objects in. By default v1beta2 when the API serves
+        it, else v1beta1.
+    type: str
+    choices: [v1beta1, v1beta2]
+  timeout:
+    description:
+      - How long to wait for the acknowledgement, in seconds, before failing. Lookups and retries of
+        transient API faults count against it.
+    type: int
+    default: 300
+  poll_interval:
+    description:
+      - Seconds between two polls.
+    type: float
+    default: 2
+extends_documentation_fragment:
+  - flightcontrol.openstack.kubernetes_auth
+attributes:
+  check_mode:
+    support: full
+    description: Makes no write request; reports whether C(spec.paused) would change and how each object stands.
+  diff_mode:
+    support: full
+    description: Shows C(spec.paused) before and after.
+'''
+
+EXAMPLES = r'''
+- name: Pause the cluster and wait until CAPI core and the provider have stopped
+  flightcontrol.openstack.cluster_pause_ack:
+    name: prod-eu-1
+    namespace: clusters
+    state: paused
+    timeout: 600
+
+- name: Unpause after maintenance, with a kubeconfig and context
+  flightcontrol.openstack.cluster_pause_ack:
+    kubeconfig: ~/.kube/management.yaml
+    context: mgmt
+    name: prod-eu-1
+    namespace: clusters
+    state: unpaused
+
+- name: Gate an AWX job on the pause, only the Cluster and its direct references
+  flightcontrol.openstack.cluster_pause_ack:
+    name: prod-eu-1
+    namespace: clusters
+    scope: cluster
+    quiet_period: 60
+  register: pause
+
+- name: Show what acknowledged how
+  ansible.builtin.debug:
+    msg: "{{ pause.objects | map(attribute='how') | list }}"
+'''
+
+RETURN = r'''
+cluster:
+  description: The Cluster and its pause state.
+  returned: when the Cluster was found
+  type: dict
+  contains:
+    name: {description: Name., type: str}
+    namespace: {description: Namespace., type: str}
+    api_version: {description: The version the objects were read in., type: str}
+    paused_before: {description: C(spec.paused) when the task started., type: bool}
+    paused: {description: 'C(spec.paused) now: as set by this task, unless in check mode.', type: bool}
+acknowledged:
+  description: Whether every object acknowledged the wanted state.
+  returned: when the Cluster was found
+  type: bool
+objects:
+  description: Every object waited for, with how its acknowledgement was seen or what it still waits for.
+  returned: when the Cluster was found
+  type: list
+  elements: dict
+  contains:
+    kind: {description: Kind., type: str}
+    api_version: {description: apiVersion it was read in., type: str}
+    namespace: {description: Namespace., type: str}
+    name: {description: Name., type: str}
+    acknowledged: {description: Acknowledged., type: bool}
+    how: {description: The evidence of the acknowledgement., type: str}
+    waiting_for: {description: What still blocks it (null once acknowledged)., type: str}
+    paused_condition: {description: The Paused condition and where it was found (null when not reported)., type: dict}
+    block_move: {description: Whether the block-move annotation is set., type: bool}
+    deleting: {description: Whether the object is being deleted., type: bool}
+    last_write_age: {description: Seconds since the wait last saw the object change., type: float}
+  sample:
+    - kind: OpenStackCluster
+      api_version: infrastructure.cluster.x-k8s.io/v1beta1
+      namespace: clusters
+      name: prod-eu-1
+      acknowledged: false
+      how: null
+      waiting_for: the clusterctl.cluster.x-k8s.io/block-move annotation is still set (its provider has not finished)
+      paused_condition: null
+      block_move: true
+      deleting: false
+      last_write_age: 3.5
+blockers:
+  description: C(Kind namespace/name) of each object not acknowledged.
+  returned: when the Cluster was found
+  type: list
+  elements: str
+polls:
+  description: How many times the objects were read.
+  returned: when the Cluster was found
+  type: int
+timed_out:
+  description: Whether the wait ran out of time.
+  returned: when the Cluster was found
+  type: bool
+elapsed:
+  description: Seconds the task took.
+  returned: always
+  type: float
+api_calls:
+  description: HTTP requests sent to the Kubernetes API.
+  returned: always
+  type: int
+retried_faults:
+  description: Transient faults that were retried (HTTP status or C(connection)).
+  returned: always
+  type: list
+  elements: raw
+'''
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import dig
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause_ack import (
+    Tracker,
+    assess,
+    blocker_identities,
+    decide,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import FAILED, Verdict, wait_for
+
+
+class ClusterPauseAck(KubernetesModule):
+    argument_spec = dict(
+        name=dict(type="str", required=True),
+        namespace=dict(type="str", default="default"),
+        state=dict(type="str", default="paused", choices=["paused", "unpaused"]),
+        wait=dict(type="bool", default=True),
+        quiet_period=dict(type="float", default=30),
+        scope=dict(type="str", default="move", choices=["move", "cluster"]),
+        api_version=dict(type="str", choices=["v1beta1", "v1beta2"]),
+        timeout=dict(type="int", default=300),
+        poll_interval=dict(type="float", default=2),
+    )
+
+    def run(self):
+        params = self.params
+        if params["timeout"] < 0 or params["poll_interval"] <= 0 or params["quiet_period"] < 0:
+            raise ModuleFailure("timeout and quiet_period must not be negative, and poll_interval must be positive")
+        paused = params["state"] == "paused"
+        deadline = self.started + params["timeout"]
+        kube = self.connect()
+        capi = CapiService(kube)
+        capi.discover(deadline)
+        contract = choose_version(capi.served, params["api_version"])
+        cluster = capi.get_cluster(params["name"], params["namespace"], contract, deadline)
+        kinds = capi.cluster_kinds(contract, deadline) if params["scope"] == "move" else []
+        before = bool(dig(cluster, "spec", "paused"))
+        changed = before != paused
+        self.summary = dict(name=params["name"], namespace=params["namespace"], api_version=cluster.get("apiVersion"),
+                            paused_before=before, paused=before)
+        diff = dict(before={"spec": {"paused": before}}, after={"spec": {"paused": paused}})
+        since = self.clock.monotonic()
+        if changed and not self.ansible.check_mode:
+            cluster = capi.set_paused(cluster, paused, deadline)
+            since = self.clock.monotonic()
+        if not changed or not self.ansible.check_mode:
+            self.summary["paused"] = paused
+
+        tracker = Tracker()
+
+        def probe(probe_deadline):
+            current = capi.get_cluster(params["name"], params["namespace"], contract, probe_deadline)
+            objects = capi.scope_objects(current, params["scope"], contract, kinds, probe_deadline)
+            now = self.clock.monotonic()
+            tracker.observe(objects, now)
+            items = [assess(obj, paused, tracker.get(obj), now, params["quiet_period"], since) for obj in objects]
+            return dict(cluster=current, items=items)
+
+        def judge(observation, _elapsed):
+            current = bool(dig(observation["cluster"], "spec", "paused"))
+            if current != paused and not (self.ansible.check_mode and changed):
+                return Verdict(FAILED, "spec.paused of Cluster %s/%s was changed back to %s by someone else during "
+                                       "the wait" % (params["namespace"], params["name"], str(current).lower()))
+            return decide(observation["items"])
+
+        result = dict(changed=changed, diff=diff)
+        if self.ansible.check_mode and changed or not params["wait"]:
+            observation = probe(deadline)
+            return self.exit(**self._report(result, observation["items"], 1, False))
+        poll = params["poll_interval"]
+        if paused and params["quiet_period"] > 0:
+            poll = min(poll, params["quiet_period"] / 2.0)
+        outcome = wait_for(probe, judge, timeout=max(0.0, deadline - self.clock.monotonic()), poll_interval=poll,
+                           clock=self.clock)
+        items = outcome.observation["items"]
+        self._report(result, items, outcome.polls, outcome.timed_out)
+        if outcome.succeeded:
+            return self.exit(**result)
+        what = "set spec.paused=%s" % str(paused).lower() if changed else "found spec.paused=%s already" % (
+            str(paused).lower())
+        if outcome.timed_out:
+            msg = ("Cluster %s/%s: this task %s (left as it is), but after %.0f s not every controller has acknowledged "
+                   "the %s: %s" % (params["namespace"], params["name"], what, outcome.elapsed,
+                                   "pause" if paused else "unpause", outcome.verdict.message))
+        else:
+            msg = "Cluster %s/%s: this task %s, then: %s" % (params["namespace"], params["name"], what,
+                                                             outcome.verdict.message)
+        return self.fail(msg, **result)
+
+    def _report(self, result, items, polls, timed_out):
+        result.update(
+            cluster=self.summary,
+            acknowledged=all(item["acknowledged"] for item in items),
+            objects=items,
+            blockers=blocker_identities(items),
+            polls=polls,
+            timed_out=timed_out,
+        )
+        return result
+
+
+def main():
+    ClusterPauseAck()()
+
+
+if __name__ == "__main__":
+    main()
