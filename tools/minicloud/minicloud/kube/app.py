@@ -227,7 +227,7 @@ def create_app(store: Store, token: str) -> Flask:
 
     @app.before_request
     def authenticate():
-        if request.path not in PUBLIC_PATHS and not api.authenticated():
+        if request.path.rstrip("/") not in PUBLIC_PATHS and not api.authenticated():
             return _json(errors.unauthorized().status(), 401)
         return None
 
@@ -248,39 +248,39 @@ def create_app(store: Store, token: str) -> Flask:
         traceback.print_exc()
         return _json(ApiError(500, "InternalError", f"Internal error occurred: {exc}", {}).status(), 500)
 
-    @app.get("/version")
+    @app.get("/version/", strict_slashes=False)
     def version():
         return _json(discovery.SERVER_VERSION)
 
-    @app.get("/healthz")
-    @app.get("/livez")
-    @app.get("/readyz")
+    @app.get("/healthz/", strict_slashes=False)
+    @app.get("/livez/", strict_slashes=False)
+    @app.get("/readyz/", strict_slashes=False)
     def health():
         return Response("ok", mimetype="text/plain")
 
-    @app.get("/api")
+    @app.get("/api/", strict_slashes=False)
     def core_versions():
         return _json(discovery.api_versions())
 
-    @app.get("/apis")
+    @app.get("/apis/", strict_slashes=False)
     def group_list():
         return _json(discovery.api_group_list())
 
-    @app.get("/api/<version>")
+    @app.get("/api/<version>/", strict_slashes=False)
     def core_resources(version):
         found = discovery.resource_list("", version)
         if found is None:
             raise errors.not_found_path(request.path)
         return _json(found)
 
-    @app.get("/apis/<group>")
+    @app.get("/apis/<group>/", strict_slashes=False)
     def group(group):
         found = discovery.api_group(group)
         if found is None:
             raise errors.not_found_path(request.path)
         return _json(found)
 
-    @app.get("/apis/<group>/<version>")
+    @app.get("/apis/<group>/<version>/", strict_slashes=False)
     def group_resources(group, version):
         found = discovery.resource_list(group, version)
         if found is None:
