@@ -6,9 +6,9 @@ import json
 
 import pytest
 import urllib3
+from kube_harness import KubeServer
 from kubernetes import client, config, dynamic
 from kubernetes.client import ApiException
-from kube_harness import KubeServer
 
 
 @pytest.fixture(scope="module")

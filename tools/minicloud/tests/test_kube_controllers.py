@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from kubernetes import dynamic
 from kube_harness import KubeServer
+from kubernetes import dynamic
 
 from minicloud.kube.admin import KubeAdmin
 from minicloud.kube.provider_mode import ProviderMode, applied_file, mode_file

@@ -81,9 +81,9 @@ def method_not_allowed(message: str = "the server does not allow this method on 
 
 
 def unsupported_media_type(content_type: str) -> ApiError:
-    return ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media "
-                    f"types include: application/json-patch+json, application/merge-patch+json, "
-                    f"application/apply-patch+yaml", {})
+    return ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media "
+                    "types include: application/json-patch+json, application/merge-patch+json, "
+                    "application/apply-patch+yaml", {})
 
 
 def not_found_path(path: str) -> ApiError:

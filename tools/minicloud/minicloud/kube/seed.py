@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from minicloud.kube.controllers.paused import CLUSTER_NAME_LABEL
-from minicloud.kube.resources import BOOTSTRAP_GROUP, CAPI_GROUP, CONTROLPLANE_GROUP, INFRA_GROUP
+from minicloud.kube.resources import BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRA_GROUP
 
 CONTROL_PLANE_LABEL = "cluster.x-k8s.io/control-plane"
 DEPLOYMENT_LABEL = "cluster.x-k8s.io/deployment-name"
@@ -59,8 +59,8 @@ def _meta(name: str, namespace: str | None, cluster: str, **labels: str) -> dict
 
 def _ready(*types: str) -> list[dict]:
     """New-style (metav1) conditions, all True."""
-    return [{"type": t, "status": "True", "reason": t.replace("Ready", "Ready") if t != "Available" else "Available",
-             "message": "", "lastTransitionTime": SEED_TIME, "observedGeneration": 1} for t in types]
+    return [{"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": SEED_TIME,
+             "observedGeneration": 1} for t in types]
 
 
 def _old_ready(*types: str) -> list[dict]:

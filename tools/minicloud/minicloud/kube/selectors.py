@@ -8,8 +8,8 @@ Field selectors accept ``=``, ``==`` and ``!=`` on the fields a kind supports.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from minicloud.kube.errors import bad_request
 

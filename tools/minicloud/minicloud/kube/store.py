@@ -24,7 +24,7 @@ import random
 import string
 import threading
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from minicloud.kube import errors
 from minicloud.kube.resources import Kind, by_kind

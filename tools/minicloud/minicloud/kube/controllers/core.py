@@ -10,7 +10,7 @@ like a real controller behind its informer cache and work queue.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from minicloud.kube import errors
 from minicloud.kube.controllers import paused

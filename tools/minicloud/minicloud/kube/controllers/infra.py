@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from minicloud.kube import errors
 from minicloud.kube.controllers import paused
