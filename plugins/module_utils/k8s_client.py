@@ -32,11 +32,14 @@ try:
     from kubernetes.client.exceptions import ApiException
     from kubernetes.config.config_exception import ConfigException
     import urllib3
+    import yaml
+    CONFIG_ERRORS = (ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, KeyError)
 except ImportError:
     kubernetes = None
     urllib3 = None
     ApiException = None
     ConfigException = None
+    CONFIG_ERRORS = ()
     K8S_IMPORT_ERROR = traceback.format_exc()
 
 DEFAULT_REQUEST_TIMEOUT = 30

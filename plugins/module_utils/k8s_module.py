@@ -12,7 +12,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client import (
     K8S_IMPORT_ERROR,
     ApiException,
-    ConfigException,
+    CONFIG_ERRORS,
     KubernetesClient,
     UnreachableError,
     auth_settings,
@@ -36,7 +36,7 @@ def connect_kubernetes(module, params, clock):
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
     try:
         return KubernetesClient(auth_settings(params), clock=clock)
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
+    except CONFIG_ERRORS as exc:
         module.fail_json(msg="Kubernetes connection settings are invalid: %s" % (exc,))
 
 
