@@ -11,6 +11,7 @@ from minicloud.control import Minicloud, MinicloudError
 from minicloud.faults import DROP, FAULT_STATUSES, SERVICES
 from minicloud.kube.provider_mode import MODES as CAPI_PROVIDER_MODES
 from minicloud.provider.modes import MODES
+from minicloud.routers import NODE_CIDR, parse_route
 from minicloud.seed import SeedError
 from minicloud.settings import Settings, free_port_offset
 
@@ -27,7 +28,7 @@ def cmd_up(cloud: Minicloud, args) -> int:
     offset = args.port_offset
     if offset == "auto":  # a state folder keeps the offset it was first set up with
         offset = 0 if Settings.load(cloud.state) else free_port_offset()
-    status, summary = cloud.up(port_offset=offset, fresh=args.fresh, timeout=args.timeout)
+    status, summary = cloud.up(port_offset=offset, fresh=args.fresh, timeout=args.timeout, max_routes=args.max_routes)
     print(summary)
     _print_status(status)
     return 0
@@ -109,6 +110,24 @@ def cmd_server(cloud: Minicloud, args) -> int:
     return 0
 
 
+def cmd_router(cloud: Minicloud, args) -> int:
+    if args.router_action == "create":
+        _print_json(cloud.create_router(args.name, args.network, cidr=args.cidr))
+    elif args.router_action == "routes":
+        replace = [] if args.clear else ([parse_route(x) for x in args.set] if args.set else None)
+        _print_json(cloud.set_routes(args.name, replace=replace, add=[parse_route(x) for x in args.add or []],
+                                     remove=[parse_route(x) for x in args.remove or []]))
+    elif args.router_action == "nodes":
+        _print_json(cloud.create_nodes(args.name, args.count, prefix=args.prefix, pod_cidr=args.pod_cidr,
+                                       pod_prefix=args.pod_prefix, first=args.first, routes=args.routes,
+                                       address_pairs=args.address_pairs))
+    elif args.router_action == "delete":
+        print(json.dumps({"deleted": cloud.delete_router(args.name), "name": args.name}))
+    else:
+        _print_json(cloud.router(args.name))
+    return 0
+
+
 def cmd_capi(cloud: Minicloud, args) -> int:
     if args.capi_area == "provider":
         if args.mode is None:
@@ -183,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="add this to every port (5000, 9696, 9876, 8774); 'auto' picks a free one")
     p.add_argument("--fresh", action="store_true", help="reset all data to the freshly initialised state")
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the services")
+    p.add_argument("--max-routes", type=int,
+                   help="Neutron's per-router route limit (default 30; kept in the state folder)")
     p.set_defaults(func=cmd_up)
 
     p = verbs.add_parser("down", help="stop the processes minicloud started")
@@ -247,6 +268,33 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("name")
     actions.add_parser("list", help="servers with their ports and security groups")
     p.set_defaults(func=cmd_server)
+
+    p = verbs.add_parser("router", help="seed a cluster's router, node ports and (broken) routes (as the demo user)")
+    actions = p.add_subparsers(dest="router_action", required=True)
+    create = actions.add_parser("create", help="a router with an interface on the node network")
+    create.add_argument("name")
+    create.add_argument("--network", required=True, help="node network (created with a subnet if missing)")
+    create.add_argument("--cidr", default=NODE_CIDR, help=f"the node subnet when it is created (default {NODE_CIDR})")
+    routes = actions.add_parser("routes", help="replace, add or remove static routes, then show them")
+    routes.add_argument("name")
+    routes.add_argument("--set", action="append", metavar="DEST=NEXTHOP", help="the whole list (repeatable)")
+    routes.add_argument("--clear", action="store_true", help="remove every route (a failover that lost them)")
+    routes.add_argument("--add", action="append", metavar="DEST=NEXTHOP", help="add_extraroutes (repeatable)")
+    routes.add_argument("--remove", action="append", metavar="DEST=NEXTHOP", help="remove_extraroutes (repeatable)")
+    nodes = actions.add_parser("nodes", help="node ports with fixed addresses and pod CIDRs, as route_audit's nodes")
+    nodes.add_argument("name", help="the router (its first subnet gives the addresses, host 10 on)")
+    nodes.add_argument("--count", type=int, required=True)
+    nodes.add_argument("--prefix", default="node", help="node names PREFIX-<i> (default node)")
+    nodes.add_argument("--pod-cidr", default="198.19.0.0/16", help="the cluster CIDR the pod CIDRs come from")
+    nodes.add_argument("--pod-prefix", type=int, default=24, help="pod CIDR length (default 24)")
+    nodes.add_argument("--first", type=int, default=1, help="number of the first node and pod CIDR (default 1)")
+    nodes.add_argument("--routes", action="store_true", help="also add each node's route to the router")
+    nodes.add_argument("--address-pairs", action="store_true", help="ports with their pod CIDR as address pair")
+    show = actions.add_parser("show", help="routes and interfaces")
+    show.add_argument("name")
+    delete = actions.add_parser("delete", help="clear routes, detach interfaces, delete")
+    delete.add_argument("name")
+    p.set_defaults(func=cmd_router)
 
     p = verbs.add_parser("capi", help="CAPI on the emulated Kubernetes API: provider mode, seeded clusters")
     areas = p.add_subparsers(dest="capi_area", required=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from minicloud import clouds, processes, seed
+from minicloud import clouds, processes, routers, seed
 from minicloud.faults import FaultRule
 from minicloud.lifecycle import CloudStatus, Lifecycle, MinicloudError
 from minicloud.paths import StateDir, resolve_state_dir
@@ -42,10 +42,12 @@ class Minicloud:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0) -> tuple[CloudStatus, str]:
+    def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0,
+           max_routes: int | None = None) -> tuple[CloudStatus, str]:
         """Start the services (idempotent). ``fresh`` resets the data to the state right
-        after the first initialisation. Returns the status and a one-line summary."""
-        return self._lifecycle.up(port_offset=port_offset, fresh=fresh, timeout=timeout)
+        after the first initialisation. ``max_routes`` sets Neutron's per-router route limit
+        (default 30, kept in the state folder). Returns the status and a one-line summary."""
+        return self._lifecycle.up(port_offset=port_offset, fresh=fresh, timeout=timeout, max_routes=max_routes)
 
     def down(self, purge: bool = False) -> list[str]:
         """Stop the processes this state folder started (logs stay unless ``purge``)."""
@@ -150,6 +152,27 @@ class Minicloud:
 
     def list_servers(self) -> list[dict]:
         return seed.list_servers(self._internal())
+
+    # -- routers (cluster routing) -------------------------------------------------------
+
+    def create_router(self, name: str, network: str, cidr: str = routers.NODE_CIDR) -> dict:
+        """Router ``name`` with an interface on ``network`` (created with a subnet for ``cidr`` if missing)."""
+        return routers.create_router(self._internal(), name, network, cidr)
+
+    def router(self, name: str) -> dict:
+        return routers.show_router(self._internal(), name)
+
+    def set_routes(self, name: str, replace: list[dict] | None = None, add: list[dict] | None = None,
+                   remove: list[dict] | None = None) -> dict:
+        """Replace (``[]`` clears), add or remove the router's routes as a client would."""
+        return routers.set_routes(self._internal(), name, replace=replace, add=add, remove=remove)
+
+    def create_nodes(self, router: str, count: int, **options) -> list[dict]:
+        """Node ports with fixed addresses and pod CIDRs (see ``routers.create_nodes``)."""
+        return routers.create_nodes(self._internal(), router, count, **options)
+
+    def delete_router(self, name: str) -> str:
+        return routers.delete_router(self._internal(), name)
 
     # -- Kubernetes and CAPI -----------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import shutil
@@ -125,17 +126,22 @@ class Lifecycle:
 
     # -- up ----------------------------------------------------------------------------
 
-    def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0) -> tuple[CloudStatus, str]:
+    def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0,
+           max_routes: int | None = None) -> tuple[CloudStatus, str]:
         """Start whatever is not running. Returns the status and a one-line summary.
 
         The first ``up`` of a state folder initialises the data (cold start) and keeps a
         template of it; ``fresh`` throws the data away and restores that template.
+        ``max_routes`` (kept in the settings) is Neutron's per-router route limit; changing it
+        restarts Neutron.
         """
         self.state.root.mkdir(parents=True, exist_ok=True)
         with self._lock():
             started = time.monotonic()
             deadline = started + timeout
             settings = self._settings(port_offset)
+            if max_routes is not None and max_routes != settings.max_routes:
+                settings = self._change_max_routes(settings, max_routes)
             current = self.status()
             if current.healthy and not fresh:
                 return current, "minicloud is already up; nothing to do"
@@ -226,6 +232,15 @@ class Lifecycle:
                 "run 'down --purge' to start over with another"
             )
         return existing
+
+    def _change_max_routes(self, settings: Settings, max_routes: int) -> Settings:
+        """Keep the new route limit in the settings; a running Neutron is stopped to start again with it."""
+        if max_routes < 1:
+            raise MinicloudError(f"max_routes must be 1 or more, got {max_routes}")
+        settings = dataclasses.replace(settings, max_routes=max_routes)
+        settings.save(self.state)
+        processes.stop(self.state, neutron_service.Neutron.name)
+        return settings
 
     @contextmanager
     def _lock(self):

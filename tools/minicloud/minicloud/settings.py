@@ -18,6 +18,7 @@ DEMO_USER = "demo"
 DEMO_ROLES = ("member", "load-balancer_member")
 ADMIN_USER = "admin"
 SERVICE_PROJECT = "service"
+DEFAULT_MAX_ROUTES = 30  # Neutron's default
 
 
 def free_port_offset(rng: random.Random | None = None) -> int:
@@ -46,6 +47,8 @@ class Settings:
 
     port_offset: int = 0
     password: str = "secret"
+    # Neutron's per-router route limit (max_routes before 2026.2, the router_route quota since).
+    max_routes: int = DEFAULT_MAX_ROUTES
 
     def port(self, service_type: str) -> int:
         return DEFAULT_PORTS[service_type] + self.port_offset

@@ -36,6 +36,9 @@ notify_nova_on_port_data_changes = False
 rpc_workers = 0
 rpc_state_report_workers = 0
 api_workers = 1
+# The per-router route limit (`up --max-routes`): Neutron before 2026.2 enforces max_routes
+# (400 RoutesExhausted); 2026.2 deprecated it and enforces the router_route quota (409 OverQuota).
+max_routes = {self.settings.max_routes}
 
 [database]
 connection = {sqlite_url(self.database)}
@@ -69,6 +72,7 @@ quota_router = -1
 quota_floatingip = -1
 quota_security_group = -1
 quota_security_group_rule = -1
+quota_router_route = {self.settings.max_routes}
 
 {authtoken_section(self.settings, "neutron")}""")
 

@@ -1,0 +1,23 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where route_audit's nodes come from: the explicit ``nodes`` option, else the Kubernetes API.
+
+Plain data out, one shape for both sources: ``[{"name", "pod_cidrs": [...], "address"}]``
+(``address`` a string or one per family); ``route_plan.normalize_nodes`` checks it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils import k8s_nodes
+
+
+def node_source(params, deadline, clock=None):
+    """(source name, nodes). ``nodes`` given (even empty): that list; omitted: the Kubernetes API."""
+    if params.get("nodes") is not None:
+        return "nodes", [
+            {"name": node.get("name"), "pod_cidrs": node.get("pod_cidr"), "address": node.get("address")}
+            for node in params["nodes"]]
+    return "kubernetes", k8s_nodes.nodes_from_kubernetes(params, deadline, clock=clock)

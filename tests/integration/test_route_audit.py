@@ -1,0 +1,297 @@
+# -*- coding: utf-8 -*-
+"""route_audit against minicloud: a real Neutron router with real node ports, routes seeded broken on purpose."""
+
+import uuid
+
+import pytest
+
+MODULE = "flightcontrol.openstack.route_audit"
+CLUSTER = "198.19.0.0/16"
+
+
+def unique(prefix):
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:6])
+
+
+def make_router(cloud, count=0, routes=True, pairs=True, prefix="node"):
+    """A router on its own node network with ``count`` node ports; returns (router name, nodes)."""
+    name = unique("rt")
+    cloud.json("router", "create", name, "--network", unique("nodes"))
+    nodes = []
+    if count:
+        args = ["router", "nodes", name, "--count", count, "--prefix", unique(prefix)]
+        args += ["--routes"] if routes else []
+        args += ["--address-pairs"] if pairs else []
+        nodes = cloud.json(*args)
+    return name, nodes
+
+
+def node_args(nodes):
+    return [{"name": n["name"], "pod_cidr": n["pod_cidr"], "address": n["address"]} for n in nodes]
+
+
+def routes_of(cloud, router):
+    return sorted("%s=%s" % (r["destination"], r["nexthop"]) for r in cloud.json("router", "show", router)["routes"])
+
+
+def route(node):
+    return "%s=%s" % (node["pod_cidr"], node["address"])
+
+
+def run(run_module, router, nodes, **args):
+    task = dict(cloud="minicloud", router=router, cluster_cidr=[CLUSTER], nodes=node_args(nodes))
+    check_mode = args.pop("check_mode", False)
+    diff = args.pop("diff", False)
+    task.update(args)
+    return run_module(MODULE, task, check_mode=check_mode, diff=diff).result
+
+
+def run_ok(run_module, router, nodes, **args):
+    result = run(run_module, router, nodes, **args)
+    assert not result.get("failed"), result.get("msg") or result
+    return result
+
+
+def kinds(findings):
+    return sorted(f["kind"] for f in findings)
+
+
+def test_kubernikus_duplicates_found_right_one_named_repair_leaves_one_then_idempotent(cloud, run_module):
+    router, nodes = make_router(cloud, 1)
+    live = nodes[0]
+    dest = live["pod_cidr"]
+    # The state after several node deletions: routes to two dead nodes written before the live one's.
+    cloud.cli("router", "routes", router, "--set", dest + "=10.180.0.3", "--set", dest + "=10.180.0.4",
+              "--set", route(live))
+    audit = run_ok(run_module, router, nodes)
+    assert kinds(audit["findings"]) == ["duplicate"] and not audit["changed"] and not audit["healthy"]
+    dup = audit["findings"][0]
+    assert dup["node"] == live["name"] and dup["severity"] == "error"
+    assert dict((r["nexthop"], r["role"]) for r in dup["routes"]) == {
+        "10.180.0.3": "stale", "10.180.0.4": "stale", live["address"]: "right"}
+    assert len(routes_of(cloud, router)) == 3
+
+    cloud.requests(reset=True)
+    repaired = run_ok(run_module, router, nodes, state="repaired")
+    assert repaired["changed"] and repaired["healthy"] and repaired["remaining"] == []
+    assert sorted((c["action"], c["nexthop"], c["status"]) for c in repaired["changes"]) == [
+        ("remove_route", "10.180.0.3", "done"), ("remove_route", "10.180.0.4", "done")]
+    assert routes_of(cloud, router) == [route(live)]
+    writes = cloud.writes()
+    assert sum(writes["PUT"].values()) == 1, writes  # one remove_extraroutes for both
+
+    cloud.requests(reset=True)
+    again = run_ok(run_module, router, nodes, state="repaired")
+    assert not again["changed"] and again["findings"] == [] and again["changes"] == []
+    assert cloud.writes() == {}
+
+
+def test_stale_route_after_a_node_is_deleted(cloud, run_module):
+    router, nodes = make_router(cloud, 3)
+    gone, kept = nodes[2], nodes[:2]
+    audit = run_ok(run_module, router, kept)
+    assert kinds(audit["findings"]) == ["stale"]
+    stale = audit["findings"][0]
+    assert stale["destination"] == gone["pod_cidr"] and stale["severity"] == "warning"
+    assert audit["healthy"]  # a stale route alone breaks nothing until its pod CIDR is given out again
+    run_ok(run_module, router, kept, state="repaired")
+    assert routes_of(cloud, router) == sorted(route(n) for n in kept)
+
+
+def test_missing_routes_after_failover_wiped_them_are_added_in_one_request(cloud, run_module):
+    router, nodes = make_router(cloud, 4)
+    cloud.cli("router", "routes", router, "--clear")
+    audit = run_ok(run_module, router, nodes)
+    assert kinds(audit["findings"]) == ["missing"] * 4 and not audit["healthy"]
+    cloud.requests(reset=True)
+    repaired = run_ok(run_module, router, nodes, state="repaired")
+    assert [c["action"] for c in repaired["changes"]] == ["add_route"] * 4
+    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+    assert sum(cloud.writes()["PUT"].values()) == 1
+
+
+def test_wrong_nexthop_right_route_added_before_the_wrong_one_goes(cloud, run_module):
+    router, nodes = make_router(cloud, 2)
+    first, second = nodes
+    cloud.cli("router", "routes", router, "--set", "%s=%s" % (first["pod_cidr"], second["address"]),
+              "--set", route(second))
+    audit = run_ok(run_module, router, nodes)
+    assert kinds(audit["findings"]) == ["wrong_nexthop"]
+    assert audit["findings"][0]["routes"][0]["role"] == "wrong" and audit["findings"][0]["routes"][0]["node"] == second["name"]
+    repaired = run_ok(run_module, router, nodes, state="repaired")
+    assert [c["action"] for c in repaired["changes"]] == ["add_route", "remove_route"]
+    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+
+
+FOREIGN = ["10.50.0.0/16=10.180.0.200", "198.0.0.0/8=10.180.0.201", "198.20.0.0/24=10.180.0.3"]
+
+
+@pytest.mark.parametrize("mode", ["audited", "check", "repaired"])
+def test_foreign_routes_untouched_in_every_mode(cloud, run_module, mode):
+    router, nodes = make_router(cloud, 2)
+    cloud.cli("router", "routes", router, *["--add=" + f for f in FOREIGN])
+    cloud.cli("router", "routes", router, "--add", "198.19.200.0/24=10.180.0.9")  # stale, inside the cluster
+    cloud.cli("router", "routes", router, "--remove", route(nodes[0]))  # missing
+    # An empty node list would make every cluster route stale: foreign ones must still not move.
+    result = run_ok(run_module, router, nodes, state="audited" if mode == "audited" else "repaired",
+                    check_mode=mode == "check")
+    assert result["routes"]["foreign"] == 3
+    for change in result["changes"] + result["findings"]:
+        assert "%s=%s" % (change.get("destination"), change.get("nexthop")) not in FOREIGN
+    after = routes_of(cloud, router)
+    assert all(f in after for f in FOREIGN)
+    if mode == "repaired":
+        assert sorted(after) == sorted(FOREIGN + [route(n) for n in nodes])
+
+
+def test_check_mode_plans_every_fix_with_zero_writes_and_diff(cloud, run_module):
+    router, nodes = make_router(cloud, 3, pairs=False)
+    a, b, c = nodes
+    cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % a["pod_cidr"], "--set", route(a),
+              "--set", "%s=%s" % (b["pod_cidr"], c["address"]), "--set", "198.19.250.0/24=10.180.0.4")
+    before = routes_of(cloud, router)
+    cloud.requests(reset=True)
+    result = run_ok(run_module, router, nodes, state="repaired", check_mode=True, diff=True)
+    assert cloud.writes() == {} and cloud.writes("compute") == {}
+    assert routes_of(cloud, router) == before
+    assert result["changed"] and all(ch["status"] == "planned" for ch in result["changes"])
+    assert kinds(result["findings"]) == ["address_pair_missing"] * 3 + ["duplicate", "missing", "stale",
+                                                                         "wrong_nexthop"]
+    assert result["remaining"] == []
+    assert sorted(result["diff"]["after"]["routes"]) == sorted("%s -> %s" % (n["pod_cidr"], n["address"])
+                                                               for n in nodes)
+    assert result["diff"]["after"]["address_pairs"][a["name"]] == [a["pod_cidr"]]
+
+
+def test_address_pairs_added_with_the_repair(cloud, run_module):
+    router, nodes = make_router(cloud, 2, pairs=False)
+    result = run_ok(run_module, router, nodes, state="repaired", max_changes=2)
+    assert kinds(result["findings"]) == ["address_pair_missing"] * 2
+    assert sorted(c["node"] for c in result["changes"]) == sorted(n["name"] for n in nodes)
+    conn = cloud.sdk()
+    for node in nodes:
+        pairs = conn.network.get_port(node["port"]).allowed_address_pairs
+        assert [p["ip_address"] for p in pairs] == [node["pod_cidr"]]
+    assert run_ok(run_module, router, nodes)["findings"] == []
+
+
+def test_limit_near_is_a_warning_and_over_is_an_error_saying_what_to_raise(cloud, run_module):
+    # minicloud's Neutron enforces the router_route quota, 30 by default.
+    router, nodes = make_router(cloud, 31, routes=False)
+    near = run_ok(run_module, router, nodes[:28])
+    limit = [f for f in near["findings"] if f["kind"] == "limit"]
+    assert limit and limit[0]["severity"] == "warning" and near["limit"]["limit"] == 30
+    assert near["limit"]["source"] == "quota router_route"
+
+    over = run(run_module, router, nodes)
+    assert not over.get("failed")  # an audit reports
+    limit = [f for f in over["findings"] if f["kind"] == "limit"][0]
+    assert limit["severity"] == "error" and limit["fix"]["raise_limit_to"] == 31
+    assert "raise it to at least 31" in limit["message"]
+
+    repaired = run(run_module, router, nodes, state="repaired", max_changes=40)
+    assert repaired["failed"] and repaired["stopped_by"] == "limit"
+    assert "route limit leaves no room for 1 route" in repaired["msg"]
+    assert len(routes_of(cloud, router)) == 30 and len(repaired["pending"]) == 1
+
+
+def test_max_changes_stops_and_a_rerun_finishes(cloud, run_module):
+    router, nodes = make_router(cloud, 5)
+    cloud.cli("router", "routes", router, "--clear")
+    first = run(run_module, router, nodes, state="repaired", max_changes=3)
+    assert first["failed"] and first["stopped_by"] == "max_changes"
+    assert "max_changes 3" in first["msg"] and len(first["pending"]) == 2
+    assert len([c for c in first["changes"] if c["status"] == "done"]) == 3
+    assert len(routes_of(cloud, router)) == 3
+    second = run_ok(run_module, router, nodes, state="repaired", max_changes=3)
+    assert len(second["changes"]) == 2 and second["healthy"]
+    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+
+
+def test_nexthop_neutron_refuses_is_reported_others_repaired_then_rerun_finishes(cloud, run_module):
+    router, nodes = make_router(cloud, 3)
+    cloud.cli("router", "routes", router, "--clear")
+    bad = dict(nodes[1], address="10.99.0.5")  # on no subnet of the router
+    cloud.cli("router", "routes", router, "--add", "%s=10.180.0.4" % bad["pod_cidr"])  # its old, wrong route
+    wanted = [nodes[0], bad, nodes[2]]
+    audit = run_ok(run_module, router, wanted)
+    note = [f for f in audit["findings"] if f["destination"] == bad["pod_cidr"]][0]
+    assert "Neutron will likely refuse" in note["note"]
+
+    result = run(run_module, router, wanted, state="repaired")
+    assert result["failed"] and "Neutron refused 1 change" in result["msg"] and "10.99.0.5" in result["msg"]
+    assert "not connected with router" in result["msg"]
+    rejected = [c for c in result["changes"] if c["status"] == "rejected"]
+    assert [(c["destination"], c["nexthop"]) for c in rejected] == [(bad["pod_cidr"], "10.99.0.5")]
+    # The others were added; the refused destination keeps what it had (nothing removed under it).
+    assert routes_of(cloud, router) == sorted([route(nodes[0]), route(nodes[2]), "%s=10.180.0.4" % bad["pod_cidr"]])
+    # With the node's real address the re-run repairs the rest.
+    final = run_ok(run_module, router, nodes, state="repaired")
+    assert [c["action"] for c in final["changes"]] == ["add_route", "remove_route"]
+    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+
+
+def test_transient_faults_during_repair_are_retried(cloud, run_module):
+    router, nodes = make_router(cloud, 3)
+    cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % nodes[0]["pod_cidr"], "--set", route(nodes[1]))
+    cloud.fault("network", "/v2.0/routers/*/add_extraroutes", 503, method="PUT", count=2)
+    cloud.fault("network", "/v2.0/routers/*/remove_extraroutes", 429, method="PUT", count=1, retry_after=1)
+    result = run_ok(run_module, router, nodes, state="repaired")
+    assert sorted(result["retried_faults"]) == [429, 503, 503]
+    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+    assert run_ok(run_module, router, nodes)["findings"] == []
+
+
+def test_faults_until_the_deadline_leave_the_router_consistent(cloud, run_module):
+    router, nodes = make_router(cloud, 2)
+    cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % nodes[0]["pod_cidr"], "--set", route(nodes[1]))
+    cloud.fault("network", "/v2.0/routers/*/remove_extraroutes", 503, method="PUT")
+    result = run(run_module, router, nodes, state="repaired", timeout=4)
+    assert result["failed"] and "503" in result["msg"]
+    # The right route went in, the wrong one stayed: traffic was never left without a route.
+    assert routes_of(cloud, router) == sorted(["%s=10.180.0.3" % nodes[0]["pod_cidr"], route(nodes[0]), route(nodes[1])])
+    cloud.clear_faults()
+    run_ok(run_module, router, nodes, state="repaired")
+    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+
+
+def test_invalid_input_fails_before_any_request(cloud, run_module):
+    router, nodes = make_router(cloud, 1)
+    cloud.requests(reset=True)
+    bad = [dict(nodes[0], pod_cidr="198.19.1.5/24")]
+    result = run(run_module, router, bad, state="repaired")
+    assert result["failed"] and "host bits" in result["msg"] and "198.19.1.0/24" in result["msg"]
+    assert cloud.requests().get("totals", {}).get("by_service", {}) in ({}, None) or \
+        sum(cloud.requests()["totals"]["by_service"].values()) == 0
+    result = run(run_module, router, [dict(nodes[0], pod_cidr="fd00::/64")], cluster_cidr=[CLUSTER, "fd00::/48"])
+    assert result["failed"] and "no IPv6 address" in result["msg"]
+
+
+def test_unknown_router_is_named(cloud, run_module):
+    result = run(run_module, "no-such-router", [])
+    assert result["failed"] and "router no-such-router not found" in result["msg"]
+
+
+def test_audit_request_count_is_constant(cloud, run_module):
+    small, small_nodes = make_router(cloud, 2)
+    large, large_nodes = make_router(cloud, 25)
+    counts = []
+    for router, nodes in ((small, small_nodes), (large, large_nodes)):
+        result = run_ok(run_module, router, nodes)
+        counts.append(result["api_calls"])
+    assert counts[0] == counts[1], counts
+
+
+def test_nodes_from_kubernetes(cloud, run_module):
+    router, nodes = make_router(cloud, 2)
+    try:
+        for node in nodes:
+            cloud.cli("kube", "node", "create", node["name"], "--pod-cidr", node["pod_cidr"], "--address", node["address"])
+    except AssertionError as exc:
+        pytest.skip("minicloud has no Kubernetes API here: %s" % exc)
+    result = run_module(MODULE, dict(cloud="minicloud", router=router, cluster_cidr=[CLUSTER])).result
+    if "the Kubernetes node source is not available yet" in (result.get("msg") or ""):
+        pytest.skip("the Kubernetes node source is not wired into route_audit yet")
+    assert not result.get("failed"), result
+    assert result["node_source"] == "kubernetes"
+    assert sorted(n["name"] for n in result["nodes"]) >= sorted(n["name"] for n in nodes)
