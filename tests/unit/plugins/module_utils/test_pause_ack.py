@@ -3,6 +3,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import os
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,3 +146,32 @@ def test_a_silent_object_is_never_acknowledged_within_the_quiet_period_of_a_seen
             return
         now += poll
     raise AssertionError("never acknowledged")
+
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_replay_of_a_recorded_pause(version):
+    """Objects recorded from minicloud's CAPI emulator every half second after spec.paused was set
+    (provider block-move with a 2 s delay): the pause is done exactly when the last block-move goes."""
+    with open(os.path.join(FIXTURES, "pause_timeline_%s.json" % version)) as handle:
+        timeline = json.load(handle)["timeline"]
+    tracker = Tracker()
+    tracker.observe(timeline[0]["objects"], 0.0)   # before the pause
+    first_done = None
+    for snapshot in timeline[1:]:
+        now = snapshot["t"]
+        tracker.observe(snapshot["objects"], now)
+        items = dict((i["kind"], i) for i in
+                     (assess(o, True, tracker.get(o), now, 30.0, 0.0) for o in snapshot["objects"]))
+        block_move = any(BLOCK_MOVE in (o["metadata"].get("annotations") or {}) for o in snapshot["objects"])
+        assert items["OpenStackCluster"]["acknowledged"] is not block_move
+        if version == "v1beta1":
+            condition = items["Cluster"]["paused_condition"]
+            assert condition is None or condition["location"] == "status.v1beta2.conditions"
+        if decide(list(items.values())).state == DONE and first_done is None:
+            first_done = now
+            assert "removed by its provider" in items["OpenStackMachine"]["how"]
+            assert "observedGeneration" in items["Cluster"]["how"]
+    assert first_done is not None and 2.0 <= first_done < 3.0
