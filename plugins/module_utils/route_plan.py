@@ -449,7 +449,7 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
     steps = []
     pairs = list(pending_pairs)
     current = [dict(r) for r in routes]
-    for _ in range(max_steps):
+    for _step in range(max_steps):
         step = next_step(current, nodes, cluster_cidrs, limit=limit, budget=budget, pending_pairs=pairs)
         if step is None:
             return steps, current, None

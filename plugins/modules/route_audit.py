@@ -111,7 +111,7 @@ options:
     description:
       - The router's route limit. When omitted, the project's C(router_route) quota (Neutron 2026.2 and
         later) is read; when the cloud has none, Neutron's default C(max_routes) of 30 is assumed (a
-        cloud's C(max_routes) setting is not visible through the API: give it here).
+        cloud's C(max_routes) setting is not visible through the API, so give it here).
     type: int
   limit_warning_ratio:
     description:
@@ -465,7 +465,7 @@ class RouteAudit(OpenStackModule):
         remaining = findings if not repair else self.audit(final_routes, nodes, cidrs, final_ports, limit,
                                                            limit_source, reachable)
         now = findings if check or not repair else remaining
-        _info, _ = rp.limit_info(before_routes, nodes, cidrs, limit, limit_source, params["limit_warning_ratio"])
+        _info = rp.limit_info(before_routes, nodes, cidrs, limit, limit_source, params["limit_warning_ratio"])[0]
         result.update(
             remaining=remaining,
             healthy=not any(f["severity"] == rp.ERROR for f in now),

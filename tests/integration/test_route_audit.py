@@ -155,8 +155,8 @@ def test_check_mode_plans_every_fix_with_zero_writes_and_diff(cloud, run_module)
     assert cloud.writes() == {} and cloud.writes("compute") == {}
     assert routes_of(cloud, router) == before
     assert result["changed"] and all(ch["status"] == "planned" for ch in result["changes"])
-    assert kinds(result["findings"]) == ["address_pair_missing"] * 3 + ["duplicate", "missing", "stale",
-                                                                         "wrong_nexthop"]
+    expected = ["address_pair_missing"] * 3 + ["duplicate", "missing", "stale", "wrong_nexthop"]
+    assert kinds(result["findings"]) == expected
     assert result["remaining"] == []
     assert sorted(result["diff"]["after"]["routes"]) == sorted("%s -> %s" % (n["pod_cidr"], n["address"])
                                                                for n in nodes)

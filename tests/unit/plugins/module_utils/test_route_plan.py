@@ -148,7 +148,7 @@ def test_kubernikus_repair_leaves_only_the_right_route():
 
 def test_adds_come_before_removals_of_the_same_destination():
     have = nodes(("n", "198.19.1.0/24", "10.180.0.5"))
-    steps, final, _ = rp.simulate([r("198.19.1.0/24", "10.180.0.3")], have, CLUSTER, limit=30)
+    steps, final, _stop = rp.simulate([r("198.19.1.0/24", "10.180.0.3")], have, CLUSTER, limit=30)
     assert [s["action"] for s in steps] == ["add_routes", "remove_routes"]
     assert final == [r("198.19.1.0/24", "10.180.0.5")]
 
@@ -156,7 +156,7 @@ def test_adds_come_before_removals_of_the_same_destination():
 def test_full_router_removes_stale_first_then_wrong_before_right():
     have = nodes(("n", "198.19.1.0/24", "10.180.0.5"))
     routes = [r("198.19.1.0/24", "10.180.0.3"), r("198.19.9.0/24", "10.180.0.9")]
-    steps, final, _ = rp.simulate(routes, have, CLUSTER, limit=2)
+    steps, final, _stop = rp.simulate(routes, have, CLUSTER, limit=2)
     assert [(s["action"], s["routes"]) for s in steps] == [
         ("remove_routes", [r("198.19.9.0/24", "10.180.0.9")]),   # stale: makes room
         ("add_routes", [r("198.19.1.0/24", "10.180.0.5")]),      # the right route before
