@@ -134,9 +134,22 @@ def cmd_capi(cloud: Minicloud, args) -> int:
             _print_json(cloud.capi_provider_mode())
         else:
             _print_json(cloud.set_capi_provider_mode(args.mode, delay=args.delay))
+    elif args.capi_area == "rollout":
+        if len(args.words) == 2 and args.words[0] == "status":
+            _print_json(cloud.capi_rollout_status(args.words[1], namespace=args.namespace))
+        elif len(args.words) == 1:
+            _print_json(cloud.capi_rollout(args.words[0], namespace=args.namespace, capo_wait=args.capo_wait))
+        else:
+            raise ValueError("usage: capi rollout NAME [--capo-wait member|lb] | capi rollout status NAME")
+    elif args.capi_area == "history":
+        if args.summary:
+            _print_json(cloud.capi_history_summary(args.name, namespace=args.namespace, rollout=args.rollout))
+        else:
+            _print_json(cloud.capi_history(args.name, namespace=args.namespace, rollout=args.rollout))
     elif args.cluster_action == "create":
         _print_json(cloud.create_capi_cluster(args.name, control_plane=args.control_plane, workers=args.workers,
-                                              api_version=args.api_version, namespace=args.namespace))
+                                              api_version=args.api_version, namespace=args.namespace,
+                                              openstack=args.openstack, monitor=args.monitor))
     elif args.cluster_action == "delete":
         _print_json({"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace), "name": args.name})
     else:
@@ -310,11 +323,27 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--api-version", choices=("v1beta1", "v1beta2"), default="v1beta2",
                         help="CAPI contract the objects are written in (default v1beta2)")
     create.add_argument("--namespace", default="default")
+    create.add_argument("--openstack", action="store_true",
+                        help="also a network, a server per control-plane machine and the API load balancer "
+                             "with their members, as CAPO makes them (needed by 'capi rollout')")
+    create.add_argument("--monitor", action="store_true", help="with --openstack: a TCP health monitor on the pool")
     delete = actions.add_parser("delete", help="remove every object of the cluster")
     delete.add_argument("name")
     delete.add_argument("--namespace", default="default")
     listing = actions.add_parser("list", help="clusters as JSON")
     listing.add_argument("--namespace", help="default: all namespaces")
+    rolling = areas.add_parser("rollout", help="roll a control plane (cluster created with --openstack)")
+    rolling.add_argument("words", nargs="+", metavar="[status] NAME",
+                         help="NAME starts a rollout and returns at once; 'status NAME' shows it (JSON)")
+    rolling.add_argument("--namespace", default="default")
+    rolling.add_argument("--capo-wait", choices=("member", "lb"), default="member",
+                         help="member: CAPO waits for the new member to be ACTIVE; lb: only for the load "
+                              "balancer (CAPO before v0.14)")
+    recorded = areas.add_parser("history", help="pool members and machines sampled during the last rollout")
+    recorded.add_argument("name")
+    recorded.add_argument("--namespace", default="default")
+    recorded.add_argument("--rollout", type=int, help="which rollout (default: the latest)")
+    recorded.add_argument("--summary", action="store_true", help="min serving, min active... instead of samples")
     p.set_defaults(func=cmd_capi)
 
     p = verbs.add_parser("kube", help="objects of the emulated Kubernetes API")

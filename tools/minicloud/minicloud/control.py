@@ -230,11 +230,62 @@ class Minicloud:
         return self.capi_provider_mode()
 
     def create_capi_cluster(self, name: str, control_plane: int = 1, workers: int = 0, api_version: str = "v1beta2",
-                            namespace: str = "default") -> dict:
+                            namespace: str = "default", openstack: bool = False, monitor: bool = False) -> dict:
         """Seed a provisioned CAPI cluster on OpenStack (Cluster, KCP, MachineDeployment, Machines,
-        KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``."""
-        return self._kube_call(lambda admin: admin.create_cluster(name, namespace, control_plane, workers,
-                                                                  api_version))
+        KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``.
+
+        ``openstack``: also create, as the demo user, what CAPO would have: a network, one server
+        (with a real port) per control-plane Machine and the API load balancer (listener 6443, pool,
+        a TCP health monitor if ``monitor``, one ACTIVE member per control-plane Machine); the
+        controllers can then roll the control plane (:meth:`capi_rollout`)."""
+        resources = None
+        if openstack:
+            from minicloud.kube import seed as kube_seed
+            from minicloud.kube.controllers import capo
+
+            machines = kube_seed.control_plane_machine_names(name, namespace, control_plane)
+            resources = capo.seed_openstack(self._internal(), namespace, name, machines, monitor=monitor,
+                                            write_instances=self._write_instances)
+        created = self._kube_call(lambda admin: admin.create_cluster(name, namespace, control_plane, workers,
+                                                                     api_version, openstack=resources))
+        if resources:
+            created["openstack"] = resources
+        return created
+
+    def delete_capi_openstack(self, name: str, namespace: str = "default") -> list[str]:
+        """Remove the OpenStack resources of a cluster seeded with ``openstack``."""
+        from minicloud.kube.controllers import capo
+
+        admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
+        return capo.delete_openstack(self._internal(), admin, namespace, name, self._write_instances)
+
+    def capi_rollout(self, name: str, namespace: str = "default", capo_wait: str = "member") -> dict:
+        """Start a rollout of the cluster's control plane (returns at once). ``capo_wait``: ``member``
+        (CAPO v0.14 on: wait for the new member to be ACTIVE) or ``lb`` (older CAPO: only the LB)."""
+        return self._kube_call(lambda admin: admin.start_rollout(name, namespace, capo_wait))
+
+    def capi_rollout_status(self, name: str, namespace: str = "default") -> dict:
+        """The controllers' view: phase (Idle, RollingOut, Completed), rollout number, capoWait,
+        machines old/new/deleting, what it waits for, the last error."""
+        from minicloud.kube.controllers import history
+
+        status = history.read_status(self.state.root, namespace, name)
+        if status is None:
+            raise MinicloudError(f"no rollout status for cluster {name!r} in namespace {namespace!r} "
+                                 "(not created with --openstack, or the controllers have not seen it yet)")
+        return status
+
+    def capi_history(self, name: str, namespace: str = "default", rollout: int | None = None) -> list[dict]:
+        """The samples recorded during rollout ``rollout`` (default: the latest)."""
+        from minicloud.kube.controllers import history
+
+        return history.read_history(self.state.root, namespace, name, rollout)
+
+    def capi_history_summary(self, name: str, namespace: str = "default", rollout: int | None = None) -> dict:
+        """samples, minServing (and when), minActive, maxMembers, first/last time, final counts."""
+        from minicloud.kube.controllers import rollout as decisions
+
+        return decisions.summarize(self.capi_history(name, namespace, rollout))
 
     def delete_capi_cluster(self, name: str, namespace: str = "default") -> list[str]:
         """Remove every object of cluster ``name`` (finalizers too); returns ``Kind/name`` of each."""

@@ -46,15 +46,16 @@ class KubeAdmin:
     # -- clusters ----------------------------------------------------------------------
 
     def create_cluster(self, name: str, namespace: str = "default", control_plane: int = 1, workers: int = 0,
-                       api_version: str = "v1beta2") -> dict:
-        """Create every object of a provisioned cluster, writing CAPI kinds at ``api_version``."""
+                       api_version: str = "v1beta2", openstack: dict | None = None) -> dict:
+        """Create every object of a provisioned cluster, writing CAPI kinds at ``api_version``
+        (``openstack``: the real resources behind it, see ``seed.cluster_objects``)."""
         if api_version not in CAPI_CONTRACT:
             raise ValueError(f"api_version must be one of {', '.join(CAPI_CONTRACT)}")
         nodes = self.call("GET", "/api/v1/nodes")["items"]
         first = seed.free_pod_indexes(nodes, control_plane + workers)
         uids: dict[tuple[str, str], dict] = {}
         created = []
-        for item in seed.cluster_objects(name, namespace, control_plane, workers, first):
+        for item in seed.cluster_objects(name, namespace, control_plane, workers, first, openstack=openstack):
             kind = by_kind(item.kind)
             version = self._version(kind, api_version)
             body = dict(item.body)
@@ -110,6 +111,33 @@ class KubeAdmin:
         if not removed:
             raise LookupError(f"no cluster named {name!r} in namespace {namespace!r}")
         return removed
+
+    def start_rollout(self, name: str, namespace: str = "default", capo_wait: str = "member") -> dict:
+        """Ask KCP to roll every control-plane Machine of cluster ``name`` (seeded with
+        ``--openstack``): bump the KCP's rollout annotation and record how CAPO waits."""
+        from minicloud.kube.controllers import kcp, rollout
+
+        if capo_wait not in rollout.CAPO_WAITS:
+            raise ValueError(f"capo_wait must be one of {', '.join(rollout.CAPO_WAITS)}")
+        osc = self._get_named(by_kind("OpenStackCluster"), namespace, name)
+        if seed.OPENSTACK_ANNOTATION not in (osc["metadata"].get("annotations") or {}):
+            raise ValueError(f"cluster {name!r} has no OpenStack resources: create it with --openstack")
+        kind = by_kind("KubeadmControlPlane")
+        current = self._get_named(kind, namespace, seed.kcp_name_of(name))
+        number = kcp.rollout_number(current) + 1
+        self.call("PATCH", self.path(kind, kind.hub, namespace, seed.kcp_name_of(name)),
+                  {"metadata": {"annotations": {kcp.ROLLOUT_ANNOTATION: str(number),
+                                                kcp.CAPO_WAIT_ANNOTATION: capo_wait}}},
+                  content_type="application/merge-patch+json")
+        return {"name": name, "namespace": namespace, "rollout": number, "capoWait": capo_wait}
+
+    def _get_named(self, kind: Kind, namespace: str, name: str) -> dict:
+        try:
+            return self.call("GET", self.path(kind, kind.hub, namespace, name))
+        except client.ApiException as exc:
+            if exc.status == 404:
+                raise LookupError(f"no {kind.kind} named {name!r} in namespace {namespace!r}") from None
+            raise
 
     def _strip_finalizers(self, path: str) -> None:
         self.call("PATCH", path, {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")

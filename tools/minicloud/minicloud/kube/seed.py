@@ -27,6 +27,10 @@ POD_NETWORK = ipaddress.ip_network("10.244.0.0/16")
 NODE_NETWORK = ipaddress.ip_network("10.6.0.0/16")
 FLOATING_NETWORK = ipaddress.ip_network("172.24.4.0/24")
 SEED_TIME = "2025-01-01T00:00:00Z"
+MACHINE_FINALIZER = "machine.cluster.x-k8s.io"
+# What a cluster seeded with real OpenStack resources carries (on its OpenStackCluster).
+OPENSTACK_ANNOTATION = "minicloud.test/openstack"
+POOL_ANNOTATION = "minicloud.test/pool-id"
 
 
 @dataclass
@@ -105,12 +109,17 @@ def _ref(group: str, kind: str, name: str) -> dict:
 
 
 def _machine(cluster: str, namespace: str, name: str, labels: dict, owner: tuple[str, str], index: int,
-             first_pod_index: int) -> list[SeedObject]:
-    server_id = _uuid(namespace, cluster, name)
+             first_pod_index: int, server: dict | None = None) -> list[SeedObject]:
+    """``server``: a real server (``{"id", "address"}``) behind the machine; the Machine then carries
+    CAPI's finalizer, so deleting it goes through the controllers."""
+    server_id = server["id"] if server else _uuid(namespace, cluster, name)
     provider_id = f"openstack:///{server_id}"
-    address = node_address(first_pod_index + index)
+    address = server["address"] if server else node_address(first_pod_index + index)
+    meta = _meta(name, namespace, cluster, **labels)
+    if server:
+        meta["finalizers"] = [MACHINE_FINALIZER]
     machine = SeedObject("Machine", {
-        "metadata": _meta(name, namespace, cluster, **labels),
+        "metadata": meta,
         "spec": {"clusterName": cluster, "version": KUBERNETES_VERSION, "providerID": provider_id,
                  "bootstrap": {"configRef": _ref(BOOTSTRAP_GROUP, "KubeadmConfig", name), "dataSecretName": name},
                  "infrastructureRef": _ref(INFRA_GROUP, "OpenStackMachine", name)},
@@ -145,12 +154,28 @@ def _machine(cluster: str, namespace: str, name: str, labels: dict, owner: tuple
             SeedObject("Node", node(name, pod_cidr(first_pod_index + index), address, node_labels, provider_id))]
 
 
+def kcp_name_of(cluster: str) -> str:
+    return f"{cluster}-control-plane"
+
+
+def control_plane_machine_names(name: str, namespace: str = "default", control_plane: int = 1) -> list[str]:
+    """The names the seeded control-plane Machines get (stable, CAPI-like suffixes)."""
+    return [f"{kcp_name_of(name)}-{_suffix(namespace, name, 'cp', str(i))}" for i in range(control_plane)]
+
+
 def cluster_objects(name: str, namespace: str = "default", control_plane: int = 1, workers: int = 0,
-                    first_pod_index: int = 0) -> list[SeedObject]:
+                    first_pod_index: int = 0, openstack: dict | None = None) -> list[SeedObject]:
     """Everything of cluster ``name``, owners before what they own. Nodes get pod CIDRs
-    ``10.244.(first_pod_index + i).0/24``."""
-    kcp_name = f"{name}-control-plane"
+    ``10.244.(first_pod_index + i).0/24``.
+
+    ``openstack``: the real resources behind the cluster (see ``controllers.capo.seed_openstack``):
+    ``network`` (id, name, subnets), ``loadbalancer`` (id, name, ip, internalIP), ``pool_id`` and
+    ``servers`` (control-plane machine name -> id, address). Without it, ids and addresses are made up.
+    """
+    kcp_name = kcp_name_of(name)
     lb_ip = str(FLOATING_NETWORK.network_address + 100 + int(_suffix(name, length=2).encode().hex(), 16) % 100)
+    if openstack:
+        lb_ip = openstack["loadbalancer"]["ip"]
     objects = [
         SeedObject("Cluster", {
             "metadata": _meta(name, namespace, name),
@@ -200,10 +225,15 @@ def cluster_objects(name: str, namespace: str = "default", control_plane: int = 
                                        "unavailableReplicas": 0}},
         }),
     ]
-    for i in range(control_plane):
-        machine = f"{kcp_name}-{_suffix(namespace, name, 'cp', str(i))}"
+    if openstack:
+        infra = next(o for o in objects if o.kind == "OpenStackCluster")
+        infra.body["metadata"]["annotations"] = {OPENSTACK_ANNOTATION: "true", POOL_ANNOTATION: openstack["pool_id"]}
+        infra.status["apiServerLoadBalancer"] = dict(openstack["loadbalancer"], tags=[])
+        infra.status["network"] = openstack["network"]
+    for i, machine in enumerate(control_plane_machine_names(name, namespace, control_plane)):
+        server = openstack["servers"][machine] if openstack else None
         objects += _machine(name, namespace, machine, {CONTROL_PLANE_LABEL: ""}, ("KubeadmControlPlane", kcp_name),
-                            i, first_pod_index)
+                            i, first_pod_index, server)
     if workers:
         deployment = f"{name}-md-0"
         machine_set = f"{deployment}-{_suffix(namespace, name, 'ms', length=10)}"

@@ -66,4 +66,4 @@ class Kubernetes(Service):
     def started(self) -> None:
         from minicloud.kube.controllers.loop import ControllerLoop
 
-        self.controllers = ControllerLoop(self.store, self.state.root).start()
+        self.controllers = ControllerLoop(self.store, self.state.root, rollouts=True).start()

@@ -42,20 +42,51 @@ class ModeFile:
 
 
 class ControllerLoop:
-    def __init__(self, store: Store, state_root: Path | None = None, lag: float | None = None):
+    """The pause controllers; with ``rollouts`` (and a state folder holding clouds.yaml) also
+    the rollout controllers and the history sampler, each in a thread of its own, since they
+    wait on OpenStack."""
+
+    def __init__(self, store: Store, state_root: Path | None = None, lag: float | None = None,
+                 rollouts: bool = False):
         self.mode_file = ModeFile(state_root)
         self.core = PauseController(store) if lag is None else PauseController(store, lag=lag)
         self.infra = InfraProvider(store, self.mode_file)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="capi-controllers", daemon=True)
+        self._threads = [threading.Thread(target=self._run, name="capi-controllers", daemon=True)]
+        if rollouts and state_root is not None:
+            self._add_rollouts(store, Path(state_root))
+
+    def _add_rollouts(self, store: Store, root: Path) -> None:
+        from minicloud.kube.controllers import capo, history, kcp
+        from minicloud.paths import StateDir
+
+        def connection_factory():
+            local = threading.local()
+
+            def get():
+                if getattr(local, "conn", None) is None:
+                    local.conn = capo.OpenStack(StateDir(root))
+                return local.conn
+
+            return get
+
+        self.rollouts = kcp.RolloutController(store, root, connection_factory())
+        self.history = history.HistorySampler(
+            root, lambda: [c.summary() for c in kcp.openstack_clusters(store)], connection_factory())
+        self._threads.append(threading.Thread(target=self._run_each, args=(self.rollouts.tick, TICK),
+                                              name="capi-rollouts", daemon=True))
+        self._threads.append(threading.Thread(target=self._run_each, args=(self.history.tick, history.INTERVAL),
+                                              name="capi-history", daemon=True))
 
     def start(self) -> ControllerLoop:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
+        for thread in self._threads:
+            thread.join(timeout=5)
 
     def tick(self) -> None:
         self.core.tick()
@@ -67,4 +98,11 @@ class ControllerLoop:
             try:
                 self.tick()
             except Exception:  # a controller bug must not stop the others for good
+                traceback.print_exc()
+
+    def _run_each(self, tick, interval: float) -> None:
+        while not self._stop.wait(interval):
+            try:
+                tick()
+            except Exception:  # OpenStack unreachable for a moment: try again next time
                 traceback.print_exc()

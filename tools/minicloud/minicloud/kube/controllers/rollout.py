@@ -1,0 +1,145 @@
+"""What KCP, CAPI's Machine controller and CAPO do next during a control-plane rollout (pure).
+
+Everything here is a function of plain data (:class:`MachineView`, :class:`MemberView`),
+so the decisions are unit-tested without a cloud; :mod:`minicloud.kube.controllers.kcp`
+reads the store and OpenStack into these views and carries the decisions out.
+
+- KCP (``kcp_next``), maxSurge 1: wait while a Machine is being deleted or provisioned;
+  scale down (oldest outdated first) while there are more Machines than replicas; else
+  create a Machine while any is outdated or there are fewer than replicas.
+- The Machine controller (``deletion_next``): pre-drain hooks hold the Machine; then drain
+  (instant here); pre-terminate hooks hold it; then the infrastructure goes (the member,
+  the server); then the finalizer is removed.
+- CAPO (``provision_next``): server, then the pool member, then wait: ``member`` waits for
+  the member to be ACTIVE (CAPO v0.14 on), ``lb`` only for the load balancer to be ACTIVE
+  (CAPO before v0.14: a member the provider lost looks done).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PRE_DRAIN_HOOK_PREFIX = "pre-drain.delete.hook.machine.cluster.x-k8s.io"
+PRE_TERMINATE_HOOK_PREFIX = "pre-terminate.delete.hook.machine.cluster.x-k8s.io"
+WAIT_MEMBER = "member"
+WAIT_LB = "lb"
+CAPO_WAITS = (WAIT_MEMBER, WAIT_LB)
+
+ACTIVE = "ACTIVE"
+ERROR = "ERROR"
+PENDING_DELETE = "PENDING_DELETE"
+SERVING_OPERATING = ("ONLINE", "NO_MONITOR")
+
+
+def hooks(annotations: dict | None, prefix: str) -> list[str]:
+    """Annotations ``prefix/<name>`` (CAPI's lifecycle hooks), sorted."""
+    return sorted(k for k in (annotations or {}) if k.startswith(prefix + "/"))
+
+
+@dataclass(frozen=True)
+class MemberView:
+    id: str
+    name: str
+    provisioning_status: str
+    operating_status: str
+
+    @property
+    def serving(self) -> bool:
+        """ACTIVE and taking traffic: ONLINE, or NO_MONITOR (a pool without a health monitor)."""
+        return self.provisioning_status == ACTIVE and self.operating_status in SERVING_OPERATING
+
+
+@dataclass(frozen=True)
+class MachineView:
+    name: str
+    order: tuple  # creation order: (creationTimestamp, resourceVersion as int)
+    up_to_date: bool
+    ready: bool = True
+    deleting: bool = False
+    pre_drain: tuple[str, ...] = ()
+    pre_terminate: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # create | delete | wait | done
+    machine: str | None = None
+    reason: str = ""
+    names: tuple[str, ...] = field(default=())
+
+
+def kcp_next(replicas: int, machines: list[MachineView]) -> Action:
+    """KCP's next move on its control-plane Machines (maxSurge 1)."""
+    deleting = sorted(m.name for m in machines if m.deleting)
+    if deleting:
+        return Action("wait", reason="machine deletion", names=tuple(deleting))
+    provisioning = sorted(m.name for m in machines if not m.ready)
+    if provisioning:
+        return Action("wait", reason="machine provisioning", names=tuple(provisioning))
+    outdated = sorted((m for m in machines if not m.up_to_date), key=lambda m: m.order)
+    if len(machines) > replicas:
+        victim = outdated[0] if outdated else min(machines, key=lambda m: m.order)
+        return Action("delete", machine=victim.name, reason="scale down" if not outdated else "outdated")
+    if outdated or len(machines) < replicas:
+        return Action("create", reason="outdated machines" if outdated else "scale up",
+                      names=tuple(m.name for m in outdated))
+    return Action("done")
+
+
+def deletion_next(machine: MachineView, member_present: bool, member_status: str | None,
+                  server_present: bool) -> Action:
+    """The Machine controller's (and CAPO's) next step for a Machine being deleted."""
+    if machine.pre_drain:
+        return Action("wait", machine.name, "pre-drain hook", machine.pre_drain)
+    if machine.pre_terminate:
+        return Action("wait", machine.name, "pre-terminate hook", machine.pre_terminate)
+    if member_present:
+        if member_status == PENDING_DELETE:
+            return Action("wait", machine.name, "member deletion")
+        return Action("delete-member", machine.name)
+    if server_present:
+        return Action("delete-server", machine.name)
+    return Action("remove-finalizer", machine.name)
+
+
+def provision_next(capo_wait: str, server_present: bool, member: MemberView | None, lb_status: str | None) -> Action:
+    """CAPO's next step for a new control-plane machine; ``ready`` when it reports it provisioned."""
+    if not server_present:
+        return Action("create-server")
+    if member is None:
+        return Action("create-member")
+    if capo_wait == WAIT_MEMBER:
+        if member.provisioning_status == ACTIVE:
+            return Action("ready")
+        if member.provisioning_status == ERROR:
+            return Action("wait", reason=f"member {member.name} is ERROR")
+        return Action("wait", reason=f"member {member.name} to be ACTIVE (is {member.provisioning_status})")
+    if lb_status == ACTIVE:
+        return Action("ready")
+    return Action("wait", reason=f"load balancer to be ACTIVE (is {lb_status})")
+
+
+def kcp_counts(machines: list[MachineView]) -> dict:
+    """KCP status counts: replicas (every Machine), upToDate, ready, available."""
+    ready = sum(1 for m in machines if m.ready and not m.deleting)
+    return {"replicas": len(machines), "upToDateReplicas": sum(1 for m in machines if m.up_to_date),
+            "readyReplicas": ready, "availableReplicas": ready}
+
+
+def phase(machines: list[MachineView], replicas: int) -> str:
+    """``RollingOut`` while a Machine is outdated, deleting, provisioning or missing; else ``Completed``."""
+    if any(not m.up_to_date or m.deleting or not m.ready for m in machines) or len(machines) != replicas:
+        return "RollingOut"
+    return "Completed"
+
+
+def summarize(records: list[dict]) -> dict:
+    """The history of one rollout in a few numbers (records as the sampler writes them)."""
+    if not records:
+        return {"samples": 0}
+    lowest = min(records, key=lambda r: r["serving"])
+    return {"samples": len(records), "rollout": records[-1].get("rollout"),
+            "minServing": lowest["serving"], "minServingAt": lowest["time"],
+            "minActive": min(r["active"] for r in records), "maxMembers": max(r["members"] for r in records),
+            "first": records[0]["time"], "last": records[-1]["time"],
+            "final": {k: records[-1][k] for k in ("members", "active", "serving")}}
