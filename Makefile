@@ -204,9 +204,10 @@ $(VENVBENCH)/.installed: constraints/bench.txt
 	$(VENVBENCH)/bin/python -m pip install --quiet --disable-pip-version-check -r constraints/bench.txt
 	@touch $@
 
-bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/run.py, tools/bench/secgroup.py), results in docs/benchmarks.md
+bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/*.py), results in docs/benchmarks.md
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/run.py --baseline-venv $(VENVBENCH)
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/secgroup.py --baseline-venv $(VENVBENCH)
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/routes.py
 
 # --- everything CI runs ------------------------------------------------------------------------
 

@@ -1,23 +1,44 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cluster's nodes as the Kubernetes API sees them: every node's ``spec.podCIDRs`` and InternalIP.
+"""The cluster's nodes as the Kubernetes API sees them: every node's ``spec.podCIDRs`` and InternalIPs.
 
-Placeholder: the Kubernetes connection (``k8s_client``, doc fragment ``kubernetes_auth``) replaces the
-body of ``nodes_from_kubernetes``; until then a module that needs it fails with a clear message.
+One list request per 500 nodes (the API's pagination), through ``KubernetesClient.call`` (retries,
+deadline, counting).  Plain data out, the shape route_audit's ``nodes`` option has.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import ModuleFailure
-
-NOT_AVAILABLE = "the Kubernetes node source is not available yet; give nodes"
+PAGE_SIZE = 500
 
 
-def nodes_from_kubernetes(params, deadline, clock=None):
-    """The nodes of the cluster ``params`` connects to, as plain data:
-    ``[{"name": str, "pod_cidrs": [str, ...], "address": str or [str, ...]}]`` (one InternalIP per
-    address family). ``deadline`` is a ``clock.monotonic()`` value the listing must finish by."""
-    raise ModuleFailure(NOT_AVAILABLE)
+def node_record(node):
+    """``{"name", "pod_cidrs", "address"}`` of one Node (a dict as the API sends it)."""
+    metadata = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    pod_cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
+    addresses = [a.get("address") for a in ((node.get("status") or {}).get("addresses") or [])
+                 if isinstance(a, dict) and a.get("type") == "InternalIP" and a.get("address")]
+    return {"name": metadata.get("name"), "pod_cidrs": list(pod_cidrs), "address": addresses}
+
+
+def nodes_from_kubernetes(kube, deadline, label_selector=None):
+    """Every Node (matching ``label_selector``) of the cluster ``kube`` talks to, as ``node_record``
+    dicts, sorted by name."""
+    records = []
+    token = None
+    while True:
+        kwargs = {"limit": PAGE_SIZE}
+        if label_selector:
+            kwargs["label_selector"] = label_selector
+        if token:
+            kwargs["_continue"] = token
+        page = kube.call(lambda: kube.core.list_node(**kwargs), "listing Kubernetes nodes", deadline)
+        page = kube.api_client.sanitize_for_serialization(page)
+        records.extend(node_record(node) for node in page.get("items") or [])
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            break
+    return sorted(records, key=lambda r: r["name"] or "")

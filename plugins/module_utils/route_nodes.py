@@ -14,10 +14,14 @@ __metaclass__ = type
 from ansible_collections.flightcontrol.openstack.plugins.module_utils import k8s_nodes
 
 
-def node_source(params, deadline, clock=None):
-    """(source name, nodes). ``nodes`` given (even empty): that list; omitted: the Kubernetes API."""
+def node_source(params, deadline, connect_kubernetes=None):
+    """(source name, nodes). ``nodes`` given (even empty): that list; omitted: the Kubernetes API,
+    through the client ``connect_kubernetes()`` returns.  A Kubernetes node without a pod CIDR yet (it
+    just joined) needs no route and is left out."""
     if params.get("nodes") is not None:
         return "nodes", [
             {"name": node.get("name"), "pod_cidrs": node.get("pod_cidr"), "address": node.get("address")}
             for node in params["nodes"]]
-    return "kubernetes", k8s_nodes.nodes_from_kubernetes(params, deadline, clock=clock)
+    kube = connect_kubernetes()
+    records = k8s_nodes.nodes_from_kubernetes(kube, deadline, label_selector=params.get("node_selector"))
+    return "kubernetes", [record for record in records if record["pod_cidrs"]]

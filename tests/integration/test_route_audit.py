@@ -283,15 +283,26 @@ def test_audit_request_count_is_constant(cloud, run_module):
 
 
 def test_nodes_from_kubernetes(cloud, run_module):
+    """Nodes read from the Kubernetes API (with a label selector); a node deleted there leaves a stale route."""
     router, nodes = make_router(cloud, 2)
+    label = unique("pool")
+    for node in nodes:
+        cloud.cli("kube", "node", "create", node["name"], "--pod-cidr", node["pod_cidr"], "--address", node["address"],
+                  "--label", "pool=%s" % label)
+    other = unique("elsewhere")
+    cloud.cli("kube", "node", "create", other, "--pod-cidr", "10.250.0.0/24", "--address", "10.250.0.1")
+    task = dict(cloud="minicloud", router=router, cluster_cidr=[CLUSTER], node_selector="pool=%s" % label,
+                kubernetes={"kubeconfig": str(cloud.state_dir / "kubeconfig")})
     try:
-        for node in nodes:
-            cloud.cli("kube", "node", "create", node["name"], "--pod-cidr", node["pod_cidr"], "--address", node["address"])
-    except AssertionError as exc:
-        pytest.skip("minicloud has no Kubernetes API here: %s" % exc)
-    result = run_module(MODULE, dict(cloud="minicloud", router=router, cluster_cidr=[CLUSTER])).result
-    if "the Kubernetes node source is not available yet" in (result.get("msg") or ""):
-        pytest.skip("the Kubernetes node source is not wired into route_audit yet")
-    assert not result.get("failed"), result
-    assert result["node_source"] == "kubernetes"
-    assert sorted(n["name"] for n in result["nodes"]) >= sorted(n["name"] for n in nodes)
+        result = run_module(MODULE, task).result
+        assert not result.get("failed"), result.get("msg") or result
+        assert result["node_source"] == "kubernetes"
+        assert sorted(n["name"] for n in result["nodes"]) == sorted(n["name"] for n in nodes)
+        assert result["healthy"] is True and result["findings"] == []
+        cloud.cli("kube", "node", "delete", nodes[0]["name"])
+        result = run_module(MODULE, task).result
+        assert [f["kind"] for f in result["findings"]] == ["stale"]
+        (stale,) = result["findings"][0]["routes"]
+        assert (stale["destination"], stale["nexthop"]) == (nodes[0]["pod_cidr"], nodes[0]["address"])
+    finally:
+        cloud.cli("kube", "node", "delete", other)
