@@ -46,7 +46,7 @@ SANITY_SKIP :=
 STEP := tools/ci/step.sh
 
 .PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
-        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration \
+        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration molecule \
         minicloud minicloud-down minicloud-status test demo bench clean distclean
 
 help: ## List the targets
@@ -178,6 +178,9 @@ packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible
 integration: venv collection ## pytest tests/integration (brings minicloud up itself)
 	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration
 
+molecule: venv collection ## molecule scenarios of the roles (extensions/molecule), against one minicloud
+	tools/ci/molecule.sh $(INTEGRATION_COLLECTIONS)
+
 # --- minicloud, demo, benchmarks ---------------------------------------------------------------
 
 minicloud: venv ## Start the minicloud test cloud (python -m minicloud up)
@@ -224,6 +227,7 @@ test: ## Everything CI runs, in order, stopping at the first failure
 	@$(STEP) --needs tools/minicloud/tests minicloud-tests $(MAKE) minicloud-tests
 	@$(STEP) packaging $(MAKE) packaging
 	@$(STEP) --needs tests/integration integration $(MAKE) integration
+	@$(STEP) --needs extensions/molecule molecule $(MAKE) molecule
 	@$(STEP) --summary
 
 clean: minicloud-down ## Stop minicloud, remove build/ and tests/output/

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Run every molecule scenario of the roles (extensions/molecule/*) against one minicloud.
+#   molecule.sh COLLECTIONS_PATH [SCENARIO...]
+# Uses the cloud in $MINICLOUD_STATE_DIR when set (left running); otherwise starts one in a temporary
+# folder on free ports and stops it at the end. Scenarios read the cloud from MINICLOUD_STATE_DIR
+# (clouds.yaml, kubeconfig) and run minicloud verbs with $MINICLOUD_PYTHON.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+collections="$1"
+shift
+venv="${repo}/.venv"
+scenarios=("$@")
+if [ ${#scenarios[@]} -eq 0 ]; then
+    for dir in "${repo}"/extensions/molecule/*/; do
+        [ -f "${dir}molecule.yml" ] && scenarios+=("$(basename "${dir}")")
+    done
+fi
+if [ ${#scenarios[@]} -eq 0 ]; then
+    echo "no molecule scenarios in extensions/molecule"
+    exit 0
+fi
+
+own_cloud=""
+if [ -z "${MINICLOUD_STATE_DIR:-}" ]; then
+    MINICLOUD_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/molecule-minicloud.XXXXXX")
+    own_cloud=yes
+    trap '"${venv}/bin/python" -m minicloud down --purge >/dev/null 2>&1 || true' EXIT
+    "${venv}/bin/python" -m minicloud up --port-offset auto
+fi
+export MINICLOUD_STATE_DIR
+export MINICLOUD_PYTHON="${venv}/bin/python"
+export OS_CLIENT_CONFIG_FILE="${MINICLOUD_STATE_DIR}/clouds.yaml"
+export ANSIBLE_COLLECTIONS_PATH="${collections}"
+export PATH="${venv}/bin:${PATH}"
+export ANSIBLE_NOCOLOR=1 PY_COLORS=0 ANSIBLE_FORCE_COLOR=0
+
+cd "${repo}/extensions"
+failed=()
+for scenario in "${scenarios[@]}"; do
+    echo "=== molecule scenario ${scenario} ==="
+    start=$(date +%s)
+    if molecule test -s "${scenario}"; then
+        echo "=== ${scenario}: passed in $(( $(date +%s) - start ))s ==="
+    else
+        echo "=== ${scenario}: FAILED after $(( $(date +%s) - start ))s ==="
+        failed+=("${scenario}")
+    fi
+done
+if [ ${#failed[@]} -ne 0 ]; then
+    echo "failed scenarios: ${failed[*]}"
+    exit 1
+fi
+[ -n "${own_cloud}" ] && echo "(minicloud in ${MINICLOUD_STATE_DIR} is stopped and removed)"
+exit 0
