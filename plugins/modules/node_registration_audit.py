@@ -1,0 +1,384 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: node_registration_audit
+short_description: Find Nova servers of a cluster that never became Kubernetes Nodes, and delete a few of them
+version_added: 0.1.0
+description:
+  - A server that boots but never registers as a Node (DHCP or port-binding latency, a missing security group,
+    a broken first boot) costs quota and hides a problem. This module lists the cluster's Nova servers and the
+    cluster's Kubernetes Nodes and reports every server that is no Node I(registration_timeout) seconds after
+    it was created (Nova's C(created) time), and every server in C(ERROR) without a Node. Kubernikus' Flight
+    Control deleted such servers after 10, later 45 minutes.
+  - A server is a Node when a Node's C(spec.providerID) is C(openstack:///<server id>) (or
+    C(openstack://<region>/<server id>)); Nodes without an OpenStack providerID are matched by name
+    (case-insensitive).
+  - I(state=audited) (the default) only reports. I(state=cleaned) is the explicit opt-in to delete the
+    reported servers, at most I(max_deletions) per run, oldest first, so a mistake costs one server per run and a
+    person can look before the next. A server that is a Node is never deleted, and nothing is deleted when no
+    Node is visible at all or when none of the cluster's servers is a Node (that means the Node source or the
+    server selection is wrong, not the servers), so a clean-up can never remove every server of the cluster.
+  - Servers being deleted (task state C(deleting)) or shelved are reported as such and left alone.
+  - Deleting asks Nova to delete the server and does not wait for it to be gone; whatever re-creates nodes (a
+    MachineSet, a node pool controller) replaces it.
+  - Cost. One Nova request lists the project's servers (plus one per 1000 servers), one Kubernetes request lists
+    the Nodes (plus one per 500), and one request per deleted server.
+author:
+  - flightcontrol.openstack maintainers (@flightcontrol)
+options:
+  servers:
+    description:
+      - The cluster's servers. Each entry is a server id, a name, or a glob pattern on names (C(prod-node-*)).
+      - With I(server_metadata), a server must match both.
+    type: list
+    elements: str
+  server_metadata:
+    description:
+      - Only servers whose Nova metadata has all of these keys with these values (Cluster API Provider OpenStack
+        and many provisioning tools tag the cluster's servers so).
+    type: dict
+  kubernetes:
+    description:
+      - How to reach the workload cluster's Kubernetes API. The options and the C(K8S_AUTH_*) environment
+        variables are kubernetes.core's; they sit in this dictionary because I(validate_certs), I(ca_cert),
+        I(client_cert) and I(client_key) name the OpenStack connection's.
+      - When omitted (or empty), the C(K8S_AUTH_*) environment variables, the in-cluster service account, or
+        C(~/.kube/config) are used, as in kubernetes.core.
+    type: dict
+    suboptions:
+      kubeconfig:
+        description: Path to a kubeconfig file, or the kubeconfig as a dictionary.
+        type: raw
+      context:
+        description: The kubeconfig context.
+        type: str
+      host:
+        description: URL of the Kubernetes API server.
+        type: str
+      api_key:
+        description: Bearer token.
+        type: str
+      username:
+        description: User name for basic authentication.
+        type: str
+      password:
+        description: Password for basic authentication.
+        type: str
+      validate_certs:
+        description: Whether to verify the API server's certificate.
+        type: bool
+        aliases: [verify_ssl]
+      ca_cert:
+        description: CA certificate of the API server.
+        type: path
+        aliases: [ssl_ca_cert]
+      client_cert:
+        description: Client certificate.
+        type: path
+        aliases: [cert_file]
+      client_key:
+        description: Client certificate's key.
+        type: path
+        aliases: [key_file]
+      proxy:
+        description: HTTP proxy URL.
+        type: str
+      no_proxy:
+        description: Hosts to reach without the proxy.
+        type: str
+  node_selector:
+    description:
+      - Label selector of the Nodes to match the servers against (default all Nodes).
+    type: str
+  registration_timeout:
+    description:
+      - Seconds after its creation a server may take to become a Node. Younger servers are reported as
+        C(waiting), never as findings.
+      - The default is 45 minutes, what Kubernikus uses. Cluster API's MachineHealthCheck C(nodeStartupTimeout)
+        defaults to 10 minutes.
+    type: int
+    default: 2700
+  state:
+    description:
+      - C(audited) reports and changes nothing.
+      - C(cleaned) also deletes unregistered and C(ERROR) servers, at most I(max_deletions), oldest first.
+    type: str
+    choices: [audited, cleaned]
+    default: audited
+  max_deletions:
+    description:
+      - The most servers one run with I(state=cleaned) deletes. The others are reported in RV(not_deleted).
+    type: int
+    default: 1
+  fail_on_findings:
+    description:
+      - Fail the task when unregistered or C(ERROR) servers remain at the end (after the deletions). For CI and
+        AWX gating.
+    type: bool
+    default: false
+  timeout:
+    description:
+      - Seconds the whole task may take, retries of transient API faults included.
+    type: int
+    default: 300
+extends_documentation_fragment:
+  - flightcontrol.openstack.openstack_auth
+attributes:
+  check_mode:
+    support: full
+    description: Reads everything and reports the deletions a clean-up would make; makes no write request.
+  diff_mode:
+    support: full
+    description: Shows the cluster's server names before and after the deletions.
+notes:
+  - Nova's C(created) time is the reference, so the controller's clock must be roughly right (NTP).
+'''
+
+EXAMPLES = r'''
+- name: Report servers that never became Nodes
+  flightcontrol.openstack.node_registration_audit:
+    cloud: production
+    servers: ["prod-node-*"]
+    kubernetes:
+      kubeconfig: /etc/flightcontrol/prod.kubeconfig
+  register: registration
+
+- name: Show them
+  ansible.builtin.debug:
+    msg: "{{ registration.unregistered | map(attribute='name') | list }}"
+
+- name: Delete at most one of them (CAPO-tagged servers), oldest first
+  flightcontrol.openstack.node_registration_audit:
+    cloud: production
+    server_metadata:
+      cluster: prod
+    registration_timeout: 1800
+    state: cleaned
+    max_deletions: 1
+'''
+
+RETURN = r'''
+servers:
+  description: The cluster's servers, oldest first, each with what was found.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: Server id.
+      type: str
+    name:
+      description: Server name.
+      type: str
+    status:
+      description: Nova status.
+      type: str
+    created:
+      description: Nova's creation time.
+      type: str
+    age:
+      description: Seconds since creation.
+      type: int
+    node:
+      description: The Node the server is, or null.
+      type: str
+    matched_by:
+      description: C(providerID) or C(name), null without a Node.
+      type: str
+    state:
+      description: C(registered), C(waiting) (no Node yet, within the timeout), C(unregistered), C(error) or
+        C(deleting).
+      type: str
+    reason:
+      description: The state in words.
+      type: str
+  sample:
+    - {id: 0b5f..., name: prod-node-7, status: ACTIVE, created: "2025-05-01T10:00:00Z", age: 3900, node: null,
+       matched_by: null, state: unregistered, reason: "no Node after 1h05m (registration_timeout 45m)"}
+unregistered:
+  description: The findings - servers in state C(unregistered) or C(error), before any deletion.
+  returned: always
+  type: list
+  elements: dict
+remaining:
+  description: The findings left at the end (RV(unregistered) without what was deleted).
+  returned: always
+  type: list
+  elements: dict
+deleted:
+  description: Servers deleted (in check mode, that would be deleted), with C(status) C(done), C(planned) or
+    C(gone) (already deleted by someone else).
+  returned: always
+  type: list
+  elements: dict
+not_deleted:
+  description: Findings a clean-up did not delete, each with the C(reason) (the cap, or the refusal).
+  returned: always
+  type: list
+  elements: dict
+refused:
+  description: Why the clean-up deleted nothing at all (no Node visible, or no server is a Node), else null.
+  returned: always
+  type: str
+counts:
+  description: Number of servers per state, and C(servers), C(nodes) (Nodes visible).
+  returned: always
+  type: dict
+  sample: {servers: 5, nodes: 4, registered: 4, waiting: 0, unregistered: 1, error: 0, deleting: 0}
+healthy:
+  description: No unregistered or C(ERROR) server remains.
+  returned: always
+  type: bool
+elapsed:
+  description: Seconds the task took.
+  returned: always
+  type: float
+api_calls:
+  description: HTTP requests made to OpenStack and Kubernetes (authentication included).
+  returned: always
+  type: int
+retried_faults:
+  description: Transient faults that were retried.
+  returned: always
+  type: list
+  elements: raw
+'''
+
+import time
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils import registration_plan as rp
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client import kubernetes_argument_spec
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import (
+    connect_kubernetes,
+    describe_kubernetes_error,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    ModuleFailure,
+    OpenStackModule,
+    is_sdk_error,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import describe_fault
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration_service import (
+    ServerService,
+    list_nodes,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
+
+
+class NodeRegistrationAudit(OpenStackModule):
+    argument_spec = dict(
+        servers=dict(type="list", elements="str"),
+        server_metadata=dict(type="dict"),
+        kubernetes=dict(type="dict", options=kubernetes_argument_spec()),
+        node_selector=dict(type="str"),
+        registration_timeout=dict(type="int", default=2700),
+        state=dict(type="str", default="audited", choices=["audited", "cleaned"]),
+        max_deletions=dict(type="int", default=1),
+        fail_on_findings=dict(type="bool", default=False),
+        timeout=dict(type="int", default=300),
+    )
+    module_kwargs = dict(required_one_of=[["servers", "server_metadata"]])
+
+    # The wall clock Nova's ``created`` times are compared with; tests replace it.
+    wall_clock = staticmethod(time.time)
+
+    def validate(self):
+        params = self.params
+        if params["timeout"] < 0:
+            raise ModuleFailure("timeout must be zero or more seconds, got %s" % params["timeout"])
+        if params["registration_timeout"] < 0:
+            raise ModuleFailure("registration_timeout must be zero or more seconds, got %s"
+                                % params["registration_timeout"])
+        if params["max_deletions"] < 1:
+            raise ModuleFailure("max_deletions must be 1 or more, got %s (use state=audited to delete nothing)"
+                                % params["max_deletions"])
+        if params["servers"] is not None and not [p for p in params["servers"] if p]:
+            raise ModuleFailure("servers is empty; name the cluster's servers (a glob such as prod-node-*)")
+        if params["server_metadata"] is not None and not params["server_metadata"] and not params["servers"]:
+            raise ModuleFailure("server_metadata is empty and servers is not given: that would be every server of "
+                                "the project")
+
+    def connect_kubernetes(self):
+        kube = connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock)
+        self.clients.append(kube)
+        return kube
+
+    def describe_error(self, exc):
+        return super(NodeRegistrationAudit, self).describe_error(exc) or describe_kubernetes_error(exc)
+
+    def run(self):
+        self.validate()
+        params = self.params
+        deadline = self.started + params["timeout"]
+        check = self.ansible.check_mode
+        kube = self.connect_kubernetes()
+        nodes = list_nodes(kube, deadline, label_selector=params.get("node_selector"))
+        self.connect()
+        api = ServerService(self.client)
+        servers = rp.select_servers(api.list_servers(deadline), params["servers"], params["server_metadata"])
+        now = rp.epoch_time(self.wall_clock())
+        try:
+            records = rp.classify(servers, nodes, now, params["registration_timeout"])
+        except rp.PlanError as exc:
+            raise ModuleFailure(str(exc))
+        findings = [r for r in records if r["state"] in (rp.UNREGISTERED, rp.ERROR)]
+        counts = rp.counts(records)
+        counts["nodes"] = len(nodes)
+        result = dict(servers=records, unregistered=findings, deleted=[], not_deleted=[], refused=None, counts=counts)
+        if not records:
+            self.ansible.warn("no server matched servers=%s server_metadata=%s" % (
+                params["servers"], params["server_metadata"]))
+        if params["state"] == "cleaned":
+            self.clean(api, records, nodes, check, deadline, result)
+        gone = set(d["id"] for d in result["deleted"])
+        result["remaining"] = [r for r in findings if r["id"] not in gone]
+        result["healthy"] = not result["remaining"]
+        result["changed"] = bool(result["deleted"]) and any(d["status"] in ("done", "planned")
+                                                            for d in result["deleted"])
+        if self.ansible._diff:
+            names = [r["name"] for r in records if r["state"] != rp.DELETING]
+            result["diff"] = dict(before=dict(servers=names),
+                                  after=dict(servers=[r["name"] for r in records
+                                                      if r["state"] != rp.DELETING and r["id"] not in gone]))
+        if params["fail_on_findings"] and result["remaining"]:
+            raise ModuleFailure("%d server(s) never became a Node or are in ERROR: %s" % (
+                len(result["remaining"]), "; ".join("%s (%s): %s" % (r["name"], r["id"], r["reason"])
+                                                    for r in result["remaining"])), **result)
+        self.exit(**result)
+
+    def clean(self, api, records, nodes, check, deadline, result):
+        delete, skipped, refusal = rp.plan_deletions(records, self.params["max_deletions"], len(nodes))
+        result["not_deleted"], result["refused"] = skipped, refusal
+        if refusal:
+            self.ansible.warn(refusal)
+        for record in delete:
+            entry = dict(id=record["id"], name=record["name"], status="planned" if check else "done",
+                         state=record["state"], age=record["age"], created=record["created"], reason=record["reason"])
+            if not check:
+                try:
+                    if not api.delete_server(record["id"], deadline):
+                        entry["status"] = "gone"
+                except (DeadlineExceeded, ModuleFailure):
+                    raise
+                except Exception as exc:  # pylint: disable=broad-except
+                    if describe_fault(exc) is None and not is_sdk_error(exc):
+                        raise
+                    raise ModuleFailure("Nova refused to delete server %s (%s, %s): %s; deleted before it: %s" % (
+                        record["name"], record["id"], record["reason"], exc,
+                        ", ".join(d["name"] for d in result["deleted"]) or "none"), **result)
+            result["deleted"].append(entry)
+
+
+def main():
+    NodeRegistrationAudit()()
+
+
+if __name__ == "__main__":
+    main()
