@@ -92,7 +92,7 @@ def test_rollouts_with_hooks_member_wait_and_the_lb_wait_bug(cloud):
         return status if status["machines"]["deleting"] and any(
             "pre-drain hook" in w for w in status["waitingFor"]) else None
 
-    status = wait_for(held, 40, "an old machine of safe held by its hook")
+    status = wait_for(held, 120, "an old machine of safe held by its hook")
     [victim] = status["machines"]["deleting"]
     assert len(status["machines"]["new"]) == 1 and status["phase"] == "RollingOut"
     time.sleep(1.0)  # held: nothing moves
@@ -103,7 +103,7 @@ def test_rollouts_with_hooks_member_wait_and_the_lb_wait_bug(cloud):
                                            {"metadata": {"annotations": {DRAIN_HOOK: None}}})
 
     for cluster in ("safe", "fragile"):
-        wait_for(lambda c=cluster: cloud.capi_rollout_status(c)["phase"] == "Completed", 60, f"{cluster} rolled")
+        wait_for(lambda c=cluster: cloud.capi_rollout_status(c)["phase"] == "Completed", 240, f"{cluster} rolled")
     time.sleep(0.5)
 
     # safe: never fewer serving members than the control plane has machines, hook or not.
