@@ -103,7 +103,7 @@ def test_stuck_provider_times_out_naming_the_object_and_the_annotation(capi, run
     assert "OpenStackCluster default/%s" % name in result["blockers"]
     (cluster,) = by_kind(result, "Cluster")
     assert cluster["acknowledged"] is True, "CAPI core did acknowledge; only the provider is stuck"
-    assert 5 <= result["elapsed"] < 15
+    assert 5 <= result["elapsed"] < 30  # the timeout, plus at most one slow poll
     assert "Traceback" not in run.output
 
 
