@@ -12,7 +12,7 @@ import re
 from dataclasses import asdict, dataclass
 from http import HTTPStatus
 
-SERVICES = ("identity", "network", "load-balancer", "compute", "kubernetes")
+SERVICES = ("identity", "network", "load-balancer", "compute", "kubernetes", "kubernetes-target")
 FAULT_STATUSES = (429, 500, 502, 503, 504)
 DROP = "drop"
 

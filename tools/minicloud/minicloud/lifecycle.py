@@ -192,7 +192,7 @@ class Lifecycle:
 
     def _wait_ready(self, services: list[Service], settings: Settings, deadline: float, bootstrap: bool) -> None:
         """Wait for every process; on a cold start also register users, catalog and seed data."""
-        keystone, neutron, octavia, nova, kubernetes = services
+        keystone, neutron, octavia, nova, kubernetes, *more_kubernetes = services
         self._wait_http(keystone, deadline)
         if bootstrap:
             admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
@@ -201,7 +201,8 @@ class Lifecycle:
         self._wait_http(neutron, deadline)
         self._wait_http(octavia, deadline)
         self._wait_http(nova, deadline)
-        self._wait_http(kubernetes, deadline)
+        for kube in (kubernetes, *more_kubernetes):  # the move target too
+            self._wait_http(kube, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)
         if bootstrap:  # a new connection: the first one's token predates the catalog entries
             neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True))

@@ -51,6 +51,7 @@ class KubeAdmin:
         (``openstack``: the real resources behind it, see ``seed.cluster_objects``)."""
         if api_version not in CAPI_CONTRACT:
             raise ValueError(f"api_version must be one of {', '.join(CAPI_CONTRACT)}")
+        self.ensure_namespace(namespace)
         nodes = self.call("GET", "/api/v1/nodes")["items"]
         first = seed.free_pod_indexes(nodes, control_plane + workers)
         uids: dict[tuple[str, str], dict] = {}
@@ -74,6 +75,15 @@ class KubeAdmin:
             created.append({"kind": item.kind, "name": obj["metadata"]["name"], "apiVersion": obj["apiVersion"]})
         return {"name": name, "namespace": namespace, "apiVersion": f"cluster.x-k8s.io/{api_version}",
                 "objects": created}
+
+    def ensure_namespace(self, namespace: str) -> None:
+        """Create the namespace unless it exists."""
+        try:
+            self.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": namespace}})
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
 
     @staticmethod
     def _at(kind: Kind, hub_body: dict, version: str) -> dict:

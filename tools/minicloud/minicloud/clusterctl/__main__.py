@@ -1,0 +1,5 @@
+import sys
+
+from minicloud.clusterctl.cli import main
+
+sys.exit(main())
