@@ -138,8 +138,8 @@ def classify(servers, nodes, now, timeout):
             reason = "no Node after %s (registration_timeout %s)" % (duration(age), duration(timeout))
         else:
             state = WAITING
-            reason = "no Node yet, %s of the %s registration_timeout left" % (duration(timeout - age),
-                                                                             duration(timeout))
+            reason = "no Node yet, %s of the %s registration_timeout left" % (
+                duration(timeout - age), duration(timeout))
         records.append(dict(id=server["id"], name=server.get("name"), status=status, created=server.get("created"),
                             age=age, node=node, matched_by=how, state=state, reason=reason))
     records.sort(key=lambda r: (-r["age"], r["name"] or "", r["id"]))

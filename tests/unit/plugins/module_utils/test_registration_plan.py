@@ -97,7 +97,7 @@ def test_oldest_first_and_capped():
     assert refusal is None
     assert [r["name"] for r in delete] == ["u2"]
     assert [(s["name"], "max_deletions" in s["reason"]) for s in skipped] == [("u1", True), ("e", True)]
-    delete, skipped, _ = rp.plan_deletions(records, 5, 1)
+    delete, skipped, _refusal = rp.plan_deletions(records, 5, 1)
     assert [r["name"] for r in delete] == ["u2", "u1", "e"] and skipped == []
 
 
@@ -132,7 +132,7 @@ server_specs = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(server_specs, st.integers(1, 5), st.integers(0, 120), st.integers(0, 3))
 def test_never_deletes_a_node_never_more_than_the_cap_never_all(specs, cap, timeout_minutes, foreign_nodes):
-    servers = [server("s%d" % i, age, status=status, task_state=task) for i, (age, status, _, task) in enumerate(specs)]
+    servers = [server("s%d" % i, age, status=status, task_state=task) for i, (age, status, _node, task) in enumerate(specs)]
     nodes = [node("s%d" % i) for i, spec in enumerate(specs) if spec[2]]
     nodes += [node("foreign-%d" % i) for i in range(foreign_nodes)]
     records = rp.classify(servers, nodes, NOW, timeout_minutes * 60)
