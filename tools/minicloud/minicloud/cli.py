@@ -151,9 +151,10 @@ def cmd_capi(cloud: Minicloud, args) -> int:
                                               api_version=args.api_version, namespace=args.namespace,
                                               openstack=args.openstack, monitor=args.monitor))
     elif args.cluster_action == "delete":
-        _print_json({"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace), "name": args.name})
+        _print_json({"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace, target=args.target),
+                     "name": args.name})
     else:
-        _print_json(cloud.list_capi_clusters(namespace=args.namespace))
+        _print_json(cloud.list_capi_clusters(namespace=args.namespace, target=args.target))
     return 0
 
 
@@ -332,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("--namespace", default="default")
     listing = actions.add_parser("list", help="clusters as JSON")
     listing.add_argument("--namespace", help="default: all namespaces")
+    for action in (delete, listing):
+        action.add_argument("--target", action="store_true",
+                            help="on the move target API (kubernetes-target) instead of the main one")
     rolling = areas.add_parser("rollout", help="roll a control plane (cluster created with --openstack)")
     rolling.add_argument("words", nargs="+", metavar="[status] NAME",
                          help="NAME starts a rollout and returns at once; 'status NAME' shows it (JSON)")

@@ -188,19 +188,26 @@ class Minicloud:
         self._kube_admin()  # the kubeconfig check
         return config.new_client_from_config(config_file=str(self.kubeconfig))
 
-    def _kube_admin(self):
+    def _kube_admin(self, target: bool = False):
         from minicloud.kube.admin import KubeAdmin
 
-        if not self.kubeconfig.exists():
-            raise MinicloudError(f"{self.kubeconfig} does not exist: run 'up' first")
-        return KubeAdmin(self.kubeconfig)
+        kubeconfig = self.target_kubeconfig if target else self.kubeconfig
+        if not kubeconfig.exists():
+            raise MinicloudError(f"{kubeconfig} does not exist: run 'up' first")
+        return KubeAdmin(kubeconfig)
 
-    def _kube_call(self, action, *args, **kwargs):
-        """Run a KubeAdmin action; its API and lookup errors become MinicloudError."""
+    @property
+    def target_kubeconfig(self) -> Path:
+        """The kubeconfig of the move target API (``kubernetes-target``, context ``minicloud``)."""
+        return self.state.root / "kubeconfig-target"
+
+    def _kube_call(self, action, *args, target: bool = False, **kwargs):
+        """Run a KubeAdmin action (on the move target API with ``target``); its API and lookup errors
+        become MinicloudError."""
         from kubernetes.client import ApiException
 
         try:
-            return action(self._kube_admin(), *args, **kwargs)
+            return action(self._kube_admin(target), *args, **kwargs)
         except LookupError as exc:
             raise MinicloudError(str(exc)) from None
         except ApiException as exc:
@@ -287,12 +294,12 @@ class Minicloud:
 
         return decisions.summarize(self.capi_history(name, namespace, rollout))
 
-    def delete_capi_cluster(self, name: str, namespace: str = "default") -> list[str]:
+    def delete_capi_cluster(self, name: str, namespace: str = "default", target: bool = False) -> list[str]:
         """Remove every object of cluster ``name`` (finalizers too); returns ``Kind/name`` of each."""
-        return self._kube_call(lambda admin: admin.delete_cluster(name, namespace))
+        return self._kube_call(lambda admin: admin.delete_cluster(name, namespace), target=target)
 
-    def list_capi_clusters(self, namespace: str | None = None) -> list[dict]:
-        return self._kube_call(lambda admin: admin.list_clusters(namespace))
+    def list_capi_clusters(self, namespace: str | None = None, target: bool = False) -> list[dict]:
+        return self._kube_call(lambda admin: admin.list_clusters(namespace), target=target)
 
     def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None) -> dict:
         """A Ready Node with ``spec.podCIDR(s)`` and an InternalIP."""
