@@ -4,7 +4,10 @@ Only clusters seeded with real OpenStack resources (``capi cluster create --open
 OpenStackCluster carries ``minicloud.test/openstack``) are handled. A rollout is asked for
 with the KCP annotation ``minicloud.test/rollout`` (a number, bumped by ``capi rollout``) and
 ``minicloud.test/capo-wait`` (``member`` or ``lb``); a Machine is up to date when its own
-``minicloud.test/rollout`` annotation equals the KCP's (seeded Machines have none: 0).
+``minicloud.test/rollout`` annotation equals the KCP's (seeded Machines have none: 0). Like the
+real KCP, a rollout time that has passed (v1beta1 ``spec.rolloutAfter``, v1beta2
+``spec.rollout.after``) also outdates every Machine created before it; such a rollout is
+numbered one above the annotation's in the status and the history.
 
 Each tick reads the store and OpenStack into plain views, asks :mod:`.rollout` what to do
 and does at most one step per Machine; slow steps (booting a server: a Nova seed process)
@@ -44,12 +47,14 @@ def rollout_number(obj: dict) -> int:
         return 0
 
 
-def machine_view(machine: dict, current: int) -> rollout.MachineView:
+def machine_view(machine: dict, current: int, after: str | None = None) -> rollout.MachineView:
     meta = machine["metadata"]
     annotations = meta.get("annotations") or {}
+    outdated = rollout.outdated_by_time(meta.get("creationTimestamp"), after, utc_now())
     return rollout.MachineView(
         name=meta["name"], order=(meta.get("creationTimestamp", ""), meta["name"]),
-        up_to_date=rollout_number(machine) == current, ready=bool(machine.get("status", {}).get("nodeRef")),
+        up_to_date=rollout_number(machine) == current and not outdated,
+        ready=bool(machine.get("status", {}).get("nodeRef")),
         deleting=bool(meta.get("deletionTimestamp")),
         pre_drain=tuple(rollout.hooks(annotations, rollout.PRE_DRAIN_HOOK_PREFIX)),
         pre_terminate=tuple(rollout.hooks(annotations, rollout.PRE_TERMINATE_HOOK_PREFIX)))
@@ -64,6 +69,10 @@ class ClusterContext:
         self.kcp = kcp
         self.cluster = osc["metadata"]["name"]
         self.rollout = rollout_number(kcp)
+        after = rollout.rollout_after(kcp.get("spec"))
+        self.rollout_after = after if rollout.rollout_after_due(after, utc_now()) else None
+        # what the status and the history call this rollout: a passed rollout time counts as one more
+        self.number = self.rollout + (1 if self.rollout_after else 0)
         annotations = meta.get("annotations") or {}
         self.capo_wait = annotations.get(CAPO_WAIT_ANNOTATION, DEFAULT_CAPO_WAIT)
         self.replicas = int(kcp.get("spec", {}).get("replicas", 1))
@@ -75,12 +84,12 @@ class ClusterContext:
         self.pool_id = osc["metadata"]["annotations"][seed.POOL_ANNOTATION]
         selector = f"{CLUSTER_NAME_LABEL}={self.cluster},{seed.CONTROL_PLANE_LABEL}"
         self.machines = store.list(MACHINE, self.namespace, label_selector=selector)[0]
-        self.views = [machine_view(m, self.rollout) for m in self.machines]
+        self.views = [machine_view(m, self.rollout, self.rollout_after) for m in self.machines]
 
     def summary(self) -> dict:
-        return {"namespace": self.namespace, "cluster": self.cluster, "rollout": self.rollout,
+        return {"namespace": self.namespace, "cluster": self.cluster, "rollout": self.number,
                 "capoWait": self.capo_wait, "replicas": self.replicas, "lb_id": self.lb_id, "pool_id": self.pool_id,
-                "phase": "Idle" if self.rollout == 0 else rollout.phase(self.views, self.replicas),
+                "phase": "Idle" if self.number == 0 else rollout.phase(self.views, self.replicas),
                 "old": sorted(v.name for v in self.views if not v.up_to_date),
                 "new": sorted(v.name for v in self.views if v.up_to_date),
                 "released": sorted(v.name for v in self.views if v.deleting)}
@@ -111,7 +120,7 @@ class RolloutController:
             waiting: list[str] = []
             error = None
             try:
-                if ctx.rollout or any(v.deleting for v in ctx.views):
+                if ctx.number or any(v.deleting for v in ctx.views):
                     self._reconcile(ctx, waiting)
                     ctx = ClusterContext(self.store, self.store.get(KCP, ctx.namespace, ctx.kcp["metadata"]["name"]),
                                          self.store.get(OSC, ctx.namespace, ctx.cluster))
@@ -131,7 +140,7 @@ class RolloutController:
                 self._provision_step(ctx, machine, osms.get(view.name), waiting)
         machines = self.store.list(MACHINE, ctx.namespace, label_selector=f"{CLUSTER_NAME_LABEL}={ctx.cluster},"
                                                                           f"{seed.CONTROL_PLANE_LABEL}")[0]
-        views = [machine_view(m, ctx.rollout) for m in machines]
+        views = [machine_view(m, ctx.rollout, ctx.rollout_after) for m in machines]
         action = rollout.kcp_next(ctx.replicas, views)
         if action.kind == "create":
             self._create_machine(ctx)

@@ -17,6 +17,7 @@ reads the store and OpenStack into these views and carries the decisions out.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 
 PRE_DRAIN_HOOK_PREFIX = "pre-drain.delete.hook.machine.cluster.x-k8s.io"
@@ -66,6 +67,37 @@ class Action:
     machine: str | None = None
     reason: str = ""
     names: tuple[str, ...] = field(default=())
+
+
+def parse_time(text: str | None) -> datetime.datetime | None:
+    """An RFC 3339 time, or None when empty or unreadable."""
+    if not text:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
+
+
+def rollout_after(kcp_spec: dict | None) -> str | None:
+    """KCP's rollout time: v1beta1 ``spec.rolloutAfter``, v1beta2 ``spec.rollout.after``."""
+    spec = kcp_spec or {}
+    return spec.get("rolloutAfter") or (spec.get("rollout") or {}).get("after")
+
+
+def rollout_after_due(after: str | None, now: datetime.datetime) -> bool:
+    """Whether a rollout time is set and has passed (KCP ignores one in the future until then)."""
+    moment = parse_time(after)
+    return moment is not None and moment <= now
+
+
+def outdated_by_time(created: str | None, after: str | None, now: datetime.datetime) -> bool:
+    """Like KCP: a Machine created before a rollout time that has passed is outdated."""
+    if not rollout_after_due(after, now):
+        return False
+    born = parse_time(created)
+    return born is not None and born < parse_time(after)
 
 
 def kcp_next(replicas: int, machines: list[MachineView]) -> Action:
