@@ -220,7 +220,10 @@ def infrastructure_summary(infra):
 
 
 def blockers(view):
-    """Why the cluster is not fit for a change (a rollout, a move): plain sentences, empty when fit."""
+    """Why the cluster is not fit for a change (a rollout, a move): plain sentences, empty when fit.
+
+    A block-move annotation is no blocker: providers such as CAPZ keep it while they reconcile a healthy
+    cluster, and clusterctl waits for it after pausing (``infrastructure.block_move`` still shows it)."""
     found = []
     cluster = view["cluster"]
     name = "Cluster %s/%s" % (cluster["namespace"], cluster["name"])
@@ -242,8 +245,6 @@ def blockers(view):
         if infra["failure"]:
             found.append("%s %s failed: %s" % (infra["kind"], infra["name"],
                                                infra["failure"]["message"] or infra["failure"]["reason"]))
-        if infra["block_move"]:
-            found.append("%s %s carries the %s annotation" % (infra["kind"], infra["name"], BLOCK_MOVE_ANNOTATION))
     for machine in view.get("control_plane_machines") or []:
         if machine["deleting"]:
             found.append("control-plane Machine %s is being deleted" % machine["name"])

@@ -21,8 +21,10 @@ description:
     C(status.v1beta2.conditions)), else the old C(Ready) condition. Failure fields where they still
     exist (C(status.failureReason) in v1beta1, C(status.deprecated.v1beta1) in v1beta2).'
   - C(blockers) lists, in plain sentences, why the cluster is not fit for a rollout or a move (paused,
-    deleting, not provisioned, not ready, failed, a control-plane Machine being deleted or not ready, a
-    block-move annotation on the infrastructure cluster); C(healthy) is true when there are none.
+    deleting, not provisioned, not ready, failed, a control-plane Machine being deleted or not ready);
+    C(healthy) is true when there are none. A block-move annotation is no blocker (providers such as CAPZ
+    keep it while they work on a healthy cluster, and clusterctl waits for it itself); see
+    C(infrastructure.block_move).
   - Read only; runs the same in check mode.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)

@@ -54,8 +54,8 @@ def run_role(minicloud, collections_path, tmp_path):
                 "block": [
                     {"name": "Run it", "ansible.builtin.include_role": {"name": "flightcontrol.openstack.cluster_move"},
                      "vars": role_vars},
-                    {"name": "Keep success", "ansible.builtin.copy": {"content": keep % ("false", "''"),
-                                                                       "dest": str(record)}},
+                    {"name": "Keep success",
+                     "ansible.builtin.copy": {"content": keep % ("false", "''"), "dest": str(record)}},
                 ],
                 "rescue": [
                     {"name": "Keep failure", "ansible.builtin.copy": {
@@ -103,7 +103,7 @@ def paused_condition(obj):
 def test_clusterctl_v1_12_pauses_itself_the_role_does_not_and_the_target_acknowledges_the_unpause(capi, run_role):
     name, namespace = seed(capi)
     capi.cli("capi", "provider", "block-move", "--delay", "2")  # clusterctl waits for the provider
-    _proc, got = run_role(name, namespace, "v1.12.0")
+    proc, got = run_role(name, namespace, "v1.12.0")
     assert got["failed"] is False, proc.stdout + proc.stderr
     assert got["version"] == "1.12.0"
     assert got["source_pause"]["skipped"] is True, "not paused before a v1.12 move"
