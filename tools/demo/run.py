@@ -1,10 +1,13 @@
-"""The demo: a control-plane member the load balancer forgot, and the wait that notices.
+"""The demo: a control-plane rollout whose new member the load balancer forgot, and the role that keeps it safe.
 
 Run with ``make demo`` (or ``.venv/bin/python tools/demo/run.py``).  It starts minicloud unless one is
-already up, builds an API load balancer with three control-plane members, adds a fourth while the
-Octavia emulator loses it (the amphora v2 failure CAPO < v0.14 did not see), shows the load balancer
-report ACTIVE anyway, and runs a playbook whose lb_member_wait task stops with the reason.  Then the
-emulator recovers and the same playbook passes.  Exit status 0 means the story went as told.
+already up, seeds a Cluster API cluster with a three-node control plane on real servers behind a real
+Octavia load balancer, and makes minicloud's CAPO behave like CAPO before v0.14 (it waits for the load
+balancer only) while the Octavia emulator loses every new member (the amphora v2 failure).  The
+``control_plane_rollout`` playbook holds the old Machines, starts the rollout, sees the new member stuck
+in PENDING_CREATE and stops, naming it, with every old member still serving.  Then the emulator recovers
+and the same playbook finishes the rollout healthy.  minicloud's record of the pool proves that serving
+members never dropped.  Exit status 0 means the story went as told.
 """
 
 import json
@@ -16,13 +19,18 @@ import textwrap
 import time
 from pathlib import Path
 
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
 from minicloud.control import Minicloud
 
 REPO = Path(__file__).resolve().parents[2]
-PLAYBOOK = Path(__file__).with_name("wait-for-new-member.yml")
+PLAYBOOK = REPO / "playbooks" / "control_plane_rollout.yml"
 BIN = Path(sys.executable).parent
-LB = "demo-cp"
-NEW_MEMBER = "demo-cp-member-4"
+CLUSTER = "demo"
+NAMESPACE = "default"
+POOL = "k8s-clusterapi-cluster-%s-%s-kubeapi-6443" % (NAMESPACE, CLUSTER)
+STEPS = 8
 
 
 def say(text=""):
@@ -31,54 +39,93 @@ def say(text=""):
 
 def step(number, text):
     say()
-    say("[%d/7] %s" % (number, text))
+    say("[%d/%d] %s" % (number, STEPS, text))
 
 
 def indent(text, prefix="      | "):
-    """The playbook's output for a person: long lines wrapped, the raw result JSON summarised."""
+    """The playbook's output for a person: the tasks that changed or failed, their messages and the recap,
+    long lines wrapped, raw result JSON reduced to its message."""
     lines = []
+    kept = []
+    task = None
     for line in text.rstrip().splitlines():
-        if line.startswith("fatal: ") and "=> {" in line:
+        if line.startswith("TASK ["):
+            task = line.split(" : ", 1)[-1].rstrip("* ").rstrip("]")
+        elif line.startswith(("changed:", "fatal:", "failed:")) and task:
+            kept.extend(["TASK " + task, line])
+        elif line.startswith("PLAY RECAP") or (kept and kept[-1].startswith("PLAY RECAP")):
+            kept.append(line)
+    for line in kept:
+        if " => {" in line and (line.startswith("fatal: ") or line.startswith("ok: ")):
             head, _sep, body = line.partition(" => ")
             try:
-                keys = sorted(json.loads(body))
+                data = json.loads(body)
             except ValueError:
-                keys = []
-            line = "%s => registered result with: %s" % (head, ", ".join(keys))
-        lines.extend(textwrap.wrap(line, width=100, subsequent_indent="    ", break_on_hyphens=False) or [""])
+                data = None
+            if isinstance(data, dict):
+                line = head + (" => " + data["msg"] if data.get("msg") else " => (result with %s)" % ", ".join(
+                    sorted(data)[:8]))
+        lines.extend(textwrap.wrap(line, width=110, subsequent_indent="    ", break_on_hyphens=False) or [""])
     return "\n".join(prefix + line for line in lines)
 
 
-def run_playbook(cloud, collections, timeout):
+def run_playbook(cloud, collections, extra):
+    variables = dict(cluster_name=CLUSTER, cluster_namespace=NAMESPACE, kubeconfig=str(cloud.kubeconfig),
+                     openstack_cloud="minicloud", ansible_python_interpreter=sys.executable, **extra)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml),
                ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-               ANSIBLE_DEPRECATION_WARNINGS="0", PYTHONWARNINGS="ignore")
-    cmd = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-           "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "wait_timeout=%d" % timeout, str(PLAYBOOK)]
+               ANSIBLE_DEPRECATION_WARNINGS="0", PYTHONWARNINGS="ignore", ANSIBLE_DISPLAY_SKIPPED_HOSTS="0")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(variables, handle)
+    cmd = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-e", "@%s" % handle.name, str(PLAYBOOK)]
     started = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    finally:
+        os.unlink(handle.name)
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started
 
 
-def wait_for_lb_active(lbapi, lb_id, timeout=60):
-    """What CAPO before v0.14 did after adding a member: wait for the load balancer only."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        lb = lbapi.get_load_balancer(lb_id)
-        if lb.provisioning_status == "ACTIVE":
-            return lb, time.monotonic() - started
-        time.sleep(0.25)
-    raise SystemExit("the load balancer never returned to ACTIVE")
+def custom_objects(cloud):
+    return k8s_client.CustomObjectsApi(k8s_config.new_client_from_config(config_file=str(cloud.kubeconfig)))
+
+
+def set_capo_wait(cloud, capo_wait):
+    """minicloud's CAPO waits for the member (v0.14 on) or, like older CAPO, for the load balancer only."""
+    api = custom_objects(cloud)
+    cluster = api.get_namespaced_custom_object("cluster.x-k8s.io", "v1beta2", NAMESPACE, "clusters", CLUSTER)
+    api.patch_namespaced_custom_object("controlplane.cluster.x-k8s.io", "v1beta2", NAMESPACE, "kubeadmcontrolplanes",
+                                       cluster["spec"]["controlPlaneRef"]["name"],
+                                       {"metadata": {"annotations": {"minicloud.test/capo-wait": capo_wait}}})
+
+
+def control_plane(cloud):
+    """(name, held by a deletion hook, being deleted) of each control-plane Machine, oldest first."""
+    items = custom_objects(cloud).list_namespaced_custom_object(
+        "cluster.x-k8s.io", "v1beta2", NAMESPACE, "machines",
+        label_selector="cluster.x-k8s.io/cluster-name=%s,cluster.x-k8s.io/control-plane" % CLUSTER)["items"]
+    items.sort(key=lambda m: m["metadata"]["creationTimestamp"])
+    return [(m["metadata"]["name"], any(".delete.hook." in k for k in m["metadata"].get("annotations") or {}),
+             bool(m["metadata"].get("deletionTimestamp"))) for m in items]
+
+
+def members(lbapi, pool_id):
+    return [(m.name.replace(POOL + "-", ""), m.provisioning_status, m.operating_status) for m in lbapi.members(pool_id)]
+
+
+def show_members(lbapi, pool_id):
+    for name, provisioning, operating in members(lbapi, pool_id):
+        say("      member %-28s %-15s %s" % (name, provisioning, operating))
 
 
 def main():
     cloud = Minicloud()
     started_here = False
     rows = []
-    say("flightcontrol.openstack demo: a control-plane member the load balancer forgot")
-    say("=" * 78)
+    say("flightcontrol.openstack demo: a control-plane rollout that must not lose the API")
+    say("=" * 84)
 
-    step(1, "minicloud: real Keystone, Neutron and Octavia on 127.0.0.1, an emulated Octavia provider")
+    step(1, "minicloud: real Keystone, Neutron, Octavia and nova-api, an emulated Kubernetes API with CAPI")
     if cloud.status().healthy:
         say("      already running in %s; using it and leaving it running" % cloud.state_dir)
     else:
@@ -86,83 +133,89 @@ def main():
         cloud.up()
         started_here = True
         say("      up in %.0f s (state in %s)" % (time.monotonic() - t0, cloud.state_dir))
-    cloud.set_octavia_mode("normal")
-    conn = cloud.connect()
-    lbapi = conn.load_balancer
+    cloud.set_octavia_mode("normal", delay=0.2)
     with tempfile.TemporaryDirectory() as tmp:
         collections = Path(os.environ.get("ANSIBLE_COLLECTIONS_PATH") or tmp)
         if not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
             (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
             (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
         try:
-            ok = story(cloud, lbapi, collections, rows)
+            ok = story(cloud, collections, rows)
         finally:
-            if lbapi.find_load_balancer(LB, ignore_missing=True):
-                cloud.delete_lb(LB)
             cloud.set_octavia_mode("normal")
+            try:
+                cloud.delete_capi_openstack(CLUSTER, namespace=NAMESPACE)
+                cloud.delete_capi_cluster(CLUSTER, namespace=NAMESPACE)
+            except Exception as exc:  # pylint: disable=broad-except
+                say("      (clean-up of the demo cluster: %s)" % exc)
             if started_here:
                 cloud.down()
                 say("      minicloud stopped")
     table(rows)
     say()
-    say("Result: %s" % ("the wait stopped the rollout while the member was lost, and let it go on once the "
-                        "member served." if ok else "NOT AS EXPECTED, see above."))
+    say("Result: %s" % ("the role held the old control plane while the new member was lost, stopped with its name, "
+                        "and finished the rollout once the member served; the API never lost a serving member."
+                        if ok else "NOT AS EXPECTED, see above."))
     return 0 if ok else 1
 
 
-def story(cloud, lbapi, collections, rows):
-    step(2, "An API load balancer with three control-plane members and a health monitor")
-    if lbapi.find_load_balancer(LB, ignore_missing=True):
-        cloud.delete_lb(LB)
-    created = cloud.create_lb(LB, members=3, monitor=True)
-    pool_id = created["pool"]["id"]
+def story(cloud, collections, rows):
+    step(2, "A Cluster API cluster: three control-plane Machines on real servers behind a real Octavia LB")
+    if any(c.get("name") == CLUSTER for c in cloud.list_capi_clusters(namespace=NAMESPACE)):
+        cloud.delete_capi_openstack(CLUSTER, namespace=NAMESPACE)
+        cloud.delete_capi_cluster(CLUSTER, namespace=NAMESPACE)
+    created = cloud.create_capi_cluster(CLUSTER, control_plane=3, namespace=NAMESPACE, openstack=True)
+    pool_id = created["openstack"]["pool_id"]
+    lbapi = cloud.connect().load_balancer
+    show_members(lbapi, pool_id)
+
+    step(3, "CAPO as before v0.14 (waits for the load balancer only); the Octavia emulator loses new members")
+    set_capo_wait(cloud, "lb")
+    cloud.set_octavia_mode("lost-member", members=POOL + "-*", delay=0.2)
+    say("      without a guard, KCP would now delete an old Machine as soon as the LB says ACTIVE")
+
+    step(4, "ansible-playbook %s (start the rollout, member_timeout 20 s)" % PLAYBOOK.relative_to(REPO))
+    rc, output, took = run_playbook(cloud, collections, dict(start_rollout=True, member_timeout=20))
+    say(indent(output))
+    machines = control_plane(cloud)
+    held = [name for name, hold, _deleting in machines if hold]
+    summary = cloud.capi_history_summary(CLUSTER, namespace=NAMESPACE)
+    say("      control plane now: %s" % ", ".join("%s%s" % (n, " (held)" if h else "") for n, h, _d in machines))
+    show_members(lbapi, pool_id)
+    first_ok = rc != 0 and "PENDING_CREATE" in output and len(held) == 3 and summary["minServing"] >= 3
+    rows.append(("rollout with CAPO<0.14 and a lost member", "stopped after %.0f s (rc %d)" % (took, rc),
+                 "%d held, 0 released" % len(held), summary["minServing"]))
+
+    step(5, "The emulator recovers: the lost member is provisioned")
+    cloud.set_octavia_mode("normal", delay=0.2)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(m.operating_status != "ONLINE" for m in lbapi.members(pool_id)):
-        time.sleep(0.5)  # the health monitor needs a few checks before it reports ONLINE
-    for m in lbapi.members(pool_id):
-        say("      %-18s %-10s %s / %s" % (m.name, m.address, m.provisioning_status, m.operating_status))
+    while time.monotonic() < deadline and any(p != "ACTIVE" for _n, p, _o in members(lbapi, pool_id)):
+        time.sleep(0.5)
+    show_members(lbapi, pool_id)
 
-    step(3, "Octavia emulator -> lost-member for %s (the amphora v2 failure)" % NEW_MEMBER)
-    cloud.set_octavia_mode("lost-member", members=NEW_MEMBER)
-
-    step(4, "Add a fourth member the way CAPO does, then wait for the load balancer only (CAPO < v0.14)")
-    lbapi.create_member(pool_id, name=NEW_MEMBER, address="10.0.0.13", protocol_port=6443,
-                        subnet_id=created["subnet"]["id"])
-    lb, took = wait_for_lb_active(lbapi, created["loadbalancer"]["id"])
-    member = next(m for m in lbapi.members(pool_id) if m.name == NEW_MEMBER)
-    say("      load balancer %s: %s after %.1f s   <- CAPO now deletes an old control-plane node" % (
-        lb.name, lb.provisioning_status, took))
-    say("      member %s: %s / %s   <- but the new member does not serve" % (
-        member.name, member.provisioning_status, member.operating_status))
-    rows.append(("CAPO-style wait on the load balancer", "ACTIVE", member.provisioning_status, "proceeds (wrong)"))
-
-    step(5, "ansible-playbook %s (lb_member_wait, timeout 20 s)" % PLAYBOOK.relative_to(REPO))
-    rc, output, took = run_playbook(cloud, collections, timeout=20)
+    step(6, "The same playbook again, following the rollout already started")
+    rc2, output, took = run_playbook(cloud, collections, dict(start_rollout=False, member_timeout=120))
     say(indent(output))
-    member = next(m for m in lbapi.members(pool_id) if m.name == NEW_MEMBER)
-    first_ok = rc != 0 and "although the load balancer is ACTIVE" in output
-    rows.append(("lb_member_wait while the member is lost", lbapi.get_load_balancer(created["loadbalancer"]["id"])
-                 .provisioning_status, member.provisioning_status,
-                 "stopped after %.0f s (rc %d)" % (took, rc)))
+    summary = cloud.capi_history_summary(CLUSTER, namespace=NAMESPACE)
+    machines = control_plane(cloud)
+    second_ok = rc2 == 0 and not any(h for _n, h, _d in machines) and summary["minServing"] >= 3
+    rows.append(("same playbook after recovery", "passed after %.0f s (rc %d)" % (took, rc2),
+                 "3 released one by one, %d new" % len(machines), summary["minServing"]))
 
-    step(6, "The emulator recovers (normal mode finishes the lost member); the same playbook again")
-    cloud.set_octavia_mode("normal")
-    rc2, output, took = run_playbook(cloud, collections, timeout=60)
-    say(indent(output))
-    member = next(m for m in lbapi.members(pool_id) if m.name == NEW_MEMBER)
-    second_ok = rc2 == 0
-    rows.append(("lb_member_wait after recovery", lbapi.get_load_balancer(created["loadbalancer"]["id"])
-                 .provisioning_status, "%s/%s" % (member.provisioning_status, member.operating_status),
-                 "passed after %.0f s (rc %d)" % (took, rc2)))
+    step(7, "Afterwards: the control plane and the pool")
+    say("      control plane: %s" % ", ".join(n for n, _h, _d in machines))
+    show_members(lbapi, pool_id)
+    say("      minicloud's pool record: %d samples, never fewer than %d serving members (final %d of %d)" % (
+        summary["samples"], summary["minServing"], summary["final"]["serving"], summary["final"]["members"]))
 
-    step(7, "Clean up the demo load balancer")
+    step(8, "Clean up the demo cluster")
     return first_ok and second_ok
 
 
 def table(rows):
     say()
     say("What happened")
-    headers = ("step", "load balancer", "new member", "outcome")
+    headers = ("step", "outcome", "old control-plane Machines", "fewest serving members")
     widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(4)]
     line = "  ".join("%-*s" % (w, h) for w, h in zip(widths, headers))
     say(line)
