@@ -359,6 +359,19 @@ def test_cli_server_verbs(cloud, conn):
     assert missing.returncode == 1 and "no server named 'cli-1'" in missing.stderr
 
 
+def test_seeded_server_is_deleted_through_nova(cloud, conn):
+    """No compute service runs below nova-api, so Nova deletes the server locally (as for a host that is
+    down): 204, the server is gone from the listings and the ports Nova owns are deleted."""
+    doomed, kept = cloud.create_servers(["doomed-1", "kept-1"], "servers")
+    conn.compute.delete_server(doomed["id"])
+    assert conn.compute.find_server(doomed["id"], ignore_missing=True) is None
+    names = {s.name for s in conn.compute.servers()}
+    assert "doomed-1" not in names and "kept-1" in names
+    assert list(conn.network.ports(device_id=doomed["id"])) == []
+    assert [p.id for p in conn.network.ports(device_id=kept["id"])] == [kept["ports"][0]["id"]]
+    cloud.delete_server("kept-1")
+
+
 def test_restart_finishes_what_was_in_flight(cloud, conn, plain_lb, normal_mode):
     """down + up (warm) while a member is being created: the emulator resumes it."""
     cloud.set_octavia_mode("slow", delay=30)

@@ -91,8 +91,20 @@ lock_path = {state_path / "lock"}
 [quota]
 driver = nova.quota.NoopQuotaDriver
 
+[glance]
+# No image service runs. A delete (local: the seeded instances' host has no nova-compute) builds the
+# legacy notification, whose image URL needs an image endpoint; this one only fills that URL.
+api_servers = http://image.invalid
+
 {self._credentials("neutron")}
-{self._credentials("placement")}
+{self._credentials("placement")}# No placement runs; the local delete's allocation cleanup meets a closed port, which Nova logs and
+# passes over (the seeded instances hold no allocations).
+endpoint_override = http://127.0.0.1:9
+
+# As Nova requires: requests to Neutron carry a service token, so the user's delete can remove the
+# ports Nova created (Neutron lets a member delete a compute:* port only with the service role).
+{self._credentials("service_user")}send_service_user_token = True
+
 {authtoken_section(self.settings, "nova")}""")
 
     def initialize(self) -> None:
