@@ -24,10 +24,12 @@ own_cloud=""
 if [ -z "${MINICLOUD_STATE_DIR:-}" ]; then
     MINICLOUD_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/molecule-minicloud.XXXXXX")
     own_cloud=yes
+fi
+export MINICLOUD_STATE_DIR
+if [ -n "${own_cloud}" ]; then
     trap '"${venv}/bin/python" -m minicloud down --purge >/dev/null 2>&1 || true' EXIT
     "${venv}/bin/python" -m minicloud up --port-offset auto
 fi
-export MINICLOUD_STATE_DIR
 export MINICLOUD_PYTHON="${venv}/bin/python"
 export OS_CLIENT_CONFIG_FILE="${MINICLOUD_STATE_DIR}/clouds.yaml"
 export ANSIBLE_COLLECTIONS_PATH="${collections}"
@@ -39,6 +41,8 @@ failed=()
 for scenario in "${scenarios[@]}"; do
     echo "=== molecule scenario ${scenario} ==="
     start=$(date +%s)
+    # molecule keeps a scenario's state (prepared or not) between runs; start each run from scratch
+    molecule reset -s "${scenario}" >/dev/null 2>&1 || true
     if molecule test -s "${scenario}"; then
         echo "=== ${scenario}: passed in $(( $(date +%s) - start ))s ==="
     else
