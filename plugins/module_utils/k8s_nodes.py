@@ -15,13 +15,14 @@ PAGE_SIZE = 500
 
 
 def node_record(node):
-    """``{"name", "pod_cidrs", "address"}`` of one Node (a dict as the API sends it)."""
+    """``{"name", "pod_cidrs", "address", "provider_id"}`` of one Node (a dict as the API sends it)."""
     metadata = node.get("metadata") or {}
     spec = node.get("spec") or {}
     pod_cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
     addresses = [a.get("address") for a in ((node.get("status") or {}).get("addresses") or [])
                  if isinstance(a, dict) and a.get("type") == "InternalIP" and a.get("address")]
-    return {"name": metadata.get("name"), "pod_cidrs": list(pod_cidrs), "address": addresses}
+    return {"name": metadata.get("name"), "pod_cidrs": list(pod_cidrs), "address": addresses,
+            "provider_id": spec.get("providerID")}
 
 
 def nodes_from_kubernetes(kube, deadline, label_selector=None):

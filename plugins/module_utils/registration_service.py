@@ -11,10 +11,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils import k8s_nodes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import http_status
 
 SERVERS_PER_PAGE = 1000
-NODES_PER_PAGE = 500
 
 
 def server_record(server):
@@ -60,26 +60,7 @@ class ServerService:
         return True
 
 
-def node_record(node):
-    metadata = node.get("metadata") or {}
-    spec = node.get("spec") or {}
-    return dict(name=metadata.get("name"), provider_id=spec.get("providerID"))
-
-
 def list_nodes(kube, deadline, label_selector=None):
-    """Every Node (matching ``label_selector``) as ``{"name", "provider_id"}``, one request per page."""
-    records = []
-    token = None
-    while True:
-        kwargs = {"limit": NODES_PER_PAGE}
-        if label_selector:
-            kwargs["label_selector"] = label_selector
-        if token:
-            kwargs["_continue"] = token
-        page = kube.call(lambda: kube.core.list_node(**kwargs), "listing Kubernetes nodes", deadline)
-        page = kube.api_client.sanitize_for_serialization(page)
-        records.extend(node_record(node) for node in page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            break
-    return sorted(records, key=lambda r: r["name"] or "")
+    """Every Node (matching ``label_selector``) as ``{"name", "provider_id"}``, sorted by name, one request per page."""
+    return [dict(name=record["name"], provider_id=record["provider_id"])
+            for record in k8s_nodes.nodes_from_kubernetes(kube, deadline, label_selector=label_selector)]

@@ -17,6 +17,7 @@ description:
     cluster's Kubernetes Nodes and reports every server that is no Node I(registration_timeout) seconds after
     it was created (Nova's C(created) time), and every server in C(ERROR) without a Node. Kubernikus' Flight
     Control deleted such servers after 10, later 45 minutes.
+  - I(kubernetes) reaches the workload cluster's Kubernetes API, whose Nodes the servers become.
   - A server is a Node when a Node's C(spec.providerID) is C(openstack:///<server id>) (or
     C(openstack://<region>/<server id>)); Nodes without an OpenStack providerID are matched by name
     (case-insensitive).
@@ -44,55 +45,6 @@ options:
       - Only servers whose Nova metadata has all of these keys with these values (Cluster API Provider OpenStack
         and many provisioning tools tag the cluster's servers so).
     type: dict
-  kubernetes:
-    description:
-      - How to reach the workload cluster's Kubernetes API. The options and the C(K8S_AUTH_*) environment
-        variables are kubernetes.core's; they sit in this dictionary because I(validate_certs), I(ca_cert),
-        I(client_cert) and I(client_key) name the OpenStack connection's.
-      - When omitted (or empty), the C(K8S_AUTH_*) environment variables, the in-cluster service account, or
-        C(~/.kube/config) are used, as in kubernetes.core.
-    type: dict
-    suboptions:
-      kubeconfig:
-        description: Path to a kubeconfig file, or the kubeconfig as a dictionary.
-        type: raw
-      context:
-        description: The kubeconfig context.
-        type: str
-      host:
-        description: URL of the Kubernetes API server.
-        type: str
-      api_key:
-        description: Bearer token.
-        type: str
-      username:
-        description: User name for basic authentication.
-        type: str
-      password:
-        description: Password for basic authentication.
-        type: str
-      validate_certs:
-        description: Whether to verify the API server's certificate.
-        type: bool
-        aliases: [verify_ssl]
-      ca_cert:
-        description: CA certificate of the API server.
-        type: path
-        aliases: [ssl_ca_cert]
-      client_cert:
-        description: Client certificate.
-        type: path
-        aliases: [cert_file]
-      client_key:
-        description: Client certificate's key.
-        type: path
-        aliases: [key_file]
-      proxy:
-        description: HTTP proxy URL.
-        type: str
-      no_proxy:
-        description: Hosts to reach without the proxy.
-        type: str
   node_selector:
     description:
       - Label selector of the Nodes to match the servers against (default all Nodes).
@@ -130,6 +82,7 @@ options:
     default: 300
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
+  - flightcontrol.openstack.kubernetes_dict
 attributes:
   check_mode:
     support: full
@@ -254,14 +207,9 @@ retried_faults:
 import time
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils import registration_plan as rp
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client import kubernetes_argument_spec
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import (
-    connect_kubernetes,
-    describe_kubernetes_error,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
     ModuleFailure,
-    OpenStackModule,
     is_sdk_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import describe_fault
@@ -272,11 +220,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.registrati
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
 
 
-class NodeRegistrationAudit(OpenStackModule):
+class NodeRegistrationAudit(OpenStackKubernetesModule):
     argument_spec = dict(
         servers=dict(type="list", elements="str"),
         server_metadata=dict(type="dict"),
-        kubernetes=dict(type="dict", options=kubernetes_argument_spec()),
         node_selector=dict(type="str"),
         registration_timeout=dict(type="int", default=2700),
         state=dict(type="str", default="audited", choices=["audited", "cleaned"]),
@@ -304,14 +251,6 @@ class NodeRegistrationAudit(OpenStackModule):
         if params["server_metadata"] is not None and not params["server_metadata"] and not params["servers"]:
             raise ModuleFailure("server_metadata is empty and servers is not given: that would be every server of "
                                 "the project")
-
-    def connect_kubernetes(self):
-        kube = connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock)
-        self.clients.append(kube)
-        return kube
-
-    def describe_error(self, exc):
-        return super(NodeRegistrationAudit, self).describe_error(exc) or describe_kubernetes_error(exc)
 
     def run(self):
         self.validate()

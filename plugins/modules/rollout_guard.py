@@ -14,6 +14,8 @@ version_added: 0.2.0
 description:
   - Guards a control-plane rollout of a Cluster API cluster on OpenStack (I(mode=capi)), or the replacement
     of Octavia pool members managed outside Cluster API (I(mode=direct)).
+  - I(kubernetes) reaches the management cluster's Kubernetes API, where the Cluster API objects are
+    (I(mode=capi) only).
   - I(mode=capi) holds every old control-plane Machine with a Cluster API deletion hook
     (annotation C(pre-drain.delete.hook.machine.cluster.x-k8s.io/<hook_name>)), optionally starts the rollout
     (I(start)), and then, on every poll, reads the Machines and the pool together. It releases (removes the hook
@@ -50,56 +52,6 @@ options:
       - Cluster API contract version to read the objects in. By default v1beta2 when served, else v1beta1.
     type: str
     choices: [v1beta1, v1beta2]
-  kubernetes:
-    description:
-      - How to reach the management cluster's Kubernetes API (where the Cluster API objects are) with
-        I(mode=capi). The options and the C(K8S_AUTH_*) environment variables are kubernetes.core's; they sit in
-        this dictionary because I(validate_certs), I(ca_cert), I(client_cert) and I(client_key) name the
-        OpenStack connection's.
-      - When omitted (or empty), the C(K8S_AUTH_*) environment variables, the in-cluster service account, or
-        C(~/.kube/config) are used, as in kubernetes.core.
-    type: dict
-    suboptions:
-      kubeconfig:
-        description: Path to a kubeconfig file, or the kubeconfig as a dictionary.
-        type: raw
-      context:
-        description: The kubeconfig context.
-        type: str
-      host:
-        description: URL of the Kubernetes API server.
-        type: str
-      api_key:
-        description: Bearer token.
-        type: str
-      username:
-        description: User name for basic authentication.
-        type: str
-      password:
-        description: Password for basic authentication.
-        type: str
-      validate_certs:
-        description: Whether to verify the API server's certificate.
-        type: bool
-        aliases: [verify_ssl]
-      ca_cert:
-        description: CA certificate of the API server.
-        type: path
-        aliases: [ssl_ca_cert]
-      client_cert:
-        description: Client certificate.
-        type: path
-        aliases: [cert_file]
-      client_key:
-        description: Client certificate's key.
-        type: path
-        aliases: [key_file]
-      proxy:
-        description: HTTP proxy URL.
-        type: str
-      no_proxy:
-        description: Hosts to reach without the proxy.
-        type: str
   pool:
     description:
       - Name or id of the Octavia pool of the API load balancer.
@@ -162,6 +114,7 @@ options:
     default: 5
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
+  - flightcontrol.openstack.kubernetes_dict
 attributes:
   check_mode:
     support: full
@@ -330,15 +283,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objec
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client import (
     is_status,
-    kubernetes_argument_spec,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import (
-    connect_kubernetes,
-    describe_kubernetes_error,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
     ModuleFailure,
-    OpenStackModule,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia_service import (
     OctaviaService,
@@ -368,13 +316,12 @@ def _utc_now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
-class RolloutGuard(OpenStackModule):
+class RolloutGuard(OpenStackKubernetesModule):
     argument_spec = dict(
         mode=dict(type="str", default="capi", choices=["capi", "direct"]),
         cluster=dict(type="str"),
         namespace=dict(type="str", default="default"),
         api_version=dict(type="str", choices=["v1beta1", "v1beta2"]),
-        kubernetes=dict(type="dict", options=kubernetes_argument_spec()),
         pool=dict(type="str"),
         loadbalancer=dict(type="str"),
         min_healthy_members=dict(type="int"),
@@ -398,9 +345,6 @@ class RolloutGuard(OpenStackModule):
         self.kube = None
 
     # -- plumbing ------------------------------------------------------------------------
-
-    def describe_error(self, exc):
-        return super(RolloutGuard, self).describe_error(exc) or describe_kubernetes_error(exc)
 
     def record(self, action, machines=(), member=None):
         self.actions.append({"action": action, "machines": list(machines), "member": member,
@@ -448,8 +392,7 @@ class RolloutGuard(OpenStackModule):
 
     def run_capi(self, deadline):
         params = self.params
-        self.kube = connect_kubernetes(self.ansible, params.get("kubernetes") or {}, self.clock)
-        self.clients.append(self.kube)
+        self.kube = self.connect_kubernetes()
         capi = CapiService(self.kube)
         capi.discover(deadline)
         contract = choose_version(capi.served, params["api_version"])

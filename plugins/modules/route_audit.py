@@ -84,55 +84,6 @@ options:
         elements: str
         required: true
         aliases: [addresses]
-  kubernetes:
-    description:
-      - How to reach the workload cluster's Kubernetes API when I(nodes) is omitted. The options and the
-        C(K8S_AUTH_*) environment variables are kubernetes.core's; they sit in this dictionary because
-        I(validate_certs), I(ca_cert), I(client_cert) and I(client_key) name the OpenStack connection's.
-      - When omitted (or empty), the C(K8S_AUTH_*) environment variables, the in-cluster service account,
-        or C(~/.kube/config) are used, as in kubernetes.core.
-    type: dict
-    suboptions:
-      kubeconfig:
-        description: Path to a kubeconfig file, or the kubeconfig as a dictionary.
-        type: raw
-      context:
-        description: The kubeconfig context.
-        type: str
-      host:
-        description: URL of the Kubernetes API server.
-        type: str
-      api_key:
-        description: Bearer token.
-        type: str
-      username:
-        description: User name for basic authentication.
-        type: str
-      password:
-        description: Password for basic authentication.
-        type: str
-      validate_certs:
-        description: Whether to verify the API server's certificate.
-        type: bool
-        aliases: [verify_ssl]
-      ca_cert:
-        description: CA certificate of the API server.
-        type: path
-        aliases: [ssl_ca_cert]
-      client_cert:
-        description: Client certificate.
-        type: path
-        aliases: [cert_file]
-      client_key:
-        description: Client certificate's key.
-        type: path
-        aliases: [key_file]
-      proxy:
-        description: HTTP proxy URL.
-        type: str
-      no_proxy:
-        description: Hosts to reach without the proxy.
-        type: str
   node_selector:
     description:
       - Label selector of the Kubernetes nodes whose pod CIDRs route through this router (default all),
@@ -185,6 +136,7 @@ options:
     default: 300
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
+  - flightcontrol.openstack.kubernetes_dict
 attributes:
   check_mode:
     support: full
@@ -369,16 +321,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils import rou
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
     ModuleFailure,
-    OpenStackModule,
     is_sdk_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import describe_fault
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client import kubernetes_argument_spec
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import (
-    connect_kubernetes,
-    describe_kubernetes_error,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_nodes import node_source
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_service import (
     RouteLimitReached,
@@ -395,7 +342,7 @@ ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distribut
                  "network:router_gateway")
 
 
-class RouteAudit(OpenStackModule):
+class RouteAudit(OpenStackKubernetesModule):
     argument_spec = dict(
         router=dict(type="str", required=True),
         cluster_cidr=dict(type="list", elements="str", required=True),
@@ -404,7 +351,6 @@ class RouteAudit(OpenStackModule):
             pod_cidr=dict(type="list", elements="str", required=True, aliases=["pod_cidrs"]),
             address=dict(type="list", elements="str", required=True, aliases=["addresses"]),
         )),
-        kubernetes=dict(type="dict", options=kubernetes_argument_spec()),
         node_selector=dict(type="str"),
         state=dict(type="str", default="audited", choices=["audited", "repaired"]),
         max_changes=dict(type="int", default=10),
@@ -436,14 +382,6 @@ class RouteAudit(OpenStackModule):
         except rp.PlanError as exc:
             raise ModuleFailure(str(exc))
         return cidrs
-
-    def connect_kubernetes(self):
-        kube = connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock)
-        self.clients.append(kube)
-        return kube
-
-    def describe_error(self, exc):
-        return super(RouteAudit, self).describe_error(exc) or describe_kubernetes_error(exc)
 
     def load_nodes(self, cidrs, deadline):
         source, raw = node_source(self.params, deadline, self.connect_kubernetes)

@@ -80,12 +80,13 @@ def test_status_message_reads_the_kubernetes_status_body():
 def test_node_record_takes_pod_cidrs_and_internal_ips_only():
     from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_nodes import node_record
     node = {"metadata": {"name": "n1"},
-            "spec": {"podCIDR": "198.19.1.0/24", "podCIDRs": ["198.19.1.0/24", "fd00:1::/64"]},
+            "spec": {"podCIDR": "198.19.1.0/24", "podCIDRs": ["198.19.1.0/24", "fd00:1::/64"],
+                     "providerID": "openstack:///0b1c"},
             "status": {"addresses": [{"type": "Hostname", "address": "n1"}, {"type": "InternalIP", "address": "10.0.0.5"},
                                      {"type": "ExternalIP", "address": "203.0.113.5"},
                                      {"type": "InternalIP", "address": "fd00::5"}]}}
     assert node_record(node) == {"name": "n1", "pod_cidrs": ["198.19.1.0/24", "fd00:1::/64"],
-                                 "address": ["10.0.0.5", "fd00::5"]}
+                                 "address": ["10.0.0.5", "fd00::5"], "provider_id": "openstack:///0b1c"}
     old = {"metadata": {"name": "n2"}, "spec": {"podCIDR": "198.19.2.0/24"}, "status": {}}
-    assert node_record(old) == {"name": "n2", "pod_cidrs": ["198.19.2.0/24"], "address": []}
+    assert node_record(old) == {"name": "n2", "pod_cidrs": ["198.19.2.0/24"], "address": [], "provider_id": None}
     assert node_record({"metadata": {"name": "n3"}})["pod_cidrs"] == []
