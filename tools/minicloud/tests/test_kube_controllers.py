@@ -7,6 +7,7 @@ import time
 import pytest
 from kube_harness import KubeServer
 from kubernetes import dynamic
+from kubernetes.client import ApiException
 
 from minicloud.kube.admin import KubeAdmin
 from minicloud.kube.provider_mode import ProviderMode, applied_file, mode_file
@@ -162,3 +163,32 @@ def test_silent_mode_writes_for_the_delay_then_stops(server, admin, dyn):
     time.sleep(0.7)
     assert version() == settled  # quiet once the in-flight reconcile is over
     assert not annotated(dyn, "si")
+
+
+def test_admin_calls_raise_on_answers_other_than_2xx(admin):
+    with pytest.raises(ApiException) as caught:
+        admin.call("GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/nowhere")
+    assert caught.value.status == 404 and '"reason": "NotFound"' in caught.value.body
+
+
+def test_seeding_writes_status_although_a_controller_wrote_the_new_object_first(admin, dyn, monkeypatch):
+    """A provider annotating a new object between seeding's create and its status write (what a
+    block-move or stuck provider does) must not make the status write fail or be lost."""
+    real_call = admin.call
+    raced = []
+
+    def call(method, path, body=None, **kwargs):
+        answer = real_call(method, path, body, **kwargs)
+        if method == "POST" and path.endswith("/openstackclusters"):
+            real_call("PATCH", f"{path}/{answer['metadata']['name']}",
+                      {"metadata": {"annotations": {"example.com/touched": "true"}}},
+                      content_type="application/merge-patch+json")
+            raced.append(answer["metadata"]["name"])
+        return answer
+
+    monkeypatch.setattr(admin, "call", call)
+    admin.create_cluster("raced")
+    assert raced == ["raced"]
+    osc = resource(dyn, "OpenStackCluster", "v1beta1").get(name="raced", namespace="default").to_dict()
+    assert osc["metadata"]["annotations"]["example.com/touched"] == "true"
+    assert osc["status"]["ready"] is True

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 
 from kubernetes import client, config
 
 from minicloud.clusterctl.sequence import MOVE_KINDS
-from minicloud.kube.admin import KubeAdmin
+from minicloud.kube.admin import KubeAdmin, rest_call
 from minicloud.kube.resources import Kind, by_kind
 
 USER_AGENT = "clusterctl-standin/minicloud"
@@ -21,14 +20,7 @@ class KubeApi:
         self.api.user_agent = USER_AGENT
 
     def call(self, method: str, path: str, body=None, content_type: str = "application/json", query=None):
-        method, url, headers, body, post = self.api.param_serialize(
-            method, path, query_params=query or [], body=body, auth_settings=["BearerToken"],
-            header_params={"Content-Type": content_type, "Accept": "application/json"})
-        response = self.api.call_api(method, url, headers, body, post)
-        response.read()
-        if not 200 <= response.status < 300:
-            raise client.ApiException(http_resp=response)
-        return json.loads(response.data or b"null")
+        return rest_call(self.api, method, path, body, query, content_type)
 
     @staticmethod
     def path(kind: Kind, namespace: str | None = None, name: str | None = None, subresource: str | None = None):

@@ -15,6 +15,20 @@ from minicloud.kube.resources import CAPI_CONTRACT, KINDS, Kind, by_kind
 INTERNAL_AGENT = "minicloud-internal"
 
 
+def rest_call(api: client.ApiClient, method: str, path: str, body=None, query: list | None = None,
+              content_type: str = "application/json"):
+    """One request through the official client's transport; the decoded JSON answer. Answers other
+    than 2xx raise ``kubernetes.client.ApiException`` (the client's low-level ``call_api`` does not)."""
+    method, url, headers, body, post = api.param_serialize(
+        method, path, query_params=query or [], body=body, auth_settings=["BearerToken"],
+        header_params={"Content-Type": content_type, "Accept": "application/json"})
+    response = api.call_api(method, url, headers, body, post)
+    response.read()
+    if not 200 <= response.status < 300:
+        raise client.ApiException(http_resp=response)
+    return json.loads(response.data or b"null")
+
+
 class KubeAdmin:
     def __init__(self, kubeconfig: Path):
         self.api = config.new_client_from_config(config_file=str(kubeconfig))
@@ -33,12 +47,7 @@ class KubeAdmin:
     def call(self, method: str, path: str, body=None, query: list | None = None,
              content_type: str = "application/json"):
         """One request; answers other than 2xx raise ``kubernetes.client.ApiException``."""
-        method, url, headers, body, post = self.api.param_serialize(
-            method, path, query_params=query or [], body=body, auth_settings=["BearerToken"],
-            header_params={"Content-Type": content_type, "Accept": "application/json"})
-        response = self.api.call_api(method, url, headers, body, post)
-        response.read()
-        return json.loads(response.data or b"null")
+        return rest_call(self.api, method, path, body, query, content_type)
 
     def _version(self, kind: Kind, api_version: str) -> str:
         return api_version if api_version in kind.versions else kind.hub
@@ -66,7 +75,10 @@ class KubeAdmin:
             ns = namespace if kind.namespaced else None
             obj = self.call("POST", self.path(kind, version, ns), self._at(kind, body, version))
             if item.status:
+                # unconditional (no resourceVersion): a controller may already have written the new
+                # object (a provider adding its block-move annotation), and seeding owns the status
                 obj["status"] = self._at(kind, {"status": item.status}, version).get("status", {})
+                obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
                 obj = self.call("PUT", self.path(kind, version, ns, name=obj["metadata"]["name"],
                                                  subresource="status"), obj)
             uids[(item.kind, obj["metadata"]["name"])] = {
