@@ -118,7 +118,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    description: Nothing is written; the result says what the module would do first.
+    description: Nothing is written; the result says what the module would do first, and C(changed) whether that
+      first step is a write (a hold, a release, the start or a member deletion).
   diff_mode:
     support: none
     description: The changes are reported in C(actions).
@@ -519,9 +520,12 @@ class RolloutGuard(OpenStackKubernetesModule):
         data = self.capi_result(state, pool)
         if self.ansible.check_mode:
             would = state["last"].to_dict() if state["last"] else None
-            if params["start"] and not state.get("started"):
+            would_start = params["start"] and not state.get("started")
+            if would_start:
                 data["actions"].append({"action": "start (check mode: not done)", "machines": [], "member": None,
                                         "at": 0})
+            data["changed"] = would_start or (state["last"] is not None
+                                              and state["last"].kind in (plan.HOLD, plan.RELEASE))
             self.exit(msg="check mode: next step would be %s" % (would or {}).get("action"), **data)
         if outcome.succeeded:
             self.exit(msg="rollout of %s/%s finished: %s" % (namespace, params["cluster"], outcome.verdict.message),
@@ -667,6 +671,7 @@ class RolloutGuard(OpenStackKubernetesModule):
             raise ModuleFailure(str(exc), **self.direct_result(state, pool, has_monitor))
         data = self.direct_result(state, pool, has_monitor)
         if self.ansible.check_mode:
+            data["changed"] = state["last"].kind == plan.RELEASE
             self.exit(msg="check mode: next step would be %s" % state["last"].kind, **data)
         if outcome.succeeded:
             self.exit(msg=outcome.verdict.message, **data)

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -88,6 +89,20 @@ class Minicloud:
         config = openstack.config.OpenStackConfig(config_files=[str(self.clouds_yaml)])
         return openstack.connection.Connection(config=config.get_one(cloud="minicloud"))
 
+    def add_member(self, lb, name, address):
+        """Add a member to ``lb`` (from ``lb create``) the way CAPO does: one create call, nothing waited for."""
+        return self.sdk().load_balancer.create_member(
+            lb["pool"]["id"], name=name, address=address, protocol_port=6443, subnet_id=lb["subnet"]["id"])
+
+    def wait_lb_active(self, lb, timeout=60):
+        conn = self.sdk()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).provisioning_status == "ACTIVE":
+                return
+            time.sleep(0.3)
+        raise AssertionError("load balancer %s did not return to ACTIVE" % lb["loadbalancer"]["name"])
+
 
 @pytest.fixture(scope="session")
 def minicloud(tmp_path_factory):
@@ -114,6 +129,15 @@ def cloud(minicloud):
     yield minicloud
     minicloud.clear_faults()
     minicloud.octavia("normal")
+
+
+@pytest.fixture
+def lb(cloud):
+    """A load balancer with three ACTIVE members (port 6443) and no health monitor, deleted afterwards."""
+    name = "it-%s" % uuid.uuid4().hex[:6]
+    created = cloud.json("lb", "create", name, "--members", 3)
+    yield created
+    cloud.cli("lb", "delete", name, check=False)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 """lb_member_wait end to end: real ansible-playbook, real Octavia API, minicloud's provider emulator."""
 
 import json
-import time
 import uuid
 
 import pytest
@@ -15,15 +14,6 @@ SLOW_STEP = 5
 
 
 @pytest.fixture
-def lb(cloud):
-    """A load balancer with three ACTIVE control-plane members, no health monitor."""
-    name = "it-%s" % uuid.uuid4().hex[:6]
-    created = cloud.json("lb", "create", name, "--members", 3)
-    yield created
-    cloud.cli("lb", "delete", name, check=False)
-
-
-@pytest.fixture
 def monitored_lb(cloud):
     name = "it-%s" % uuid.uuid4().hex[:6]
     created = cloud.json("lb", "create", name, "--members", 2, "--monitor")
@@ -31,26 +21,9 @@ def monitored_lb(cloud):
     cloud.cli("lb", "delete", name, check=False)
 
 
-def add_member(cloud, lb, name, address):
-    """Add a member the way CAPO does: one create call, nothing waited for."""
-    conn = cloud.sdk()
-    return conn.load_balancer.create_member(
-        lb["pool"]["id"], name=name, address=address, protocol_port=6443, subnet_id=lb["subnet"]["id"])
-
-
-def wait_lb_active(cloud, lb, timeout=30):
-    conn = cloud.sdk()
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).provisioning_status == "ACTIVE":
-            return
-        time.sleep(0.3)
-    raise AssertionError("load balancer did not return to ACTIVE")
-
-
 def test_a_new_member_becomes_active(cloud, lb, run_module):
     cloud.octavia("slow", delay=SLOW_STEP)
-    add_member(cloud, lb, "cp-new", "10.0.0.201")
+    cloud.add_member(lb, "cp-new", "10.0.0.201")
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-new"],
                               "timeout": 60, "poll_interval": 0.5})
     assert run.rc == 0, run.output
@@ -78,8 +51,8 @@ def test_all_members_by_default_and_by_address(cloud, lb, run_module):
 
 def test_lost_member_fails_at_the_timeout_although_the_lb_is_active(cloud, lb, run_module):
     cloud.octavia("lost-member", members="cp-lost")
-    add_member(cloud, lb, "cp-lost", "10.0.0.202")
-    wait_lb_active(cloud, lb)
+    cloud.add_member(lb, "cp-lost", "10.0.0.202")
+    cloud.wait_lb_active(lb)
     conn = cloud.sdk()
     assert conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).provisioning_status == "ACTIVE"
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-lost"],
@@ -99,7 +72,7 @@ def test_lost_member_fails_at_the_timeout_although_the_lb_is_active(cloud, lb, r
 
 def test_member_error_fails_within_two_polls(cloud, lb, run_module):
     cloud.octavia("member-error", members="cp-broken", delay=1)
-    add_member(cloud, lb, "cp-broken", "10.0.0.203")
+    cloud.add_member(lb, "cp-broken", "10.0.0.203")
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-broken"],
                               "timeout": 120, "poll_interval": 2})
     result = run.result
@@ -251,7 +224,7 @@ def writes(counts):
 
 
 def test_check_mode_waits_the_same_and_writes_nothing(cloud, lb, run_module):
-    add_member(cloud, lb, "cp-check", "10.0.0.204")
+    cloud.add_member(lb, "cp-check", "10.0.0.204")
     cloud.requests(reset=True)
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-check"],
                               "timeout": 60, "poll_interval": 0.5}, check_mode=True)
