@@ -210,7 +210,7 @@ $(VENVBENCH)/.installed: constraints/bench.txt
 bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/*.py), results in docs/benchmarks.md
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/run.py --baseline-venv $(VENVBENCH)
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/secgroup.py --baseline-venv $(VENVBENCH)
-	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/routes.py
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/routes.py --baseline-venv $(VENVBENCH)
 
 # --- everything CI runs ------------------------------------------------------------------------
 

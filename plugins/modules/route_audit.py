@@ -274,6 +274,14 @@ stopped_by:
   description: C(max_changes) or C(limit) when the repair stopped before the end, else null.
   returned: always
   type: str
+conflicts:
+  description:
+    - Concurrent changes met and resolved, each C(router_changed) (without extraroute-atomic, a router update
+      answered 412 because someone changed the router since it was read; the router was read again and the
+      repair planned anew from its current routes), with the C(router) id and the C(revision) the update expected.
+  returned: always
+  type: list
+  elements: dict
 routes:
   description: Route counts on the router - C(total), C(cluster), C(foreign) at the start, C(needed) by the nodes,
     C(total_after) at the end.
@@ -455,7 +463,7 @@ class RouteAudit(OpenStackKubernetesModule):
                         port=(node_ports.get(n["name"]) or {}).get("id"),
                         port_security=(node_ports.get(n["name"]) or {}).get("port_security_enabled"))
                    for n in nodes],
-            findings=findings, counts=rp.count_kinds(findings), changes=[], pending=[], stopped_by=None,
+            findings=findings, counts=rp.count_kinds(findings), changes=[], pending=[], stopped_by=None, conflicts=[],
         )
         if params["check_address_pairs"]:
             for node in nodes:
@@ -596,6 +604,7 @@ class RouteAudit(OpenStackKubernetesModule):
                                                                deadline)
                 except RouterChanged:
                     races += 1
+                    result["conflicts"].append(dict(kind="router_changed", router=router["id"], revision=revision))
                     if races >= ROUTER_UPDATE_ATTEMPTS:
                         raise ModuleFailure("router %s kept changing under the update (%d times HTTP 412)" % (
                             router["id"], races), **result)

@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 """route_audit against minicloud: a real Neutron router with real node ports, routes seeded broken on purpose."""
 
+import threading
+import time
 import uuid
 
 import pytest
@@ -306,3 +308,63 @@ def test_nodes_from_kubernetes(cloud, run_module):
         assert (stale["destination"], stale["nexthop"]) == (nodes[0]["pod_cidr"], nodes[0]["address"])
     finally:
         cloud.cli("kube", "node", "delete", other)
+
+
+@pytest.fixture
+def older_neutron(cloud):
+    """Neutron answering as a cloud older than Ussuri: no extraroute-atomic (extension list, 404 on its calls)."""
+    cloud.cli("extension", "hide", "extraroute-atomic")
+    try:
+        yield cloud
+    finally:
+        cloud.cli("extension", "restore")
+
+
+def router_puts(cloud):
+    return dict((path, n) for path, n in cloud.writes().get("PUT", {}).items())
+
+
+def test_without_extraroute_atomic_the_repair_updates_the_whole_router_in_safe_order(older_neutron, run_module):
+    cloud = older_neutron
+    router, nodes = make_router(cloud, 3)
+    first, second, third = nodes
+    cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % first["pod_cidr"], "--set", route(first),
+              "--set", route(second), "--set", "198.19.200.0/24=10.180.0.9", "--set", FOREIGN[0])
+    cloud.requests(reset=True)
+    result = run_ok(run_module, router, nodes, state="repaired")
+    assert result["router"]["atomic"] is False
+    assert sorted((c["action"], c["reason"], c["status"]) for c in result["changes"]) == [
+        ("add_route", "missing", "done"), ("remove_route", "duplicate", "done"), ("remove_route", "stale", "done")]
+    assert result["conflicts"] == []
+    assert routes_of(cloud, router) == sorted([FOREIGN[0]] + [route(n) for n in nodes])
+    # plain router updates only, one per step (add, then the duplicate, then the stale route)
+    assert router_puts(cloud) == {"/v2.0/routers/{id}": 3}, cloud.writes()
+    again = run_ok(run_module, router, nodes, state="repaired")
+    assert not again["changed"] and again["findings"] == []
+
+
+def test_without_extraroute_atomic_a_concurrent_change_is_read_again_and_kept(older_neutron, run_module):
+    """The module's router update is held back; another client adds a route meanwhile; If-Match gets 412,
+    the module reads the router again and its update keeps the other client's route."""
+    cloud = older_neutron
+    router, nodes = make_router(cloud, 2)
+    cloud.cli("router", "routes", router, "--clear")
+    cloud.fault("network", "/v2.0/routers/*", None, method="PUT", count=1, delay=8)
+    done = {}
+
+    def concurrent_update():
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if any(r["fired"] for r in cloud.json("fault", "list")):
+                done["router"] = cloud.json("router", "routes", router, "--add", FOREIGN[1])
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=concurrent_update)
+    thread.start()
+    result = run_ok(run_module, router, nodes, state="repaired")
+    thread.join()
+    assert "router" in done, "the concurrent update did not happen"
+    assert [c["kind"] for c in result["conflicts"]] == ["router_changed"]
+    assert routes_of(cloud, router) == sorted([FOREIGN[1]] + [route(n) for n in nodes])
+    assert [c["action"] for c in result["changes"]] == ["add_route", "add_route"]

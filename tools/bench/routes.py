@@ -8,6 +8,13 @@ N + 10% (``up --max-routes``); this script starts its own minicloud in a tempora
 ``--max-routes 2000`` unless ``--state-dir`` names a running one. Request counts are minicloud's (every
 request a client made, token requests included). Results go to the route_audit section of
 docs/benchmarks.md.
+
+Side by side (``--baseline-venv``, made by ``make venv-bench``): the same drift is put back and repaired
+with what a user can write today with openstack.cloud 2.5.0: ``routers_info`` to read the routes, a
+Jinja expression keeping the routes outside the cluster CIDR (``ansible.utils.network_in_network``) plus
+one route per node, and ``openstack.cloud.resource`` writing the router's whole route list in one update.
+Both must end with the same routes (checked by an audit that finds nothing); a second baseline run shows
+whether it is idempotent.
 """
 
 import argparse
@@ -19,7 +26,7 @@ from pathlib import Path
 
 from minicloud.control import Minicloud
 
-from harness import BIN, collections_path, run_playbook, write_doc
+from harness import BIN, REPO, collections_path, run_playbook, write_doc
 
 MARK = "route_audit"
 CLUSTER = "198.18.0.0/15"
@@ -35,19 +42,48 @@ def playbook(router, nodes, state):
                                              for n in nodes]}}]}]
 
 
+FOREIGN = {"destination": "192.0.2.0/24", "nexthop": "10.180.15.240"}  # a VPN route: not the cluster's
+
+
 def seed(cloud, n):
-    """Router + N nodes with routes, then the drift; returns (router, nodes, expected change count)."""
+    """Router + N nodes with routes and one foreign route; returns (router, nodes, drift)."""
     router = "bench-rt-%d-%d" % (n, int(time.time()))
     cloud.create_router(router, router + "-net", cidr="10.180.0.0/20")
     nodes = cloud.create_nodes(router, n, prefix=router, pod_cidr=CLUSTER, pod_prefix=26, routes=True,
                                address_pairs=True)
+    cloud.set_routes(router, add=[FOREIGN])
     wiped = nodes[::10]
-    dupes = nodes[1::20]
-    stale = ["198.19.255.%d/32" % (i % 250) for i in range(max(1, n // 20))]
-    cloud.set_routes(router, remove=[{"destination": x["pod_cidr"], "nexthop": x["address"]} for x in wiped],
-                     add=[{"destination": x["pod_cidr"], "nexthop": "10.180.15.250"} for x in dupes]
-                     + [{"destination": s, "nexthop": "10.180.15.251"} for s in stale])
-    return router, nodes, len(wiped) + len(dupes) + len(stale)
+    drift = {"remove": [{"destination": x["pod_cidr"], "nexthop": x["address"]} for x in wiped],
+             "add": [{"destination": x["pod_cidr"], "nexthop": "10.180.15.250"} for x in nodes[1::20]]
+             + [{"destination": "198.19.255.%d/32" % (i % 250), "nexthop": "10.180.15.251"}
+                for i in range(max(1, n // 20))]}
+    return router, nodes, drift
+
+
+def break_routes(cloud, router, drift):
+    """Put the drift on the router: wiped routes, duplicates to a dead node, stale routes."""
+    cloud.set_routes(router, remove=drift["remove"], add=drift["add"])
+    return len(drift["remove"]) + len(drift["add"])
+
+
+def playbook_baseline(router, nodes):
+    """What a user writes with openstack.cloud 2.5.0: read, compute the whole list, write it back."""
+    wanted = ("{%- set keep = [] -%}"
+              "{%- for route in found.routers[0].routes -%}"
+              "{%- if not (cluster_cidr | ansible.utils.network_in_network(route.destination)) -%}"
+              "{%- set _ = keep.append(route) -%}{%- endif -%}{%- endfor -%}"
+              "{{ keep + node_routes }}")
+    return [{"name": "openstack.cloud baseline", "hosts": "localhost", "gather_facts": False,
+             "vars": {"cluster_cidr": CLUSTER,
+                      "node_routes": [{"destination": x["pod_cidr"], "nexthop": x["address"]} for x in nodes]},
+             "tasks": [
+                 {"name": "Read the router", "register": "found",
+                  "openstack.cloud.routers_info": {"cloud": "minicloud", "name": router}},
+                 {"name": "Write the routes: the foreign ones kept, one per node", "register": "result",
+                  "openstack.cloud.resource": {
+                      "cloud": "minicloud", "service": "network", "type": "router",
+                      "attributes": {"id": "{{ found.routers[0].id }}", "routes": wanted},
+                      "updateable_attributes": ["routes"]}}]}]
 
 
 def writes(counts):
@@ -55,22 +91,41 @@ def writes(counts):
                for method, paths in service.items() if method not in ("GET", "HEAD") for n in paths.values())
 
 
-def measure(cloud, n, collections):
-    router, nodes, expected = seed(cloud, n)
-    rows = []
+def counted(cloud, play, venv_bin, collections):
+    cloud.request_counts(reset=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        result, wall = run_playbook(play, venv_bin, cloud, Path(tmp), collections)
+    counts = cloud.request_counts()
+    return result, wall, sum(counts["totals"]["by_service"].values()), writes(counts)
+
+
+def measure(cloud, n, collections, baseline_bin=None):
+    router, nodes, drift = seed(cloud, n)
+    expected = break_routes(cloud, router, drift)
+    rows, side = [], []
     for state in ("audited", "repaired", "audited"):
-        cloud.request_counts(reset=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            result, wall = run_playbook(playbook(router, nodes, state), BIN, cloud, Path(tmp), collections)
-        counts = cloud.request_counts()
+        result, wall, requests, written = counted(cloud, playbook(router, nodes, state), BIN, collections)
         if state == "repaired":
             assert len(result["changes"]) == expected and result["remaining"] == [], result
+            side.append({"n": n, "tool": "ours", "wall": wall, "requests": requests, "writes": written,
+                         "changed": result["changed"]})
         rows.append({"n": n, "state": state if not rows or state != "audited" else "audited again",
-                     "wall": wall, "module": result["elapsed"], "requests": sum(counts["totals"]["by_service"].values()),
-                     "writes": writes(counts), "findings": len(result["findings"]), "changes": len(result["changes"])})
+                     "wall": wall, "module": result["elapsed"], "requests": requests,
+                     "writes": written, "findings": len(result["findings"]), "changes": len(result["changes"])})
     rows[-1]["state"] = "audit after repair"
     assert rows[-1]["findings"] == 0
-    return rows
+    assert FOREIGN in cloud.router(router)["routes"]
+    if baseline_bin is not None:
+        break_routes(cloud, router, drift)
+        for tool in ("baseline", "baseline again"):
+            result, wall, requests, written = counted(cloud, playbook_baseline(router, nodes), baseline_bin,
+                                                      collections)
+            side.append({"n": n, "tool": tool, "wall": wall, "requests": requests, "writes": written,
+                         "changed": result["changed"]})
+        audit, _, _, _ = counted(cloud, playbook(router, nodes, "audited"), BIN, collections)
+        assert audit["findings"] == [], audit["findings"]
+        assert FOREIGN in cloud.router(router)["routes"]
+    return rows, side
 
 
 def table(rows):
@@ -83,12 +138,30 @@ def table(rows):
     return "\n".join(lines)
 
 
+SIDE_LABELS = {"ours": "`flightcontrol.openstack.route_audit` `state: repaired`",
+               "baseline": "`openstack.cloud.routers_info` + `openstack.cloud.resource` (whole route list)",
+               "baseline again": "the same baseline playbook once more"}
+
+
+def side_table(rows):
+    lines = ["| nodes | tool | changed | API requests | of which writes | wall time (s) |",
+             "| ---: | --- | --- | ---: | ---: | ---: |"]
+    for row in rows:
+        lines.append("| %d | %s | %s | %d | %d | %.1f |" % (
+            row["n"], SIDE_LABELS[row["tool"]], "yes" if row["changed"] else "no", row["requests"], row["writes"],
+            row["wall"]))
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--state-dir", help="a running minicloud with a high enough --max-routes")
+    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"),
+                        help="the openstack.cloud baseline's virtualenv ('none': skip the side by side)")
     parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
     args = parser.parse_args()
+    baseline_bin = None if args.baseline_venv == "none" else Path(args.baseline_venv).resolve() / "bin"
     own = args.state_dir is None
     state_dir = args.state_dir or tempfile.mkdtemp(prefix="bench-routes-")
     cloud = Minicloud(state_dir)
@@ -96,24 +169,32 @@ def main():
     if own:
         cloud.up(port_offset=__import__("minicloud.settings").settings.free_port_offset(), max_routes=MAX_ROUTES,
                  timeout=300)
-    rows = []
+    rows, side = [], []
     try:
         with collections_path() as collections:
             for n in args.sizes:
-                for row in measure(cloud, n, collections):
-                    rows.append(row)
+                measured, compared = measure(cloud, n, collections, baseline_bin)
+                for row in measured:
                     print("%5d nodes  %-20s %5d findings %5d changes %5d requests %4d writes %6.2f s module %6.1f s wall"
                           % (row["n"], row["state"], row["findings"], row["changes"], row["requests"], row["writes"],
                              row["module"], row["wall"]), flush=True)
+                for row in compared:
+                    print("%5d nodes  %-20s changed=%-5s %5d requests %4d writes %6.1f s wall" % (
+                        row["n"], row["tool"], row["changed"], row["requests"], row["writes"], row["wall"]),
+                        flush=True)
+                rows += measured
+                side += compared
     finally:
         if own:
             cloud.down(purge=True)
     text = table(rows)
+    if baseline_bin is not None:
+        text += "\n\nSide by side, the same repair:\n\n" + side_table(side)
     print(text)
     if not args.no_write:
         write_doc(MARK, "Measured %s on a 2-core machine with `tools/bench/routes.py` (minicloud up with "
-                  "`--max-routes %d`; per size: 10%% of the routes wiped, 5%% duplicated to a dead node, 5%% stale; "
-                  "`max_changes` 10000).\n\n%s" % (time.strftime("%Y-%m-%d"), MAX_ROUTES, text))
+                  "`--max-routes %d`; per size: 10%% of the routes wiped, 5%% duplicated to a dead node, 5%% stale, "
+                  "one foreign route; `max_changes` 10000).\n\n%s" % (time.strftime("%Y-%m-%d"), MAX_ROUTES, text))
     return 0
 
 

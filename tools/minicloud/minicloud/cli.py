@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from minicloud import older_api
 from minicloud.control import Minicloud, MinicloudError
 from minicloud.faults import DROP, FAULT_STATUSES, SERVICES
 from minicloud.kube.provider_mode import MODES as CAPI_PROVIDER_MODES
@@ -81,6 +82,17 @@ def cmd_fault(cloud: Minicloud, args) -> int:
         _print_json(cloud.faults())
     else:
         print(f"cleared {cloud.clear_faults()} fault rule(s)")
+    return 0
+
+
+def cmd_extension(cloud: Minicloud, args) -> int:
+    if args.extension_action == "hide":
+        hidden = cloud.hide_extension(args.alias)
+    elif args.extension_action == "restore":
+        hidden = cloud.restore_extensions(args.alias)
+    else:
+        hidden = cloud.hidden_extensions()
+    _print_json({"hidden": hidden})
     return 0
 
 
@@ -250,6 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_parser("list", help="list rules with how often each fired")
     actions.add_parser("clear", help="remove all rules")
     p.set_defaults(func=cmd_fault)
+
+    p = verbs.add_parser("extension", help="hide API extensions: answer as an older cloud without them")
+    actions = p.add_subparsers(dest="extension_action", required=True)
+    hide = actions.add_parser("hide", help="leave ALIAS out of the extension list and answer 404 on its paths")
+    hide.add_argument("alias", choices=sorted(older_api.HIDEABLE))
+    restore = actions.add_parser("restore", help="serve ALIAS again (default: every hidden extension)")
+    restore.add_argument("alias", nargs="?", choices=sorted(older_api.HIDEABLE))
+    actions.add_parser("list", help="the hidden extensions")
+    p.set_defaults(func=cmd_extension)
 
     p = verbs.add_parser("requests", help="request counts by service, method and path")
     p.add_argument("--service", choices=SERVICES)

@@ -109,6 +109,22 @@ class Minicloud:
     def clear_faults(self) -> int:
         return self.traffic.clear_rules()
 
+    def hide_extension(self, alias: str) -> list[str]:
+        """Make the service answer as an older one without API extension ``alias`` (see
+        ``minicloud.older_api``); returns the hidden aliases."""
+        from minicloud import older_api
+
+        self.traffic.hide_extension(older_api.service_of(alias), alias)
+        return self.traffic.hidden_extensions()
+
+    def restore_extensions(self, alias: str | None = None) -> list[str]:
+        """Serve ``alias`` (default: every hidden extension) again; returns the aliases still hidden."""
+        self.traffic.restore_extensions(alias)
+        return self.traffic.hidden_extensions()
+
+    def hidden_extensions(self) -> list[str]:
+        return self.traffic.hidden_extensions()
+
     def request_counts(self, service: str | None = None, reset: bool = False) -> dict:
         """Counts by service, method and path template; ``reset`` zeroes them after reading."""
         counts = self.traffic.counts(service)

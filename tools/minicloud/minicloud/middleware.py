@@ -1,9 +1,11 @@
-"""WSGI middleware put in front of every real service: counts requests, injects faults."""
+"""WSGI middleware put in front of every real service: counts requests, injects faults, hides API
+extensions (an older API, see :mod:`minicloud.older_api`)."""
 
 from __future__ import annotations
 
 import time
 
+from minicloud import older_api
 from minicloud.faults import DROP, error_response, path_template
 from minicloud.traffic import TrafficStore
 from minicloud.wsgi import DropConnection
@@ -33,14 +35,43 @@ class TrafficMiddleware:
         internal = any(marker in agent for marker in INTERNAL_AGENTS)
         self.store.count(self.service, method, path_template(path), internal)
         rule = None if internal else self.store.take_rule(self.service, method, path)
-        if rule is None:
+        if rule is not None:
+            if rule.delay:
+                time.sleep(rule.delay)
+            if rule.status == DROP:
+                raise DropConnection(f"fault rule {rule.id}")
+            if rule.status is not None:
+                status, headers, body = error_response(rule)
+                start_response(status, headers)
+                return [body]
+        hidden = [] if internal else self.store.hidden_extensions(self.service)
+        if hidden:
+            return self._older_api(hidden, environ, start_response)
+        return self.app(environ, start_response)
+
+    def _older_api(self, hidden: list[str], environ, start_response):
+        """Answer as the service would without the ``hidden`` extensions."""
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO") or "/"
+        answer = older_api.hidden_answer(hidden, method, path)
+        if answer is not None:
+            status, headers, body = answer
+            start_response(status, headers)
+            return [body]
+        if not older_api.lists_extensions(method, path):
             return self.app(environ, start_response)
-        if rule.delay:
-            time.sleep(rule.delay)
-        if rule.status == DROP:
-            raise DropConnection(f"fault rule {rule.id}")
-        if rule.status is None:
-            return self.app(environ, start_response)
-        status, headers, body = error_response(rule)
-        start_response(status, headers)
+        seen = {}
+
+        def keep(status, headers, exc_info=None):
+            seen["status"], seen["headers"] = status, headers
+            return lambda _data: None
+
+        result = self.app(environ, keep)
+        try:
+            body = b"".join(result)
+        finally:
+            getattr(result, "close", lambda: None)()
+        if seen["status"].startswith("200"):
+            body = older_api.without_extensions(body, hidden)
+        headers = [(k, v) for k, v in seen["headers"] if k.lower() != "content-length"]
+        start_response(seen["status"], headers + [("Content-Length", str(len(body)))])
         return [body]

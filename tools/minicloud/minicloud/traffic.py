@@ -1,4 +1,4 @@
-"""The shared store of fault rules and request counts: one sqlite file (WAL).
+"""The shared store of fault rules, request counts and hidden API extensions: one sqlite file (WAL).
 
 The command line writes rules; every service process reads them and bumps the
 counts on each request, so each operation here is a single short statement.
@@ -31,6 +31,11 @@ CREATE TABLE IF NOT EXISTS requests (
     internal INTEGER NOT NULL,
     count INTEGER NOT NULL,
     PRIMARY KEY (service, method, path, internal)
+);
+CREATE TABLE IF NOT EXISTS hidden_extensions (
+    service TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    PRIMARY KEY (service, alias)
 );
 """
 
@@ -146,3 +151,21 @@ class TrafficStore:
             self._db().execute("DELETE FROM requests WHERE service = ?", (service,))
         else:
             self._db().execute("DELETE FROM requests")
+
+    # -- hidden extensions (an older API, see minicloud.older_api) ---------------------------
+
+    def hide_extension(self, service: str, alias: str) -> None:
+        self._db().execute("INSERT OR IGNORE INTO hidden_extensions VALUES (?, ?)", (service, alias))
+
+    def restore_extensions(self, alias: str | None = None) -> int:
+        if alias:
+            return self._db().execute("DELETE FROM hidden_extensions WHERE alias = ?", (alias,)).rowcount
+        return self._db().execute("DELETE FROM hidden_extensions").rowcount
+
+    def hidden_extensions(self, service: str | None = None) -> list[str]:
+        if service:
+            rows = self._db().execute("SELECT alias FROM hidden_extensions WHERE service = ? ORDER BY alias",
+                                      (service,))
+        else:
+            rows = self._db().execute("SELECT alias FROM hidden_extensions ORDER BY alias")
+        return [alias for (alias,) in rows]

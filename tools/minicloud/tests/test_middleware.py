@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from minicloud.faults import FaultRule
@@ -60,3 +62,41 @@ def test_internal_requests_are_counted_apart_and_never_faulted(store):
     counts = store.counts()
     assert counts["internal"]["identity"]["GET"]["/v3/auth/tokens"] == 2
     assert counts["requests"] == {}
+
+
+def neutron(environ, start_response):
+    """Answers as Neutron with extraroute-atomic loaded."""
+    path = environ["PATH_INFO"]
+    if path == "/v2.0/extensions":
+        body = json.dumps({"extensions": [{"alias": "extraroute"}, {"alias": "extraroute-atomic"}]}).encode()
+    else:
+        body = json.dumps({"router": {"routes": []}, "path": path}).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def test_a_hidden_extension_is_answered_as_an_older_neutron_does(store):
+    mw = TrafficMiddleware(neutron, "network", store)
+    assert [e["alias"] for e in json.loads(call(mw, path="/v2.0/extensions")[2])["extensions"]] == [
+        "extraroute", "extraroute-atomic"]
+    store.hide_extension("network", "extraroute-atomic")
+    status, headers, body = call(mw, path="/v2.0/extensions")
+    assert status == "200 OK" and [e["alias"] for e in json.loads(body)["extensions"]] == ["extraroute"]
+    assert headers["Content-Length"] == str(len(body))
+    status, headers, body = call(mw, method="PUT", path="/v2.0/routers/r1/add_extraroutes")
+    assert status.startswith("404") and json.loads(body)["NeutronError"]["type"] == "HTTPNotFound"
+    status, headers, body = call(mw, path="/v2.0/extensions/extraroute-atomic")
+    assert status.startswith("404") and b"Extension with alias extraroute-atomic does not exist" in body
+    # everything else still reaches the service, and minicloud's own calls see the whole API
+    assert json.loads(call(mw, method="PUT", path="/v2.0/routers/r1")[2])["path"] == "/v2.0/routers/r1"
+    assert call(mw, method="PUT", path="/v2.0/routers/r1/add_extraroutes", agent="minicloud-internal")[0] == "200 OK"
+    assert store.restore_extensions() == 1
+    assert call(mw, method="PUT", path="/v2.0/routers/r1/add_extraroutes")[0] == "200 OK"
+
+
+def test_only_known_extensions_can_be_hidden():
+    from minicloud import older_api
+
+    assert older_api.service_of("extraroute-atomic") == "network"
+    with pytest.raises(ValueError, match="cannot be hidden"):
+        older_api.check_alias("l3-ha")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-
 from kubernetes import client, config
 
 from minicloud.clusterctl.sequence import MOVE_KINDS
