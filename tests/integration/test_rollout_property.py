@@ -110,6 +110,9 @@ def member_states(record, pool):
 # member lost with a 1 s Octavia step).
 @example(scenario={"capo_wait": "lb", "lost": 1, "delay": 0.1,
                    "fault": {"where": POLLED_PATHS[0], "status": "429", "count": 2}})
+# A new CAPO that waits for its member, the last new member lost, connections dropped on the member list.
+@example(scenario={"capo_wait": "member", "lost": 3, "delay": 0.25,
+                   "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}})
 @given(scenario=scenarios)
 def test_rollout_keeps_min_healthy_over_behaviours_and_faults(cloud, collections_path, tmp_path, scenario):
     name = seed_cluster(cloud, 3)
