@@ -96,7 +96,7 @@ def test_cleaned_deletes_only_the_oldest_one_and_check_mode_writes_nothing(cloud
         assert set(task_states(cloud, ids).values()) == {None}
 
         cloud.requests(reset=True)
-        cleaned = ok(run(run_module, cloud, prefix, registration_timeout=0, state="cleaned", max_deletions=1))
+        cleaned = ok(run(run_module, cloud, prefix, registration_timeout=3600, state="cleaned", max_deletions=5))
         writes = cloud.writes("compute")
         assert writes == {"DELETE": {"/v2.1/servers/{id}": 1}}, writes
         assert cleaned["changed"] and [(d["name"], d["status"]) for d in cleaned["deleted"]] == [
@@ -144,3 +144,30 @@ def test_transient_503_on_the_server_list_is_retried(cloud, run_module):
 def test_neither_servers_nor_metadata_is_refused(cloud, run_module):
     result = run_module(MODULE, dict(cloud="minicloud"), check_mode=False).result
     assert result.get("failed") and "servers" in result["msg"] and "server_metadata" in result["msg"]
+
+
+def test_a_server_in_error_is_reported_at_once_and_cleaned_first(cloud, run_module):
+    """A server whose boot failed never becomes a Node: it is a finding however young, and a clean-up may
+    delete it while a young booted server still has time to register; an ERROR server whose Node exists is
+    left alone."""
+    prefix = unique("err")
+    booted = servers(cloud, prefix + "-ok", 2)
+    time.sleep(1.1)  # Nova's created has one-second resolution: the failed ones are the youngest
+    failed = cloud.json("server", "create", prefix + "-bad", "--network", "regnet", "--count", 2, "--error")
+    assert [s["status"] for s in failed] == ["ERROR", "ERROR"]
+    nodes = [register(cloud, booted[0]), register(cloud, failed[1])]
+    try:
+        audit = ok(run(run_module, cloud, prefix, registration_timeout=3600))
+        assert not audit["healthy"] and audit["counts"]["error"] == 1
+        assert by_state(audit, "error") == [failed[0]["name"]]
+        assert by_state(audit, "waiting") == [booted[1]["name"]]  # young and booted: not a finding yet
+        kept = [s for s in audit["servers"] if s["name"] == failed[1]["name"]][0]
+        assert kept["state"] == "registered" and "in ERROR but its Node exists" in kept["reason"]
+
+        cleaned = ok(run(run_module, cloud, prefix, registration_timeout=3600, state="cleaned", max_deletions=5))
+        assert [(d["name"], d["status"]) for d in cleaned["deleted"]] == [(failed[0]["name"], "done")]
+        remaining = dict((s.name, s.status) for s in cloud.sdk().compute.servers() if s.name.startswith(prefix))
+        assert sorted(remaining) == sorted([booted[0]["name"], booted[1]["name"], failed[1]["name"]])
+        assert remaining[failed[1]["name"]] == "ERROR"
+    finally:
+        unregister(cloud, nodes)

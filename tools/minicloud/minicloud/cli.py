@@ -114,7 +114,7 @@ def cmd_server(cloud: Minicloud, args) -> int:
     if args.server_action == "create":
         names = [args.name] if args.count is None else [f"{args.name}-{i}" for i in range(1, args.count + 1)]
         _print_json(cloud.create_servers(names, args.network, ports=args.ports,
-                                         port_security=not args.no_port_security))
+                                         port_security=not args.no_port_security, error=args.error))
     elif args.server_action == "delete":
         print(json.dumps({"deleted": cloud.delete_server(args.name), "name": args.name}))
     else:
@@ -299,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--ports", type=int, default=1, help="ports per server (default 1)")
     create.add_argument("--no-port-security", action="store_true", help="ports with port_security_enabled false")
     create.add_argument("--count", type=int, help="create NAME-1 .. NAME-COUNT instead of NAME")
+    create.add_argument("--error", action="store_true", help="servers whose boot failed (Nova status ERROR)")
     delete = actions.add_parser("delete", help="delete the server and its ports")
     delete.add_argument("name")
     actions.add_parser("list", help="servers with their ports and security groups")

@@ -155,11 +155,13 @@ class Minicloud:
     def _write_instances(self, payload: dict) -> dict:
         return processes.run_seed(self.state, "nova", payload)
 
-    def create_servers(self, names: list[str], network: str, ports: int = 1, port_security: bool = True) -> list[dict]:
+    def create_servers(self, names: list[str], network: str, ports: int = 1, port_security: bool = True,
+                       error: bool = False) -> list[dict]:
         """Seed "booted" servers (as the demo user), each with ``ports`` real Neutron ports on
-        ``network`` (created with a subnet if missing); returns the servers with their ports."""
+        ``network`` (created with a subnet if missing); ``error``: servers whose boot failed (status
+        ERROR). Returns the servers with their ports."""
         return seed.create_servers(self._internal(), names, network, ports=ports, port_security=port_security,
-                                   write_instances=self._write_instances)
+                                   write_instances=self._write_instances, error=error)
 
     def delete_server(self, name: str) -> str:
         """Delete server ``name`` (name or id) and its ports; returns its id."""

@@ -154,10 +154,11 @@ def ensure_network(conn, name: str, cidr: str = SERVER_CIDR):
 
 
 def create_servers(conn, names: list[str], network: str, ports: int = 1, port_security: bool = True,
-                   write_instances=None) -> list[dict]:
+                   write_instances=None, error: bool = False) -> list[dict]:
     """Create servers ``names``, each with ``ports`` Neutron ports on ``network`` whose device_id is
     the server, then the "booted" instances themselves through ``write_instances(payload)``
-    (Nova's objects, in a process of its own). Returns the servers with their ports."""
+    (Nova's objects, in a process of its own); with ``error``, instances whose boot failed (vm_state
+    error: Nova shows status ERROR). Returns the servers with their ports."""
     if ports < 1:
         raise SeedError("a server needs at least one port")
     existing = {s.name for s in conn.compute.servers()}
@@ -167,7 +168,8 @@ def create_servers(conn, names: list[str], network: str, ports: int = 1, port_se
     if len(set(names)) != len(names):
         raise SeedError("server names must be unique")
     net, subnet = ensure_network(conn, network)
-    servers = [{"uuid": str(uuid.uuid4()), "name": name} for name in names]
+    servers = [{"uuid": str(uuid.uuid4()), "name": name, "vm_state": "error" if error else "active"}
+               for name in names]
     body = []
     for server in servers:
         for i in range(1, ports + 1):
@@ -193,7 +195,7 @@ def create_servers(conn, names: list[str], network: str, ports: int = 1, port_se
         ]
     write_instances({"project_id": conn.current_project_id, "user_id": conn.current_user_id, "servers": servers})
     return [
-        {"id": s["uuid"], "name": s["name"], "network": net.name,
+        {"id": s["uuid"], "name": s["name"], "network": net.name, "status": "ERROR" if error else "ACTIVE",
          "ports": [{"id": p["port_id"], "ip_address": p["ip"], "port_security_enabled": port_security}
                    for p in s["ports"]]}
         for s in servers

@@ -173,14 +173,17 @@ endpoint_override = http://127.0.0.1:9
                                                                  ips=[nm.FixedIP(address=p["ip"])])]))
                     for p in server["ports"]
                 ])
+                booted = server.get("vm_state", "active") == "active"  # else "error": the boot failed
                 inst = objects.Instance(
                     cctxt, uuid=server["uuid"], project_id=payload["project_id"], user_id=payload["user_id"],
                     display_name=server["name"], hostname=server["name"], host="minicloud", node="minicloud",
-                    vm_state="active", power_state=1, task_state=None, instance_type_id=flavor.id, flavor=flavor,
+                    vm_state="active" if booted else "error", power_state=1 if booted else 0, task_state=None,
+                    instance_type_id=flavor.id, flavor=flavor,
                     old_flavor=None, new_flavor=None, system_metadata={}, metadata={}, image_ref="", root_gb=1,
                     ephemeral_gb=0, memory_mb=512, vcpus=1, availability_zone="nova",
-                    launched_at=timeutils.utcnow(), launch_index=0, key_name=None, config_drive="", locked=False,
-                    compute_id=None, info_cache=objects.InstanceInfoCache(network_info=nwinfo),
+                    launched_at=timeutils.utcnow() if booted else None, launch_index=0, key_name=None,
+                    config_drive="", locked=False, compute_id=None,
+                    info_cache=objects.InstanceInfoCache(network_info=nwinfo),
                 )
                 inst.create()
                 objects.InstanceMapping(ctxt, instance_uuid=inst.uuid, cell_mapping=cell,
