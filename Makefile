@@ -211,6 +211,7 @@ bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/*.py), 
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/run.py --baseline-venv $(VENVBENCH)
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/secgroup.py --baseline-venv $(VENVBENCH)
 	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/routes.py --baseline-venv $(VENVBENCH)
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/bench/pause.py --baseline-venv $(VENVBENCH)
 
 # --- everything CI runs ------------------------------------------------------------------------
 
