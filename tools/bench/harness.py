@@ -1,6 +1,7 @@
 """What every benchmark script shares: running a playbook and timing it, the collection path, a
 minicloud that is up for the run, and the generated sections of docs/benchmarks.md."""
 
+import argparse
 import contextlib
 import json
 import os
@@ -17,6 +18,22 @@ from minicloud.control import Minicloud
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "benchmarks.md"
 BIN = Path(sys.executable).parent
+
+
+def bench_parser(doc, optional_baseline=False):
+    """The command line every benchmark shares: ``--baseline-venv`` (with ``optional_baseline``, ``none``
+    skips the side by side) and ``--no-write``; the description is the first line of ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"),
+                        help="the baseline's virtualenv (make venv-bench)"
+                        + ("; 'none' skips the side by side" if optional_baseline else ""))
+    parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
+    return parser
+
+
+def baseline_bin(args):
+    """The baseline virtualenv's bin folder, None when ``--baseline-venv none``."""
+    return None if args.baseline_venv == "none" else Path(args.baseline_venv).resolve() / "bin"
 
 
 def run_playbook(play, venv_bin, cloud, workdir, collections):

@@ -19,7 +19,6 @@ minicloud's (every request the task made to the Kubernetes API). Results go to t
 section of docs/benchmarks.md.
 """
 
-import argparse
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from harness import BIN, REPO, collections_path, run_playbook, running_cloud, write_doc
+from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, running_cloud, write_doc
 
 MARK = "cluster_pause_ack"
 DELAY = 15.0
@@ -118,18 +117,16 @@ def table(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"))
-    parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
+    parser = bench_parser(__doc__)
     args = parser.parse_args()
-    baseline_bin = Path(args.baseline_venv).resolve() / "bin"
+    baseline = baseline_bin(args)
     rows = []
     with running_cloud() as cloud, collections_path() as collections:
         api = config.new_client_from_config(config_file=str(cloud.kubeconfig))
         try:
             for mode in MODES:
                 for tool in ("ours", "baseline"):
-                    row = measure(cloud, mode, tool, baseline_bin, collections, api)
+                    row = measure(cloud, mode, tool, baseline, collections, api)
                     rows.append(row)
                     print("%-10s %-8s %6.1f s  %4d requests  %3d writes after  %4.1f s  %d blocking" % (
                         mode, tool, row["wall"], row["requests"], row["writes_after"], row["last_write_after"],

@@ -17,7 +17,6 @@ Both must end with the same routes (checked by an audit that finds nothing); a s
 whether it is idempotent.
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from minicloud.control import Minicloud
 
-from harness import BIN, REPO, collections_path, run_playbook, write_doc
+from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, write_doc
 
 MARK = "route_audit"
 CLUSTER = "198.18.0.0/15"
@@ -99,7 +98,7 @@ def counted(cloud, play, venv_bin, collections):
     return result, wall, sum(counts["totals"]["by_service"].values()), writes(counts)
 
 
-def measure(cloud, n, collections, baseline_bin=None):
+def measure(cloud, n, collections, baseline=None):
     router, nodes, drift = seed(cloud, n)
     expected = break_routes(cloud, router, drift)
     rows, side = [], []
@@ -115,10 +114,10 @@ def measure(cloud, n, collections, baseline_bin=None):
     rows[-1]["state"] = "audit after repair"
     assert rows[-1]["findings"] == 0
     assert FOREIGN in cloud.router(router)["routes"]
-    if baseline_bin is not None:
+    if baseline is not None:
         break_routes(cloud, router, drift)
         for tool in ("baseline", "baseline again"):
-            result, wall, requests, written = counted(cloud, playbook_baseline(router, nodes), baseline_bin,
+            result, wall, requests, written = counted(cloud, playbook_baseline(router, nodes), baseline,
                                                       collections)
             side.append({"n": n, "tool": tool, "wall": wall, "requests": requests, "writes": written,
                          "changed": result["changed"]})
@@ -154,14 +153,11 @@ def side_table(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__, optional_baseline=True)
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--state-dir", help="a running minicloud with a high enough --max-routes")
-    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"),
-                        help="the openstack.cloud baseline's virtualenv ('none': skip the side by side)")
-    parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
     args = parser.parse_args()
-    baseline_bin = None if args.baseline_venv == "none" else Path(args.baseline_venv).resolve() / "bin"
+    baseline = baseline_bin(args)
     own = args.state_dir is None
     state_dir = args.state_dir or tempfile.mkdtemp(prefix="bench-routes-")
     cloud = Minicloud(state_dir)
@@ -173,7 +169,7 @@ def main():
     try:
         with collections_path() as collections:
             for n in args.sizes:
-                measured, compared = measure(cloud, n, collections, baseline_bin)
+                measured, compared = measure(cloud, n, collections, baseline)
                 for row in measured:
                     print("%5d nodes  %-20s %5d findings %5d changes %5d requests %4d writes %6.2f s module %6.1f s wall"
                           % (row["n"], row["state"], row["findings"], row["changes"], row["requests"], row["writes"],
@@ -188,7 +184,7 @@ def main():
         if own:
             cloud.down(purge=True)
     text = table(rows)
-    if baseline_bin is not None:
+    if baseline is not None:
         text += "\n\nSide by side, the same repair:\n\n" + side_table(side)
     print(text)
     if not args.no_write:

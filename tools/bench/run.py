@@ -10,7 +10,6 @@ the Octavia emulator is ``slow`` (each provider step takes STEP_DELAY seconds), 
 every member is ACTIVE, started right after the batch call.
 """
 
-import argparse
 import ipaddress
 import itertools
 import sys
@@ -18,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import BIN, REPO, collections_path, run_playbook, running_cloud, write_doc
+from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, running_cloud, write_doc
 
 STEP_DELAY = 3.0
 POLL = 2
@@ -103,18 +102,16 @@ def table(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--sizes", default="3,30,300")
-    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"))
-    parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
     args = parser.parse_args()
-    baseline_bin = Path(args.baseline_venv).resolve() / "bin"
+    baseline = baseline_bin(args)
     rows = []
     with running_cloud() as cloud, collections_path() as collections:
         try:
             for n in [int(size) for size in args.sizes.split(",")]:
                 for tool in ("ours", "baseline"):
-                    row = measure(cloud, n, tool, baseline_bin, collections)
+                    row = measure(cloud, n, tool, baseline, collections)
                     rows.append(row)
                     print("%4d members  %-8s  %7.1f s  %6d requests  %5d polls" % (
                         n, tool, row["wall"], row["requests"], row["polls"]), flush=True)

@@ -13,7 +13,6 @@ client made, token requests included). ``make bench`` runs it after tools/bench/
 the secgroup_ensure section of docs/benchmarks.md.
 """
 
-import argparse
 import sys
 import tempfile
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from minicloud import clouds
 
-from harness import BIN, REPO, collections_path, run_playbook, running_cloud, write_doc
+from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, running_cloud, write_doc
 
 MARK = "secgroup_ensure"
 NETWORK = "bench-sg-net"
@@ -119,16 +118,14 @@ def table(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--servers", type=int, default=200)
-    parser.add_argument("--baseline-venv", default=str(REPO / ".venv-bench"))
-    parser.add_argument("--no-write", action="store_true", help="print only, leave docs/benchmarks.md alone")
     args = parser.parse_args()
-    baseline_bin = Path(args.baseline_venv).resolve() / "bin"
+    baseline = baseline_bin(args)
     rows = []
     with running_cloud() as cloud, collections_path() as collections:
         for tool in ("ours", "baseline"):
-            row, _ = measure(cloud, args.servers, tool, baseline_bin, collections)
+            row, _ = measure(cloud, args.servers, tool, baseline, collections)
             rows.append(row)
             print("%4d servers  %-8s  %7.1f s  %6d requests  %5d writes  %s" % (
                 row["n"], tool, row["wall"], row["requests"], row["writes"], row["by_service"]), flush=True)
