@@ -44,7 +44,8 @@ class TrafficMiddleware:
                 status, headers, body = error_response(rule)
                 start_response(status, headers)
                 return [body]
-        hidden = [] if internal else self.store.hidden_extensions(self.service)
+        hides = self.service in older_api.SERVICES and not internal
+        hidden = self.store.hidden_extensions(self.service) if hides else []
         if hidden:
             return self._older_api(hidden, environ, start_response)
         return self.app(environ, start_response)

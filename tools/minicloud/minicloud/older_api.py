@@ -20,6 +20,9 @@ HIDEABLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "extraroute-atomic": ("network", ("/v2.0/routers/*/add_extraroutes", "/v2.0/routers/*/remove_extraroutes")),
 }
 
+# services with extensions that can be hidden: the others never look for hidden ones (no store read per request)
+SERVICES = frozenset(service for service, _paths in HIDEABLE.values())
+
 EXTENSION_LIST = "/v2.0/extensions"
 
 
