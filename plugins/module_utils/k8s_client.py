@@ -17,6 +17,7 @@ __metaclass__ = type
 
 import json
 import os
+import ssl
 import traceback
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.clock import Clock
@@ -163,8 +164,23 @@ def status_message(exc):
     return "%s %s" % (getattr(exc, "status", ""), getattr(exc, "reason", "") or "")
 
 
+def tls_error(exc):
+    """The TLS failure (certificate not trusted, wrong host name, handshake refused) behind ``exc``, or
+    None. urllib3 wraps it (``MaxRetryError.reason``, exception chaining); it never heals by retrying."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLError) or (urllib3 is not None and isinstance(exc, urllib3.exceptions.SSLError)):
+            return exc
+        exc = getattr(exc, "reason", None) if isinstance(getattr(exc, "reason", None), BaseException) \
+            else (exc.__cause__ or exc.__context__)
+    return None
+
+
 def describe_fault(exc):
     """Turn a kubernetes client or urllib3 exception into a ``Fault``; None if it is no API fault."""
+    if tls_error(exc) is not None:
+        return None  # a certificate problem does not heal by retrying
     if ApiException is not None and isinstance(exc, ApiException):
         if not exc.status:
             return Fault(connection_error=True, description="connection error: %s" % (exc.reason,))
@@ -173,8 +189,6 @@ def describe_fault(exc):
         return Fault(status=exc.status, retry_after=retry_after,
                      description="HTTP %s%s" % (exc.status, " (Retry-After %s s)" % retry_after
                                                 if retry_after is not None else ""))
-    if urllib3 is not None and isinstance(exc, urllib3.exceptions.SSLError):
-        return None  # a certificate problem does not heal by retrying
     if urllib3 is not None and isinstance(exc, urllib3.exceptions.HTTPError):
         return Fault(connection_error=True, description="connection error: %s" % (exc,))
     if isinstance(exc, (ConnectionError, TimeoutError)):

@@ -19,7 +19,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client
     describe_fault,
     kubernetes_argument_spec,
     status_message,
-    urllib3,
+    tls_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import BaseModule, OpenStackModule
 
@@ -48,8 +48,11 @@ def describe_kubernetes_error(exc):
         message = "Kubernetes API error: HTTP %s: %s" % (exc.status, status_message(exc))
         hint = STATUS_HINTS.get(exc.status)
         return "%s; %s" % (message, hint) if hint else message
-    if urllib3 is not None and isinstance(exc, urllib3.exceptions.SSLError):
-        return ("TLS error talking to the Kubernetes API: %s (check ca_cert, or validate_certs)" % (exc,))
+    tls = tls_error(exc)
+    if tls is not None:
+        return ("TLS verification of the Kubernetes API failed: %s. Check ca_cert (or the kubeconfig's "
+                "certificate-authority) and the API's host name; validate_certs: false skips the check (test "
+                "clusters only)" % (getattr(tls, "reason", None) or getattr(tls, "strerror", None) or tls,))
     if describe_fault(exc) is not None:
         return "Kubernetes API error: %s" % (exc,)
     return None

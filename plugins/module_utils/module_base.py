@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
+
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
@@ -21,6 +23,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connect
     cloud_dict_problem,
     describe_fault,
     openstack_argument_spec,
+    service_message,
     ksa_exceptions,
     sdk_exceptions,
     sdk_version_error,
@@ -29,6 +32,76 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connect
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.results import finish
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
+
+
+# The largest number any option takes: ten times a year in seconds, far above any sensible value, far below
+# what makes time arithmetic overflow. Options of their own have tighter ranges (``number_ranges``).
+LARGEST_NUMBER = 10 ** 9
+# The longest wait or age any seconds option takes: 30 days.
+MAX_SECONDS = 30 * 24 * 3600
+
+
+class NumberRange:
+    """The values a number option accepts: ``minimum`` (inclusive) or ``above`` (exclusive), ``maximum``,
+    and a ``hint`` added to the refusal."""
+
+    def __init__(self, minimum=None, maximum=None, above=None, hint=None, unit=""):
+        self.minimum, self.maximum, self.above, self.hint, self.unit = minimum, maximum, above, hint, unit
+
+    def problem(self, name, value):
+        """The refusal of ``value`` for option ``name`` in words, or None when it is accepted."""
+        if self.above is not None and not value > self.above:
+            wanted = "more than %s%s" % (_amount(self.above), self.unit)
+        elif self.minimum is not None and value < self.minimum:
+            wanted = "%s or more%s" % (_amount(self.minimum), self.unit)
+        elif self.maximum is not None and value > self.maximum:
+            wanted = "at most %s%s" % (_amount(self.maximum), self.unit)
+        else:
+            return None
+        return "%s must be %s, got %s%s" % (name, wanted, value, " (%s)" % self.hint if self.hint else "")
+
+
+def _amount(number):
+    return "zero" if number == 0 else str(number)
+
+
+#: ``timeout`` and the other waits: zero (one look, no waiting) up to 30 days.
+SECONDS = NumberRange(minimum=0, maximum=MAX_SECONDS, unit=" seconds")
+#: ``poll_interval``: above zero (zero would busy-poll) up to an hour.
+POLL_SECONDS = NumberRange(above=0, maximum=3600, unit=" seconds")
+
+
+def number_problems(spec, params, ranges, prefix=""):
+    """Every refusal of a number in ``params`` (options of ``spec``, suboptions included): NaN and
+    infinities, anything beyond +-LARGEST_NUMBER, and what ``ranges`` (option name -> NumberRange)
+    refuses."""
+    problems = []
+    for name, option in spec.items():
+        value = (params or {}).get(name)
+        if value is None:
+            continue
+        label = prefix + name
+        kind = option.get("type", "str")
+        values = value if kind == "list" and isinstance(value, list) else [value]
+        if option.get("options") and kind in ("list", "dict"):
+            for index, item in enumerate(values):
+                if isinstance(item, dict):
+                    where = "%s[%d]." % (label, index) if kind == "list" else label + "."
+                    problems += number_problems(option["options"], item, ranges, where)
+            continue
+        if kind not in ("int", "float") and option.get("elements") not in ("int", "float"):
+            continue
+        for number in values:
+            if not isinstance(number, (int, float)) or isinstance(number, bool):
+                continue
+            if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
+                problems.append("%s must be a finite number, got %s" % (label, number))
+            elif abs(number) > LARGEST_NUMBER:
+                problems.append("%s is out of range: %s (the largest accepted is %d)" % (label, number,
+                                                                                         LARGEST_NUMBER))
+            elif name in ranges and ranges[name].problem(label, number):
+                problems.append(ranges[name].problem(label, number))
+    return problems
 
 
 class ModuleFailure(Exception):
@@ -49,10 +122,13 @@ class BaseModule:
 
     argument_spec = {}
     module_kwargs = {}
+    #: option name -> NumberRange, checked (with NaN, infinities and magnitude for every number) before run()
+    number_ranges = {}
 
     def __init__(self, clock=None):
         spec = self.connection_argument_spec()
         spec.update(self.argument_spec)
+        self.spec = spec
         self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
         self.params = self.ansible.params
         self.clock = clock or Clock()
@@ -83,8 +159,14 @@ class BaseModule:
         """A message for an exception of a client library, or None to let it propagate."""
         return None
 
+    def check_numbers(self):
+        problems = number_problems(self.spec, self.params, self.number_ranges)
+        if problems:
+            raise ModuleFailure("; ".join(problems) + "; nothing was changed")
+
     def __call__(self):
         try:
+            self.check_numbers()
             self.run()
         except ModuleFailure as exc:
             self.fail(str(exc), **exc.data)
@@ -131,7 +213,7 @@ class OpenStackModule(BaseModule):
     def describe_error(self, exc):
         if describe_fault(exc) is None and not is_sdk_error(exc):
             return None
-        return "OpenStack API error: %s" % (exc,)
+        return "OpenStack API error: %s" % (service_message(exc),)
 
 
 def is_sdk_error(exc):

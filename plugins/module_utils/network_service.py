@@ -12,53 +12,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (  # noqa: F401 (re-exported)
     ResolveError,
-    ksa_exceptions,
-    sdk_exceptions,
+    error_message,
+    error_type,
+    http_status,
 )
 
 # Ports are listed for this many servers a request (device_id=...&device_id=...): about 7 KB of query,
 # under the 8 KB request-line limit of common proxies.
 DEVICE_IDS_PER_LIST = 150
 PORT_FIELDS = ("id", "name", "device_id", "security_groups", "port_security_enabled", "revision_number")
-
-
-def http_status(exc):
-    """The HTTP status of an SDK or keystoneauth error, else None."""
-    if sdk_exceptions is not None and isinstance(exc, sdk_exceptions.HttpException):
-        return exc.status_code
-    if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.HttpError):
-        return exc.http_status
-    return None
-
-
-def error_type(exc):
-    """Neutron's error type (``NeutronError.type``) of a failed request, else None."""
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    if isinstance(body, dict) and isinstance(body.get("NeutronError"), dict):
-        return body["NeutronError"].get("type")
-    return None
-
-
-def error_message(exc):
-    response = getattr(exc, "response", None)
-    if response is not None:
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if isinstance(body, dict):
-            for value in body.values():
-                if isinstance(value, dict) and value.get("message"):
-                    return value["message"]
-    return str(exc)
 
 
 class NetworkService:
@@ -108,6 +72,14 @@ class NetworkService:
                 raise ResolveError("security group name %r (a remote_group) is ambiguous; use the id" % group["name"])
             result[group["name"]] = group["id"]
         return result
+
+    def existing_group_ids(self, ids, deadline):
+        """The ids among ``ids`` that are security groups this project sees; one request for all."""
+        if not ids:
+            return set()
+        found = self._get("network", "/security-groups", "list security groups by id", deadline,
+                          params={"id": sorted(ids), "fields": ["id"]})["security_groups"]
+        return set(g["id"] for g in found)
 
     def create_group(self, name, description, deadline):
         body = {"security_group": {"name": name, "description": description or ""}}

@@ -153,6 +153,64 @@ def describe_fault(exc):
                  description="HTTP %s%s" % (status, " (Retry-After %s s)" % retry_after if retry_after is not None else ""))
 
 
+def http_status(exc):
+    """The HTTP status of an SDK or keystoneauth error, else None."""
+    if sdk_exceptions is not None and isinstance(exc, sdk_exceptions.HttpException):
+        return exc.status_code
+    if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.HttpError):
+        return exc.http_status
+    return None
+
+
+def _error_body(exc):
+    """(type, message) from the JSON error body of a failed request, as each service writes it:
+    Neutron ``{"NeutronError": {"type", "message"}}``, Nova ``{"itemNotFound": {"message"}}``, Keystone
+    ``{"error": {"title", "message"}}``, Octavia ``{"faultcode", "faultstring"}``; (None, None) without one."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None, None
+    try:
+        body = response.json()
+    except (ValueError, AttributeError):
+        return None, None
+    if not isinstance(body, dict):
+        return None, None
+    if body.get("faultstring"):
+        return None, str(body["faultstring"])
+    for key, value in body.items():
+        if isinstance(value, dict) and value.get("message"):
+            kind = value.get("type") or value.get("title") or (key if key not in ("error", "NeutronError") else None)
+            return kind, str(value["message"])
+    return None, None
+
+
+def error_type(exc):
+    """Neutron's error type (``NeutronError.type``) of a failed request, else None."""
+    response = getattr(exc, "response", None)
+    try:
+        body = response.json() if response is not None else None
+    except ValueError:
+        return None
+    if isinstance(body, dict) and isinstance(body.get("NeutronError"), dict):
+        return body["NeutronError"].get("type")
+    return None
+
+
+def error_message(exc):
+    """The service's own message of a failed request, else the exception's text."""
+    return _error_body(exc)[1] or str(exc)
+
+
+def service_message(exc):
+    """A failed request in the service's own words: ``HTTP 404 SecurityGroupNotFound: Security group ... does
+    not exist``. The SDK's text when the answer carries no error body (or for errors without a status)."""
+    status = http_status(exc)
+    kind, message = _error_body(exc)
+    if status is None or not message:
+        return str(exc)
+    return "HTTP %s%s: %s" % (status, " %s" % kind if kind else "", message)
+
+
 def is_not_found(exc):
     return sdk_exceptions is not None and isinstance(exc, sdk_exceptions.NotFoundException)
 

@@ -311,3 +311,47 @@ def direct_next(pairs, members, has_monitor, min_healthy, deleted=(), not_servin
         action.targets = olds
         return action, since
     return Action(DONE, reason="every old member replaced"), since
+
+
+def _same_member(first, second):
+    """Whether two selectors can name the same member before any member is seen (same id, same name, or the
+    same address where a missing port matches every port)."""
+    if first.kind != second.kind or first.value != second.value:
+        return False
+    return first.kind != "address" or first.port is None or second.port is None or first.port == second.port
+
+
+def pair_problems(pairs, members=None):
+    """Why the ``replace`` pairs cannot be run, as a list of sentences (empty when fine).
+
+    A member replaced by itself, named old twice, or both a replacement and replaced (a new member that is
+    another pair's old one) would be deleted while it is the one that serves. Without ``members`` the
+    selectors are compared; with the pool's members, the members they match are (a name and an address
+    naming one member are caught then)."""
+    def matched(selector):
+        if members is None:
+            return None
+        return set(member_key(m) for m in members if selector.matches(m))
+
+    def same(first, second):
+        if members is None:
+            return _same_member(first, second)
+        return bool(matched(first) & matched(second))
+
+    problems = []
+    for index, (old, new) in enumerate(pairs):
+        if same(old, new):
+            problems.append("replace[%d]: old %s and new %s are the same member; it would be deleted as its own "
+                            "replacement" % (index, old.text, new.text))
+        for other in range(index + 1, len(pairs)):
+            other_old, other_new = pairs[other]
+            if same(old, other_old):
+                problems.append("replace[%d] and replace[%d] both replace %s" % (index, other, old.text))
+            if same(new, other_new):
+                problems.append("replace[%d] and replace[%d] both wait for %s as their replacement" % (
+                    index, other, new.text))
+        for other, (other_old, _other_new) in enumerate(pairs):
+            if other != index and same(new, other_old):
+                problems.append("replace[%d]: new %s is the old member of replace[%d]; a replacement that is "
+                                "itself replaced leaves the pool short" % (index, new.text, other))
+    return problems

@@ -466,3 +466,52 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
         if budget is not None:
             budget -= step_size(step)
     raise RuntimeError("repair plan did not converge")  # pragma: no cover (next_step always shrinks the work)
+
+
+# -- guards: what a repair may never do ---------------------------------------------------------
+
+#: The share of the cluster's routed pod CIDRs one repair may leave without any route (stale routes removed).
+DEFAULT_MAX_REMOVAL_SHARE = 0.5
+
+
+def cidr_scope_problem(cluster_cidrs, router_subnets):
+    """Why ``cluster_cidrs`` is too broad to manage, or None: a pod network never contains the router's
+    own subnets (the nodes' and the gateway's), so one that does would make their routes the cluster's."""
+    clashes = []
+    for cidr in cluster_cidrs:
+        if cidr.prefixlen == 0:
+            return "cluster_cidr %s is every address of its family; give the cluster's pod network" % cidr
+        for subnet in router_subnets:
+            if subnet.version == cidr.version and (subnet.subnet_of(cidr) or cidr.subnet_of(subnet)):
+                clashes.append("%s overlaps the router's subnet %s" % (cidr, subnet))
+    if clashes:
+        return ("cluster_cidr is wider than the cluster's pod network: %s. Pod routes never lie inside the "
+                "router's own subnets; give the pod network only (kube-controller-manager's --cluster-cidr)"
+                % "; ".join(clashes))
+    return None
+
+
+def removal_refusal(findings, cluster_routes, node_count, source, max_share):
+    """Why a repair must not run, or None: it would leave more than ``max_share`` of the pod CIDRs that
+    have a route today without one (stale routes removed), or it would remove any route on the word of an
+    empty node list. ``max_share`` 1 lifts the guard."""
+    lost = sorted(set(f["destination"] for f in findings if f["kind"] == "stale"))
+    if not lost or max_share >= 1:
+        return None
+    routed = set()
+    for route in cluster_routes:
+        key = route_key(route)
+        if key is not None:
+            routed.add(str(key[0]))
+    share = float(len(lost)) / max(1, len(routed))
+    if node_count and share <= max_share:
+        return None
+    why = ("the node view is empty (%s): an empty list, a node_selector that matched nothing or a Kubernetes API "
+           "that listed no node is a wrong view far more often than a cluster without nodes" % (
+               "the nodes option" if source == "nodes" else "the Kubernetes API") if not node_count else
+           "that is more than max_removal_share %s allows; a partial node list or a too wide cluster_cidr looks "
+           "like this" % max_share)
+    return ("refusing to repair: it would remove the routes of %d of the %d pod CIDRs routed today (%s), leaving "
+            "them without a route; %s. Nothing was changed. If these nodes are really gone, run again with "
+            "max_removal_share: 1" % (len(lost), len(routed), ", ".join(lost[:10]) + (", ..." if len(lost) > 10
+                                                                                     else ""), why))

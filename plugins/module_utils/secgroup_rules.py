@@ -389,3 +389,37 @@ def plan_ports(servers, ports, group_id, state="present"):
             if after != list(current):
                 changes.append(PortChange(server, port, current, after))
     return changes, skipped, portless
+
+
+# -- guards --------------------------------------------------------------------------------------
+
+#: The share of a group's rules that ``exclusive`` may remove in one run.
+DEFAULT_MAX_REMOVAL_SHARE = 0.5
+#: Neutron's longest name and description (its API refuses longer ones with HTTP 400).
+NAME_LENGTH = 255
+
+
+def text_problem(what, value, required=False):
+    """Why a name or description is refused (Neutron's length limit, blank names), or None."""
+    if value is None:
+        return None
+    if required and not value.strip():
+        return "%s must not be empty or blank" % what
+    if len(value) > NAME_LENGTH:
+        return "%s is %d characters long; Neutron takes at most %d" % (what, len(value), NAME_LENGTH)
+    return None
+
+
+def exclusive_refusal(plan, existing, max_share):
+    """Why ``exclusive`` must not remove ``plan.delete`` from a group that had ``existing`` rules, or None:
+    every rule of the group, or more than ``max_share`` of them. ``max_share`` 1 lifts the guard."""
+    if not plan.delete or max_share >= 1 or not existing:
+        return None
+    share = float(len(plan.delete)) / len(existing)
+    if share <= max_share and len(plan.delete) < len(existing):
+        return None
+    return ("refusing exclusive: it would remove %d of the group's %d rules (%s)%s, more than max_removal_share %s "
+            "allows; a rule list that misses most of what the group carries is more likely wrong than the group. "
+            "Nothing was changed. To remove them all the same, run again with max_removal_share: 1" % (
+                len(plan.delete), len(existing), "; ".join(r.label() for r in plan.delete[:10]),
+                ", ..." if len(plan.delete) > 10 else "", max_share))

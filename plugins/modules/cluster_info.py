@@ -138,6 +138,7 @@ api_calls:
   type: int
 '''
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import SECONDS
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import (
     CLUSTER_NAME_LABEL,
     CORE_GROUP,
@@ -155,6 +156,7 @@ class ClusterInfo(KubernetesModule):
         api_version=dict(type="str", choices=["v1beta1", "v1beta2"]),
         timeout=dict(type="int", default=60),
     )
+    number_ranges = dict(timeout=SECONDS)
 
     def run(self):
         params = self.params

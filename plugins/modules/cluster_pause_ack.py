@@ -209,7 +209,11 @@ retried_faults:
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import dig
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    POLL_SECONDS,
+    SECONDS,
+    ModuleFailure,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause_ack import (
     Tracker,
     assess,
@@ -231,11 +235,14 @@ class ClusterPauseAck(KubernetesModule):
         timeout=dict(type="int", default=300),
         poll_interval=dict(type="float", default=2),
     )
+    number_ranges = dict(timeout=SECONDS, quiet_period=SECONDS, poll_interval=POLL_SECONDS)
 
     def run(self):
         params = self.params
-        if params["timeout"] < 0 or params["poll_interval"] <= 0 or params["quiet_period"] < 0:
-            raise ModuleFailure("timeout and quiet_period must not be negative, and poll_interval must be positive")
+        if params["wait"] and params["state"] == "paused" and params["quiet_period"] > params["timeout"]:
+            raise ModuleFailure("quiet_period (%s s) is longer than timeout (%s s): the pause could never be "
+                                "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"
+                                % (params["quiet_period"], params["timeout"]))
         paused = params["state"] == "paused"
         deadline = self.started + params["timeout"]
         kube = self.connect()

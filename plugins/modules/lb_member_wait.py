@@ -264,6 +264,8 @@ retried_faults:
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils import lb_members
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    POLL_SECONDS,
+    SECONDS,
     ModuleFailure,
     OpenStackModule,
 )
@@ -294,14 +296,11 @@ class LbMemberWait(OpenStackModule):
         timeout=dict(type="int", default=300),
         poll_interval=dict(type="float", default=5),
     )
+    number_ranges = dict(timeout=SECONDS, poll_interval=POLL_SECONDS)
 
     def validate(self):
         """Reject bad input before any API request."""
         params = self.params
-        if params["timeout"] < 0:
-            raise ModuleFailure("timeout must be zero or more seconds, got %s" % params["timeout"])
-        if params["poll_interval"] <= 0:
-            raise ModuleFailure("poll_interval must be more than zero seconds, got %s" % params["poll_interval"])
         if params["state"] == "absent" and params["operating_status"]:
             raise ModuleFailure("operating_status applies to state=present only; a member waited on with "
                                 "state=absent has no operating status to reach")

@@ -209,7 +209,9 @@ import time
 from ansible_collections.flightcontrol.openstack.plugins.module_utils import registration_plan as rp
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    SECONDS,
     ModuleFailure,
+    NumberRange,
     is_sdk_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import describe_fault
@@ -231,6 +233,8 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
         fail_on_findings=dict(type="bool", default=False),
         timeout=dict(type="int", default=300),
     )
+    number_ranges = dict(timeout=SECONDS, registration_timeout=SECONDS,
+        max_deletions=NumberRange(minimum=1, maximum=1000, hint="use state=audited to delete nothing"))
     module_kwargs = dict(required_one_of=[["servers", "server_metadata"]])
 
     # The wall clock Nova's ``created`` times are compared with; tests replace it.
@@ -238,14 +242,6 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
 
     def validate(self):
         params = self.params
-        if params["timeout"] < 0:
-            raise ModuleFailure("timeout must be zero or more seconds, got %s" % params["timeout"])
-        if params["registration_timeout"] < 0:
-            raise ModuleFailure("registration_timeout must be zero or more seconds, got %s"
-                                % params["registration_timeout"])
-        if params["max_deletions"] < 1:
-            raise ModuleFailure("max_deletions must be 1 or more, got %s (use state=audited to delete nothing)"
-                                % params["max_deletions"])
         if params["servers"] is not None and not [p for p in params["servers"] if p]:
             raise ModuleFailure("servers is empty; name the cluster's servers (a glob such as prod-node-*)")
         if params["server_metadata"] is not None and not params["server_metadata"] and not params["servers"]:

@@ -287,7 +287,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    POLL_SECONDS,
+    SECONDS,
     ModuleFailure,
+    NumberRange,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia_service import (
     OctaviaService,
@@ -336,6 +339,8 @@ class RolloutGuard(OpenStackKubernetesModule):
         timeout=dict(type="int", default=3600),
         poll_interval=dict(type="float", default=5),
     )
+    number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, poll_interval=POLL_SECONDS,
+        min_healthy_members=NumberRange(minimum=0, maximum=1000))
     module_kwargs = dict(required_if=[("mode", "capi", ["cluster"]), ("mode", "direct", ["pool", "replace"])])
 
     def __init__(self, clock=None):
@@ -353,23 +358,20 @@ class RolloutGuard(OpenStackKubernetesModule):
 
     def validate(self):
         params = self.params
-        for key in ("timeout", "member_timeout"):
-            if params[key] < 0:
-                raise ModuleFailure("%s must be zero or more seconds, got %s" % (key, params[key]))
-        if params["poll_interval"] <= 0:
-            raise ModuleFailure("poll_interval must be more than zero seconds, got %s" % params["poll_interval"])
-        if params["min_healthy_members"] is not None and params["min_healthy_members"] < 0:
-            raise ModuleFailure("min_healthy_members must be zero or more, got %s" % params["min_healthy_members"])
         if not params["hook_name"] or "/" in params["hook_name"]:
             raise ModuleFailure("hook_name must be a non-empty name without '/', got %r" % params["hook_name"])
         if params["mode"] == "direct":
             if params["start"]:
                 raise ModuleFailure("start applies to mode=capi only")
             try:
-                return [(lb_members.parse_selector(p["old"]), lb_members.parse_selector(p["new"]))
-                        for p in params["replace"]]
+                pairs = [(lb_members.parse_selector(p["old"]), lb_members.parse_selector(p["new"]))
+                         for p in params["replace"]]
             except ValueError as exc:
                 raise ModuleFailure(str(exc))
+            if not pairs:
+                raise ModuleFailure("replace is empty; give the members to replace, each {old, new}")
+            refuse_pairs(plan.pair_problems(pairs))
+            return pairs
         if params["replace"]:
             raise ModuleFailure("replace applies to mode=direct only")
         return None
@@ -621,6 +623,7 @@ class RolloutGuard(OpenStackKubernetesModule):
         octavia = OctaviaService(self.client)
         pool, lb_id = self.find_pool(octavia, params["pool"], params["loadbalancer"], deadline)
         has_monitor = bool(pool.get("healthmonitor_id"))
+        refuse_pairs(plan.pair_problems(pairs, octavia.list_members(pool["id"], deadline)))
         state = {"since": {}, "deleted": set(), "min_healthy": params["min_healthy_members"], "last": None,
                  "members": [], "gone": set()}
 
@@ -707,6 +710,11 @@ class RolloutGuard(OpenStackKubernetesModule):
                 "serving_members": sum(1 for m in state["members"] if plan.serving(m, has_monitor)),
                 "min_healthy_members": state["min_healthy"],
                 "plan": state["last"].to_dict() if state["last"] else None}
+
+
+def refuse_pairs(problems):
+    if problems:
+        raise ModuleFailure("replace cannot be run: %s; nothing was changed" % "; ".join(problems))
 
 
 def main():

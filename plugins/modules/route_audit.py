@@ -53,6 +53,9 @@ options:
     description:
       - The cluster's pod network(s). Only routes whose destination lies inside one of them are managed.
       - In network form; C(198.19.1.5/16) is refused (Neutron refuses host bits in a route destination).
+      - A CIDR that overlaps one of the router's own subnets (the nodes' or the gateway's), or that is every
+        address of its family (C(0.0.0.0/0)), is refused in every state: pod routes never lie there, and the
+        module would treat the router's other routes as the cluster's.
     type: list
     elements: str
     required: true
@@ -61,7 +64,8 @@ options:
       - The nodes the cluster has, each with its pod CIDR(s) and address(es).
       - When omitted, the nodes are read from the Kubernetes API given by I(kubernetes) (every node's
         C(spec.podCIDRs) to its InternalIP; a node without a pod CIDR yet needs no route and is left out).
-      - An empty list means the cluster has no nodes, so every route inside I(cluster_cidr) is stale.
+      - An empty list means the cluster has no nodes, so every route inside I(cluster_cidr) is stale. A repair
+        refuses to remove them unless I(max_removal_share=1) (see there).
     type: list
     elements: dict
     suboptions:
@@ -105,6 +109,17 @@ options:
         for a planned big change.
     type: int
     default: 10
+  max_removal_share:
+    description:
+      - The largest share (0 to 1) of the pod CIDRs routed today that one repair may leave without any route,
+        by removing their stale routes. A repair that would remove more, or that would remove any route while
+        the node view is empty (C(nodes=[]), a I(node_selector) that matched nothing, a Kubernetes API that
+        listed no node), refuses before its first write, names what it would have removed and changes nothing.
+      - Duplicate and wrong routes are not counted (their destination keeps its right route), nor are routes
+        outside I(cluster_cidr) (never touched).
+      - C(1) lifts the guard, for a cluster that really lost most or all of its nodes. Audits are not affected.
+    type: float
+    default: 0.5
   check_address_pairs:
     description:
       - Check (and with I(state=repaired) fix) that each node's Neutron port has its pod CIDRs in
@@ -328,7 +343,9 @@ import ipaddress
 from ansible_collections.flightcontrol.openstack.plugins.module_utils import route_plan as rp
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    SECONDS,
     ModuleFailure,
+    NumberRange,
     is_sdk_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import describe_fault
@@ -362,27 +379,21 @@ class RouteAudit(OpenStackKubernetesModule):
         node_selector=dict(type="str"),
         state=dict(type="str", default="audited", choices=["audited", "repaired"]),
         max_changes=dict(type="int", default=10),
+        max_removal_share=dict(type="float", default=rp.DEFAULT_MAX_REMOVAL_SHARE),
         check_address_pairs=dict(type="bool", default=True),
         route_limit=dict(type="int"),
         limit_warning_ratio=dict(type="float", default=0.9),
         fail_on_findings=dict(type="bool", default=False),
         timeout=dict(type="int", default=300),
     )
+    number_ranges = dict(timeout=SECONDS, max_changes=NumberRange(minimum=1, maximum=100000, hint="use state=audited to change nothing"),
+        route_limit=NumberRange(minimum=1, maximum=100000), limit_warning_ratio=NumberRange(above=0, maximum=1),
+        max_removal_share=NumberRange(minimum=0, maximum=1))
 
     # -- input -------------------------------------------------------------------------
 
     def validate(self):
         params = self.params
-        if params["timeout"] < 0:
-            raise ModuleFailure("timeout must be zero or more seconds, got %s" % params["timeout"])
-        if params["max_changes"] < 1:
-            raise ModuleFailure("max_changes must be 1 or more, got %s (use state=audited to change nothing)"
-                                % params["max_changes"])
-        if params["route_limit"] is not None and params["route_limit"] < 1:
-            raise ModuleFailure("route_limit must be 1 or more, got %s" % params["route_limit"])
-        if not 0 < params["limit_warning_ratio"] <= 1:
-            raise ModuleFailure("limit_warning_ratio must be above 0 and at most 1, got %s"
-                                % params["limit_warning_ratio"])
         try:
             cidrs = rp.normalize_cluster_cidrs(params["cluster_cidr"])
             if params["nodes"] is not None:  # the explicit list is checked before anything is read
@@ -445,6 +456,10 @@ class RouteAudit(OpenStackKubernetesModule):
         api = RouterService(self.client)
         router, aliases, subnets, router_ips, ports, limit, limit_source = self.read(api, deadline)
         subnet_networks = [ipaddress.ip_network(s["cidr"], strict=False) for s in subnets]
+        scope_problem = rp.cidr_scope_problem(cidrs, subnet_networks)
+        if scope_problem:
+            raise ModuleFailure("router %s: %s; nothing was changed" % (router.get("name") or router["id"],
+                                                                        scope_problem))
 
         def reachable(address):
             return address not in router_ips and any(address in n for n in subnet_networks)
@@ -473,6 +488,16 @@ class RouteAudit(OpenStackKubernetesModule):
 
         final_routes, final_ports = before_routes, node_ports
         repair_state = dict(rejected=[], limit_error=None)
+        refusal = rp.removal_refusal(findings, cluster, len(nodes), source, params["max_removal_share"]) \
+            if repair else None
+        if refusal:
+            result.update(remaining=findings, healthy=not any(f["severity"] == rp.ERROR for f in findings),
+                          changed=False, routes=dict(
+                total=len(before_routes), cluster=len(cluster), foreign=len(foreign),
+                needed=len(rp.needed_routes(nodes)), total_after=len(before_routes)),
+                limit=rp.limit_info(before_routes, nodes, cidrs, limit, limit_source,
+                                    params["limit_warning_ratio"])[0])
+            raise ModuleFailure("router %s: %s" % (router.get("name") or router["id"], refusal), **result)
         if repair:
             final_routes, final_ports = self.repair(api, router, nodes, cidrs, node_ports, findings, limit, atomic,
                                                     "revision-if-match" in aliases, check, deadline, result,

@@ -29,14 +29,19 @@ description:
   - Cost. One request finds the group with its rules, one lists the servers (plus Nova's pagination),
     one lists the ports of up to 150 servers, and one write per real change. Nothing is read per server.
   - All input is checked, and every server, port and group is looked up, before the first write. A
-    malformed CIDR, a rule Neutron would reject, a server that does not exist, or (unless
+    malformed CIDR, a rule Neutron would reject, a I(remote_group) (name or id) that does not exist, a name or
+    description over Neutron's 255 characters, a server that does not exist, or (unless
     I(skip_ports_without_port_security)) a port without port security fails the task with no write made.
+  - When a write fails halfway (Neutron refuses it, or the deadline passes), the task fails with C(changed)
+    true if anything was written, the results list what was done, RV(not_done) what was not, and the message
+    keeps Neutron's own words. A re-run finishes the job.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
 options:
   security_group:
     description:
-      - Name or id of the security group.
+      - Name or id of the security group. A name must not be blank and is at most 255 characters (Neutron's
+        limit).
     type: str
     required: true
   description:
@@ -101,9 +106,20 @@ options:
   exclusive:
     description:
       - Remove the group's rules that are not in I(pod_cidr) or I(rules). Only this group is touched.
-      - Only with I(state=present).
+          - Only with I(state=present), and only with I(pod_cidr) or I(rules) (an empty rule set would remove every
+        rule of the group).
+      - Refused before any write when it would remove more than I(max_removal_share) of the rules of a group
+        that existed before the run.
     type: bool
     default: false
+  max_removal_share:
+    description:
+      - With I(exclusive), the largest share (0 to 1) of an existing group's rules one run may remove. A run
+        that would remove more (or every rule) refuses, names the rules and changes nothing.
+      - C(1) lifts the guard. A group this run creates is not guarded (its default rules are removed as
+        documented under I(create)).
+    type: float
+    default: 0.5
   servers:
     description:
       - Servers whose every port must carry the group (I(state=present)) or not (I(state=absent)).
@@ -278,6 +294,13 @@ servers_without_ports:
   returned: always
   type: list
   elements: str
+not_done:
+  description:
+    - Present when a write failed halfway - the rules to create, the rules to delete and the ports to update
+      that were not reached, each with C(what) and C(item).
+  returned: failure
+  type: list
+  elements: dict
 conflicts:
   description:
     - Concurrent changes met and resolved, each C(rule_exists) (a create answered 409
@@ -301,13 +324,20 @@ retried_faults:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils import secgroup_rules as sr
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import ModuleFailure, OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid, normalize_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    SECONDS,
+    ModuleFailure,
+    NumberRange,
+    OpenStackModule,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import (
     NetworkService,
     error_message,
     http_status,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import service_message
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
 
 PORT_UPDATE_ATTEMPTS = 5
 RULE_OPTIONS = dict(
@@ -331,35 +361,47 @@ class SecgroupEnsure(OpenStackModule):
         pod_cidr=dict(type="list", elements="str"),
         rules=dict(type="list", elements="dict", options=RULE_OPTIONS),
         exclusive=dict(type="bool", default=False),
+        max_removal_share=dict(type="float", default=sr.DEFAULT_MAX_REMOVAL_SHARE),
         servers=dict(type="list", elements="str"),
         skip_ports_without_port_security=dict(type="bool", default=False),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         timeout=dict(type="int", default=300),
     )
+    number_ranges = dict(timeout=SECONDS, max_removal_share=NumberRange(minimum=0, maximum=1))
 
     def validate(self):
         """Check all input before any request; returns the wanted rules (remote group names unresolved)."""
         params = self.params
-        if params["timeout"] < 0:
-            raise ModuleFailure("timeout must be zero or more seconds, got %s" % params["timeout"])
         if params["exclusive"] and params["state"] == "absent":
             raise ModuleFailure("exclusive applies to state=present only")
+        if params["exclusive"] and not params["pod_cidr"] and not params["rules"]:
+            raise ModuleFailure("exclusive with neither pod_cidr nor rules would remove every rule of the group; "
+                                "nothing was changed (give the rules the group keeps)")
+        problems = [sr.text_problem("security_group", params["security_group"], required=True),
+                    sr.text_problem("description", params["description"])]
+        problems += [sr.text_problem("rules[%d].description" % i, r.get("description"))
+                     for i, r in enumerate(params["rules"] or [])]
+        problems += [sr.text_problem("rules[%d].remote_group" % i, r.get("remote_group"), required=True)
+                     for i, r in enumerate(params["rules"] or []) if r.get("remote_group") is not None]
+        problems = [p for p in problems if p]
+        if problems:
+            raise ModuleFailure("; ".join(problems))
         if params["servers"] is not None and not params["servers"]:
             raise ModuleFailure("servers is an empty list; omit it to leave memberships alone")
         try:
             wanted = sr.pod_cidr_rules(params["pod_cidr"] or [])
         except sr.RuleError as exc:
             raise ModuleFailure(str(exc))
-        names = set()
+        names, ids = set(), set()
         for index, spec in enumerate(params["rules"] or []):
             group = spec.get("remote_group")
-            if group and not is_uuid(group):
-                names.add(group)
+            if group:
+                (ids if is_uuid(group) else names).add(group)
             try:  # with every name resolvable, to check everything else now
                 sr.normalize_rule(spec, dict((n, "00000000-0000-0000-0000-000000000000") for n in names))
             except sr.RuleError as exc:
                 raise ModuleFailure("rules[%d]: %s" % (index, exc))
-        return wanted, names
+        return wanted, names, ids
 
     def resolve_rules(self, wanted, group_ids):
         rules = list(wanted)
@@ -371,7 +413,7 @@ class SecgroupEnsure(OpenStackModule):
         return sr.dedupe(rules)
 
     def run(self):
-        wanted, remote_names = self.validate()
+        wanted, remote_names, remote_ids = self.validate()
         params = self.params
         state = params["state"]
         deadline = self.started + params["timeout"]
@@ -395,7 +437,13 @@ class SecgroupEnsure(OpenStackModule):
             group_ids[name] = group_id or sr.NEW_GROUP
         unknown = sorted(remote_names - set(group_ids))
         if unknown:
-            raise ModuleFailure("remote_group %s: no security group with that name" % ", ".join(unknown))
+            raise ModuleFailure("remote_group %s: no security group with that name; nothing was changed"
+                                % ", ".join(unknown))
+        other_ids = sorted(set(normalize_uuid(i) for i in remote_ids) - set([normalize_uuid(group_id or "")]))
+        missing_ids = sorted(set(other_ids) - api.existing_group_ids(other_ids, deadline))
+        if missing_ids:
+            raise ModuleFailure("remote_group %s: no security group with that id; nothing was changed"
+                                % ", ".join(missing_ids))
         rules = self.resolve_rules(wanted, group_ids)
 
         # Servers and ports: everything is read before the first write.
@@ -423,6 +471,10 @@ class SecgroupEnsure(OpenStackModule):
         plan = sr.plan_rules(rules, existing, state, params["exclusive"]) if group or state == "present" \
             else sr.RulePlan([], [], [])
         created_group = group is None and state == "present"
+        if params["exclusive"] and not created_group:
+            refusal = sr.exclusive_refusal(plan, existing, params["max_removal_share"])
+            if refusal:
+                raise ModuleFailure("security group %s: %s" % (name, refusal))
         before = self.snapshot(existing, changes, "before")
 
         result = dict(conflicts=[], servers=[dict(id=s["id"], name=s.get("name")) for s in chosen],
@@ -433,43 +485,85 @@ class SecgroupEnsure(OpenStackModule):
                         [c.view() for c in changes], before, self.snapshot(after_rules, changes, "after"))
             return
 
-        if created_group:
-            group = api.create_group(name, params["description"], deadline)
-            group_id = group["id"]
-            existing = [sr.rule_from_neutron(r) for r in group.get("security_group_rules") or []]
-            group_ids = dict((k, group_id if v == sr.NEW_GROUP else v) for k, v in group_ids.items())
-            rules = self.resolve_rules(wanted, group_ids)
-            plan = sr.plan_rules(rules, existing, state, params["exclusive"])
-            for change in changes:
-                change.after = [group_id if g == sr.NEW_GROUP else g for g in change.after]
-            before = self.snapshot(existing, changes, "before")
-
-        created, unchanged = [], list(plan.present)
-        for rule in plan.create:
-            body = rule.to_api(group_id)
-            made, is_new = api.create_rule(body, deadline)
-            if is_new:
-                created.append(sr.rule_from_neutron(made))
-            else:
-                unchanged.append(rule)
-                result["conflicts"].append(dict(kind="rule_exists", rule=rule.view(),
-                                                detail="created by someone else meanwhile (HTTP 409)"))
-        deleted = []
-        for rule in plan.delete:
-            if api.delete_rule(rule.id, deadline):
-                deleted.append(rule)
-
-        updated = []
-        for change in changes:
-            view = self.update_port(api, change, group_id, state, deadline, result["conflicts"])
-            if view is not None:
-                updated.append(view)
+        progress = dict(group_created=False, created=[], unchanged=list(plan.present), deleted=[], updated=[],
+                        group_id=group_id, deletes_made=[], ports_made=[])
+        try:
+            before = self.write(api, progress, plan, changes, existing, before, wanted, group_ids, result, deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            self.fail_halfway(exc, progress, plan, changes, name, result)
+        created, deleted, updated = progress["created"], progress["deleted"], progress["updated"]
         after_rules = [r for r in existing if r.key not in set(d.key for d in deleted)] + created
         after = self.snapshot(after_rules, [], "after")
         after["ports"] = dict(before["ports"])
         for view in updated:
             after["ports"][view["port"]] = view["after"]
-        self.finish(result, group_id, name, created_group, created, deleted, unchanged, updated, before, after)
+        self.finish(result, progress["group_id"], name, created_group, created, deleted, progress["unchanged"],
+                    updated, before, after)
+
+    def write(self, api, progress, plan, changes, existing, before, wanted, group_ids, result, deadline):
+        """Make the planned writes, recording each in ``progress`` as it is done; returns the diff's before."""
+        params = self.params
+        state = params["state"]
+        if progress["group_id"] is None and state == "present":
+            group = api.create_group(params["security_group"], params["description"], deadline)
+            progress.update(group_id=group["id"], group_created=True)
+            existing[:] = [sr.rule_from_neutron(r) for r in group.get("security_group_rules") or []]
+            group_ids = dict((k, group["id"] if v == sr.NEW_GROUP else v) for k, v in group_ids.items())
+            fresh = sr.plan_rules(self.resolve_rules(wanted, group_ids), existing, state, params["exclusive"])
+            plan.create, plan.delete, plan.present = fresh.create, fresh.delete, fresh.present
+            progress["unchanged"] = list(plan.present)
+            for change in changes:
+                change.after = [group["id"] if g == sr.NEW_GROUP else g for g in change.after]
+            before = self.snapshot(existing, changes, "before")
+        group_id = progress["group_id"]
+        for rule in plan.create:
+            made, is_new = api.create_rule(rule.to_api(group_id), deadline)
+            if is_new:
+                progress["created"].append(sr.rule_from_neutron(made))
+            else:
+                progress["unchanged"].append(rule)
+                result["conflicts"].append(dict(kind="rule_exists", rule=rule.view(),
+                                                detail="created by someone else meanwhile (HTTP 409)"))
+        for rule in plan.delete:
+            if api.delete_rule(rule.id, deadline):
+                progress["deleted"].append(rule)
+            progress["deletes_made"].append(rule)
+        for change in changes:
+            view = self.update_port(api, change, group_id, state, deadline, result["conflicts"])
+            if view is not None:
+                progress["updated"].append(view)
+            progress["ports_made"].append(change)
+        return before
+
+    def fail_halfway(self, exc, progress, plan, changes, name, result):
+        """A write failed: fail saying what was done (``changed`` true if anything was), what was not, and the
+        service's own words; a re-run finishes the job."""
+        if isinstance(exc, ModuleFailure):
+            reason = str(exc)
+        elif isinstance(exc, DeadlineExceeded) or self.describe_error(exc) is not None:
+            reason = service_message(exc)
+        else:
+            raise exc
+        made_keys = set(r.key for r in progress["created"] + progress["unchanged"])
+        deletes_made = set(id(r) for r in progress["deletes_made"])
+        ports_made = set(id(c) for c in progress["ports_made"])
+        not_done = [dict(what="create_rule", item=r.view()) for r in plan.create if r.key not in made_keys]
+        not_done += [dict(what="delete_rule", item=r.view()) for r in plan.delete if id(r) not in deletes_made]
+        not_done += [dict(what="update_port", item=c.view()) for c in changes if id(c) not in ports_made]
+        made = (["the group created"] if progress["group_created"] else []) + [
+            "%d %s" % (len(progress[key]), what) for key, what in (
+                ("created", "rule(s) created"), ("deleted", "rule(s) deleted"), ("updated", "port(s) updated"))
+            if progress[key]]
+        result.update(
+            security_group=dict(id=progress["group_id"], name=name, created=progress["group_created"]),
+            rules_created=[r.view() for r in progress["created"]],
+            rules_deleted=[r.view() for r in progress["deleted"]],
+            rules_unchanged=[r.view() for r in progress["unchanged"]],
+            ports_updated=progress["updated"], not_done=not_done, changed=bool(made))
+        raise ModuleFailure("security group %s: a write failed halfway: %s. %s; %d change(s) not made (see not_done); "
+                            "a re-run finishes the job" % (
+                                name, reason, "Made before it: " + ", ".join(made) if made else
+                                "Nothing was written before it", len(not_done)), **result)
 
     def update_port(self, api, change, group_id, state, deadline, conflicts):
         """Send the change with If-Match; on 412 read the port again and recompute. None if nothing was left
