@@ -18,10 +18,15 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client
     auth_settings,
     describe_fault,
     kubernetes_argument_spec,
+    name_problem,
     status_message,
     tls_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import BaseModule, OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+    BaseModule,
+    ModuleFailure,
+    OpenStackModule,
+)
 
 STATUS_HINTS = {
     401: "the credentials were refused (check api_key, the kubeconfig's user, or client_cert/client_key)",
@@ -38,6 +43,15 @@ def connect_kubernetes(module, params, clock):
         return KubernetesClient(auth_settings(params), clock=clock)
     except CONFIG_ERRORS as exc:
         module.fail_json(msg="Kubernetes connection settings are invalid: %s" % (exc,))
+
+
+def check_object_names(params, kinds):
+    """Refuse, before any request, option values that can never name a Kubernetes object: ``kinds`` maps an
+    option to ``subdomain``, ``label`` or ``qualified`` (see ``k8s_client.name_problem``)."""
+    problems = [name_problem(option, params.get(option), kind) for option, kind in kinds.items()]
+    problems = [p for p in problems if p]
+    if problems:
+        raise ModuleFailure("; ".join(problems) + "; nothing was changed")
 
 
 def describe_kubernetes_error(exc):

@@ -211,6 +211,9 @@ class OpenStackModule(BaseModule):
         return self.client
 
     def describe_error(self, exc):
+        if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.SSLError):
+            return ("TLS verification of the OpenStack API failed: %s. Check ca_cert (or cacert in clouds.yaml) and "
+                    "the endpoints' host names; validate_certs: false skips the check (test clouds only)" % (exc,))
         if describe_fault(exc) is None and not is_sdk_error(exc):
             return None
         return "OpenStack API error: %s" % (service_message(exc),)

@@ -146,15 +146,50 @@ def classify(servers, nodes, now, timeout):
     return records
 
 
-def plan_deletions(records, max_deletions, nodes_visible):
+def cluster_marks(records, metadata_by_id):
+    """The Nova metadata every registered server of the cluster carries with one value (``{key: value}``):
+    what marks a server as this cluster's (CAPO's and most tools' cluster tags)."""
+    registered = [metadata_by_id.get(r["id"]) or {} for r in records if r["state"] == REGISTERED]
+    if not registered:
+        return {}
+    marks = dict(registered[0])
+    for metadata in registered[1:]:
+        marks = dict((k, v) for k, v in marks.items() if k in metadata and str(metadata[k]) == str(v))
+    return marks
+
+
+def foreign_mark(metadata, marks):
+    """``key=value`` of ``metadata`` that contradicts the cluster's ``marks`` (another cluster's tag), or None."""
+    for key in sorted(marks):
+        if key in (metadata or {}) and str(metadata[key]) != str(marks[key]):
+            return "%s=%s" % (key, metadata[key])
+    return None
+
+
+def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None):
     """(to delete, skipped, refusal) for a clean-up.
 
     Candidates are the ``unregistered`` and ``error`` records, oldest first. ``refusal`` is a message
     when nothing may be deleted at all: no Node visible, or no server of the cluster is a Node (every
     candidate is then more likely a broken Node source than a broken server). Otherwise at most
-    ``max_deletions`` are deleted; the rest are skipped with the reason.
+    ``max_deletions`` are deleted; the rest are skipped with the reason. A candidate whose Nova metadata
+    contradicts what every registered server of the cluster carries (``metadata_by_id``: server id ->
+    metadata) is another cluster's server matched by a too wide selection: skipped, never deleted.
     """
-    candidates = [r for r in records if r["state"] in (UNREGISTERED, ERROR)]
+    metadata_by_id = metadata_by_id or {}
+    marks = cluster_marks(records, metadata_by_id)
+    foreign = []
+    candidates = []
+    for record in records:
+        if record["state"] not in (UNREGISTERED, ERROR):
+            continue
+        mark = foreign_mark(metadata_by_id.get(record["id"]), marks)
+        if mark:
+            foreign.append(dict(_brief(record), reason="refused: it carries %s, while every registered server of the "
+                                "cluster carries %s; it belongs to another cluster (narrow servers or use "
+                                "server_metadata)" % (mark, ", ".join("%s=%s" % kv for kv in sorted(marks.items())))))
+        else:
+            candidates.append(record)
     registered = [r for r in records if r["state"] == REGISTERED]
     refusal = None
     if candidates and not nodes_visible:
@@ -165,12 +200,12 @@ def plan_deletions(records, max_deletions, nodes_visible):
                    "server of the cluster, so none is deleted: check the server selection and the Node source"
                    % (len(records), nodes_visible))
     if refusal:
-        return [], [dict(_brief(r), reason="refused: " + refusal) for r in candidates], refusal
+        return [], foreign + [dict(_brief(r), reason="refused: " + refusal) for r in candidates], refusal
     cap = max(0, int(max_deletions))
     delete = candidates[:cap]
     skipped = [dict(_brief(r), reason="max_deletions (%d per run) reached; a later run deletes it" % cap)
                for r in candidates[cap:]]
-    return delete, skipped, None
+    return delete, foreign + skipped, None
 
 
 def _brief(record):

@@ -146,7 +146,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objec
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_view import build_view
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule, check_object_names
 
 
 class ClusterInfo(KubernetesModule):
@@ -160,6 +160,7 @@ class ClusterInfo(KubernetesModule):
 
     def run(self):
         params = self.params
+        check_object_names(params, dict(name="subdomain", namespace="label"))
         deadline = self.started + params["timeout"]
         kube = self.connect()
         capi = CapiService(kube)

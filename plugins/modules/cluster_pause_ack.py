@@ -208,7 +208,7 @@ retried_faults:
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import dig
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule, check_object_names
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
     POLL_SECONDS,
     SECONDS,
@@ -239,6 +239,7 @@ class ClusterPauseAck(KubernetesModule):
 
     def run(self):
         params = self.params
+        check_object_names(params, dict(name="subdomain", namespace="label"))
         if params["wait"] and params["state"] == "paused" and params["quiet_period"] > params["timeout"]:
             raise ModuleFailure("quiet_period (%s s) is longer than timeout (%s s): the pause could never be "
                                 "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"

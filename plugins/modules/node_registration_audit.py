@@ -26,6 +26,9 @@ description:
     person can look before the next. A server that is a Node is never deleted, and nothing is deleted when no
     Node is visible at all or when none of the cluster's servers is a Node (that means the Node source or the
     server selection is wrong, not the servers), so a clean-up can never remove every server of the cluster.
+  - A server whose Nova metadata contradicts what every registered server of the cluster carries (say
+    C(cluster=staging) where all of the cluster's Nodes are C(cluster=prod)) belongs to another cluster that a
+    too wide I(servers) pattern caught; it is reported in RV(not_deleted) and never deleted.
   - Servers being deleted (task state C(deleting)) or shelved are reported as such and left alone.
   - Deleting asks Nova to delete the server and does not wait for it to be gone; whatever re-creates nodes (a
     MachineSet, a node pool controller) replaces it.
@@ -214,7 +217,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_bas
     NumberRange,
     is_sdk_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import describe_fault
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+    describe_fault,
+    service_message,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration_service import (
     ServerService,
     list_nodes,
@@ -271,7 +277,7 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
             self.ansible.warn("no server matched servers=%s server_metadata=%s" % (
                 params["servers"], params["server_metadata"]))
         if params["state"] == "cleaned":
-            self.clean(api, records, nodes, check, deadline, result)
+            self.clean(api, records, servers, nodes, check, deadline, result)
         gone = set(d["id"] for d in result["deleted"])
         result["remaining"] = [r for r in findings if r["id"] not in gone]
         result["healthy"] = not result["remaining"]
@@ -288,8 +294,9 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
                                                     for r in result["remaining"])), **result)
         self.exit(**result)
 
-    def clean(self, api, records, nodes, check, deadline, result):
-        delete, skipped, refusal = rp.plan_deletions(records, self.params["max_deletions"], len(nodes))
+    def clean(self, api, records, servers, nodes, check, deadline, result):
+        delete, skipped, refusal = rp.plan_deletions(records, self.params["max_deletions"], len(nodes),
+                                                     dict((s["id"], s.get("metadata")) for s in servers))
         result["not_deleted"], result["refused"] = skipped, refusal
         if refusal:
             self.ansible.warn(refusal)
@@ -300,13 +307,13 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
                 try:
                     if not api.delete_server(record["id"], deadline):
                         entry["status"] = "gone"
-                except (DeadlineExceeded, ModuleFailure):
-                    raise
                 except Exception as exc:  # pylint: disable=broad-except
-                    if describe_fault(exc) is None and not is_sdk_error(exc):
+                    if not isinstance(exc, DeadlineExceeded) and describe_fault(exc) is None \
+                            and not is_sdk_error(exc):
                         raise
-                    raise ModuleFailure("Nova refused to delete server %s (%s, %s): %s; deleted before it: %s" % (
-                        record["name"], record["id"], record["reason"], exc,
+                    result["changed"] = bool(result["deleted"])
+                    raise ModuleFailure("deleting server %s (%s, %s) failed: %s; deleted before it: %s" % (
+                        record["name"], record["id"], record["reason"], service_message(exc),
                         ", ".join(d["name"] for d in result["deleted"]) or "none"), **result)
             result["deleted"].append(entry)
 

@@ -285,7 +285,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_servi
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client import (
     is_status,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import (
+    OpenStackKubernetesModule,
+    check_object_names,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
     POLL_SECONDS,
     SECONDS,
@@ -360,6 +363,7 @@ class RolloutGuard(OpenStackKubernetesModule):
         params = self.params
         if not params["hook_name"] or "/" in params["hook_name"]:
             raise ModuleFailure("hook_name must be a non-empty name without '/', got %r" % params["hook_name"])
+        check_object_names(params, dict(cluster="subdomain", namespace="label", hook_name="qualified"))
         if params["mode"] == "direct":
             if params["start"]:
                 raise ModuleFailure("start applies to mode=capi only")

@@ -348,7 +348,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_bas
     NumberRange,
     is_sdk_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import describe_fault
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+    describe_fault,
+    service_message,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_nodes import node_source
@@ -650,13 +653,15 @@ class RouteAudit(OpenStackKubernetesModule):
                         repair_state["rejected"].append(entry)
                     else:
                         budget -= 1
-        except (DeadlineExceeded, ModuleFailure):
-            raise
         except Exception as exc:  # pylint: disable=broad-except
-            if describe_fault(exc) is None and not is_sdk_error(exc):
+            if isinstance(exc, ModuleFailure):
+                exc.data.update(result, changed=any(c["status"] == "done" for c in changes))
                 raise
-            raise ModuleFailure("OpenStack API error during the repair of router %s: %s (changes made before it are "
-                                "in changes; a re-run repairs the rest)" % (router["id"], exc), **result)
+            if not isinstance(exc, DeadlineExceeded) and describe_fault(exc) is None and not is_sdk_error(exc):
+                raise
+            result["changed"] = any(c["status"] == "done" for c in changes)
+            raise ModuleFailure("the repair of router %s stopped: %s (the changes made before it are in changes; a "
+                                "re-run repairs the rest)" % (router["id"], service_message(exc)), **result)
         return routes, ports
 
     def write_routes(self, api, router_id, routes, revision, step, atomic, deadline):

@@ -17,9 +17,16 @@ import openstack.config
 import openstack.connection
 import pytest
 import yaml
+from minicloud.control import Minicloud as MinicloudAPI
+from minicloud.provider.modes import DEFAULT_DELAY
+
+import inprocess
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+
+
+WRITE_SERVICES = ("network", "load-balancer", "compute", "kubernetes")
 
 
 class Minicloud:
@@ -79,6 +86,30 @@ class Minicloud:
             args.append("--no-port-security")
         return self.json(*args)[0]
 
+    @property
+    def api(self):
+        """minicloud's Python API on the same state folder (no subprocess)."""
+        return MinicloudAPI(self.state_dir)
+
+    def normal(self):
+        """No fault rules and the Octavia emulator in its normal mode (switched, and waited for, only when it
+        is not: the common case costs two reads of the state folder instead of two CLI processes)."""
+        api = self.api
+        api.clear_faults()
+        mode = api.octavia_mode()
+        if (mode["name"], mode["members"], mode["delay"], mode["applied"]) != ("normal", "*", DEFAULT_DELAY, True):
+            api.set_octavia_mode("normal")
+
+    def reset_counts(self):
+        self.api.request_counts(reset=True)
+
+    def write_count(self, services=WRITE_SERVICES):
+        """Write requests (anything but GET and HEAD) clients made to ``services`` since the last reset;
+        Keystone's token requests are not writes to the cloud and are not counted."""
+        requests = self.api.request_counts()["requests"]
+        return sum(n for service in services for method, paths in requests.get(service, {}).items()
+                   if method not in ("GET", "HEAD") for n in paths.values())
+
     def writes(self, service="network"):
         """Requests other than GET a client made to ``service`` since the last reset."""
         counts = self.requests(service=service).get("requests", {}).get(service, {})
@@ -124,11 +155,9 @@ def minicloud(tmp_path_factory):
 @pytest.fixture
 def cloud(minicloud):
     """The session's minicloud, with the emulator normal and no faults before and after each test."""
-    minicloud.octavia("normal")
-    minicloud.clear_faults()
+    minicloud.normal()
     yield minicloud
-    minicloud.clear_faults()
-    minicloud.octavia("normal")
+    minicloud.normal()
 
 
 @pytest.fixture
@@ -138,6 +167,19 @@ def lb(cloud):
     created = cloud.json("lb", "create", name, "--members", 3)
     yield created
     cloud.cli("lb", "delete", name, check=False)
+
+
+@pytest.fixture
+def run_in_process(minicloud):
+    """Run one module in this process (``inprocess.run_module``) against the session's minicloud: the
+    module's own argument checks, runner and requests, without a playbook around it."""
+
+    def run(module, args, check_mode=False, diff=False):
+        name = module.rsplit(".", 1)[-1]
+        return inprocess.run_module(name, args, check_mode=check_mode, diff=diff,
+                                    env={"OS_CLIENT_CONFIG_FILE": str(minicloud.clouds_yaml)})
+
+    return run
 
 
 @pytest.fixture(scope="session")
