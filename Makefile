@@ -46,7 +46,7 @@ SANITY_SKIP :=
 STEP := tools/ci/step.sh
 
 .PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
-        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration molecule \
+        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz molecule \
         minicloud minicloud-down minicloud-status test demo bench clean distclean
 
 help: ## List the targets
@@ -177,6 +177,12 @@ packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible
 
 integration: venv collection ## pytest tests/integration (brings minicloud up itself)
 	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration
+
+# The fuzz suite runs in `make integration` with a small fixed sample; this runs a longer one (FUZZ_EXAMPLES
+# draws per module, still reproducible: hypothesis is derandomized).
+FUZZ_EXAMPLES ?= 150
+fuzz: venv collection ## The fuzz suite with FUZZ_EXAMPLES (default 150) draws per module (brings minicloud up itself)
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz.py
 
 molecule: venv collection ## molecule scenarios of the roles (extensions/molecule), against one minicloud
 	tools/ci/molecule.sh $(INTEGRATION_COLLECTIONS)
