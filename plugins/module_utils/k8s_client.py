@@ -146,6 +146,9 @@ def _load_kubeconfig(settings, configuration):
         kubernetes.config.load_kube_config_from_dict(kubeconfig, context=context,
                                                      client_configuration=configuration)
         return
+    if kubeconfig is not None and not isinstance(kubeconfig, str):
+        raise ConfigException("kubeconfig must be the path of a kubeconfig file or a kubeconfig as a dict, got a %s"
+                              % type(kubeconfig).__name__)
     path = os.path.expanduser(kubeconfig) if kubeconfig else None
     if path and not os.path.isfile(path):
         raise ConfigException("kubeconfig file %s does not exist" % path)

@@ -73,8 +73,17 @@ def cloud_dict_problem(params):
     """Why the options cannot be used together, or None.  A ``cloud`` dict is a complete cloud
     configuration, so the other connection options would be silently ignored (openstack.cloud refuses
     this combination too)."""
-    if not isinstance(params.get("cloud"), dict):
+    cloud = params.get("cloud")
+    if cloud is not None and not isinstance(cloud, (str, dict)):
+        return ("cloud must be the name of a cloud in clouds.yaml or a dict of connection settings, got a %s"
+                % type(cloud).__name__)
+    if not isinstance(cloud, dict):
         return None
+    wrong = sorted(key for key in ("auth", "region_name", "auth_type") if key in cloud and not isinstance(
+        cloud[key], dict if key == "auth" else str))
+    if wrong:
+        return "cloud: %s of the cloud dict has the wrong type (auth is a dict, auth_type and region_name strings)" % (
+            ", ".join(wrong))
     clashing = [name for name in CONNECTION_OPTIONS if params.get(name) is not None]
     if clashing:
         return ("cloud is a complete cloud configuration (a dict), so %s would be ignored: put them inside the "

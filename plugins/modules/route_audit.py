@@ -54,7 +54,7 @@ options:
       - The cluster's pod network(s). Only routes whose destination lies inside one of them are managed.
       - In network form; C(198.19.1.5/16) is refused (Neutron refuses host bits in a route destination).
       - A CIDR that overlaps one of the router's own subnets (the nodes' or the gateway's), or that is every
-        address of its family (C(0.0.0.0/0)), is refused in every state: pod routes never lie there, and the
+        address of its family (C(0.0.0.0/0)), is refused in every state. Pod routes never lie there, and the
         module would treat the router's other routes as the cluster's.
     type: list
     elements: str

@@ -106,7 +106,7 @@ options:
   exclusive:
     description:
       - Remove the group's rules that are not in I(pod_cidr) or I(rules). Only this group is touched.
-          - Only with I(state=present), and only with I(pod_cidr) or I(rules) (an empty rule set would remove every
+      - Only with I(state=present), and only with I(pod_cidr) or I(rules) (an empty rule set would remove every
         rule of the group).
       - Refused before any write when it would remove more than I(max_removal_share) of the rules of a group
         that existed before the run.

@@ -262,6 +262,10 @@ def test_node_registration_audit_never_deletes_a_server_with_another_clusters_ma
     ("cluster_info", dict(name="c", timeout=-5), "timeout must be zero or more seconds"),
     ("cluster_info", dict(name="Not_A_Name"), "is no valid Kubernetes name"),
     ("rollout_guard", dict(cluster="c", hook_name="bad hook!"), "hook_name 'bad hook!' is no valid Kubernetes name"),
+    ("lb_member_wait", dict(pool="p", cloud=["minicloud"]), "cloud must be the name of a cloud in clouds.yaml"),
+    ("secgroup_ensure", dict(security_group="g", cloud={"auth": ["x"]}), "auth of the cloud dict has the wrong type"),
+    ("route_audit", dict(router="r", cluster_cidr=[CLUSTER], kubernetes={"kubeconfig": ["x"]}),
+     "kubeconfig must be the path of a kubeconfig file or a kubeconfig as a dict, got a list"),
 ])
 def test_numbers_and_names_are_refused_in_our_words_before_any_request(minicloud, run_in_process, module, args,
                                                                        words):
@@ -269,7 +273,7 @@ def test_numbers_and_names_are_refused_in_our_words_before_any_request(minicloud
     if module in ("cluster_pause_ack", "cluster_info"):
         task["kubeconfig"] = str(minicloud.state_dir / "kubeconfig")
     else:
-        task["cloud"] = "minicloud"
+        task.setdefault("cloud", "minicloud")
     minicloud.reset_counts()
     result = refused(run_in_process(module, task), words)
     assert result["api_calls"] == 0 and minicloud.write_count() == 0
