@@ -12,9 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (  # noqa: F401 (re-exported)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
     ResolveError,
-    error_message,
     error_type,
     http_status,
 )

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils import k8s_nodes
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import http_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import http_status
 
 SERVERS_PER_PAGE = 1000
 

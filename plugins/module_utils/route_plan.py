@@ -511,7 +511,7 @@ def removal_refusal(findings, cluster_routes, node_count, source, max_share):
                "the nodes option" if source == "nodes" else "the Kubernetes API") if not node_count else
            "that is more than max_removal_share %s allows; a partial node list or a too wide cluster_cidr looks "
            "like this" % max_share)
+    named = ", ".join(lost[:10]) + (", ..." if len(lost) > 10 else "")
     return ("refusing to repair: it would remove the routes of %d of the %d pod CIDRs routed today (%s), leaving "
             "them without a route; %s. Nothing was changed. If these nodes are really gone, run again with "
-            "max_removal_share: 1" % (len(lost), len(routed), ", ".join(lost[:10]) + (", ..." if len(lost) > 10
-                                                                                     else ""), why))
+            "max_removal_share: 1" % (len(lost), len(routed), named, why))

@@ -13,12 +13,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+    ResolveError,
     error_message,
     error_type,
     http_status,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import ResolveError
 
 PORT_FIELDS = ("id", "name", "network_id", "device_id", "device_owner", "fixed_ips", "mac_address",
                "allowed_address_pairs", "port_security_enabled", "revision_number")

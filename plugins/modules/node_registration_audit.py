@@ -239,7 +239,8 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
         fail_on_findings=dict(type="bool", default=False),
         timeout=dict(type="int", default=300),
     )
-    number_ranges = dict(timeout=SECONDS, registration_timeout=SECONDS,
+    number_ranges = dict(
+        timeout=SECONDS, registration_timeout=SECONDS,
         max_deletions=NumberRange(minimum=1, maximum=1000, hint="use state=audited to delete nothing"))
     module_kwargs = dict(required_one_of=[["servers", "server_metadata"]])
 

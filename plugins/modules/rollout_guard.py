@@ -343,7 +343,7 @@ class RolloutGuard(OpenStackKubernetesModule):
         poll_interval=dict(type="float", default=5),
     )
     number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, poll_interval=POLL_SECONDS,
-        min_healthy_members=NumberRange(minimum=0, maximum=1000))
+                         min_healthy_members=NumberRange(minimum=0, maximum=1000))
     module_kwargs = dict(required_if=[("mode", "capi", ["cluster"]), ("mode", "direct", ["pool", "replace"])])
 
     def __init__(self, clock=None):

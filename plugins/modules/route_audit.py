@@ -389,9 +389,13 @@ class RouteAudit(OpenStackKubernetesModule):
         fail_on_findings=dict(type="bool", default=False),
         timeout=dict(type="int", default=300),
     )
-    number_ranges = dict(timeout=SECONDS, max_changes=NumberRange(minimum=1, maximum=100000, hint="use state=audited to change nothing"),
-        route_limit=NumberRange(minimum=1, maximum=100000), limit_warning_ratio=NumberRange(above=0, maximum=1),
-        max_removal_share=NumberRange(minimum=0, maximum=1))
+    number_ranges = dict(
+        timeout=SECONDS,
+        max_changes=NumberRange(minimum=1, maximum=100000, hint="use state=audited to change nothing"),
+        route_limit=NumberRange(minimum=1, maximum=100000),
+        limit_warning_ratio=NumberRange(above=0, maximum=1),
+        max_removal_share=NumberRange(minimum=0, maximum=1),
+    )
 
     # -- input -------------------------------------------------------------------------
 

@@ -331,12 +331,12 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_bas
     NumberRange,
     OpenStackModule,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import (
-    NetworkService,
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import NetworkService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
     error_message,
     http_status,
+    service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import service_message
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
 
 PORT_UPDATE_ATTEMPTS = 5

@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 
-import ansible.module_utils.basic as basic
+from ansible.module_utils import basic
 
 PACKAGE = "ansible_collections.flightcontrol.openstack.plugins.modules."
 
