@@ -182,7 +182,7 @@ integration: venv collection ## pytest tests/integration (brings minicloud up it
 # draws per module, still reproducible: hypothesis is derandomized).
 FUZZ_EXAMPLES ?= 150
 fuzz: venv collection ## The fuzz suite with FUZZ_EXAMPLES (default 150) draws per module (brings minicloud up itself)
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz.py
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_modules.py
 
 molecule: venv collection ## molecule scenarios of the roles (extensions/molecule), against one minicloud
 	tools/ci/molecule.sh $(INTEGRATION_COLLECTIONS)
