@@ -201,8 +201,8 @@ def test_fuzz_secgroup_ensure(minicloud, world, data):
     names = [s["name"] for s in world.servers] + [world.server_prefix + "-*", "fz-no-such-server"]
     rule = st.fixed_dictionaries({}, optional=dict(
         protocol=st.sampled_from(["tcp", "udp", "icmp", "6", "300", "any", "bogus"]),
-        port=st.sampled_from([22, 0, 65536, -1]), remote_ip_prefix=st.sampled_from(["10.0.0.0/8", "10.0.0.5/8",
-                                                                                     "::/0", "bad"]),
+        port=st.sampled_from([22, 0, 65536, -1]),
+        remote_ip_prefix=st.sampled_from(["10.0.0.0/8", "10.0.0.5/8", "::/0", "bad"]),
         remote_group=st.sampled_from(world.fuzz_groups + [str(uuid.UUID(int=7)), ""]),
         direction=st.sampled_from(["ingress", "egress"]), ethertype=st.sampled_from(["IPv4", "IPv6"])))
     hints = dict(security_group=st.sampled_from(world.fuzz_groups), servers=st.lists(st.sampled_from(names), max_size=3),
