@@ -42,7 +42,7 @@ def connect_kubernetes(module, params, clock):
     try:
         return KubernetesClient(auth_settings(params), clock=clock)
     except CONFIG_ERRORS as exc:
-        module.fail_json(msg="Kubernetes connection settings are invalid: %s" % (exc,))
+        raise ModuleFailure("Kubernetes connection settings are invalid: %s" % (exc,))
 
 
 def check_object_names(params, kinds):

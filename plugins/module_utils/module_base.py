@@ -197,7 +197,7 @@ class OpenStackModule(BaseModule):
     def connect(self):
         problem = cloud_dict_problem(self.params)
         if problem:
-            self.ansible.fail_json(msg=problem)
+            raise ModuleFailure(problem)
         if SDK_IMPORT_ERROR is not None:
             self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
         version_error = sdk_version_error()
@@ -206,7 +206,7 @@ class OpenStackModule(BaseModule):
         try:
             self.client = OpenStackClient(self.params, clock=self.clock)
         except sdk_exceptions.ConfigException as exc:
-            self.ansible.fail_json(msg="OpenStack connection settings are invalid: %s" % exc)
+            raise ModuleFailure("OpenStack connection settings are invalid: %s" % exc)
         self.clients.append(self.client)
         return self.client
 
