@@ -43,8 +43,6 @@ ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
 # then they need the shellcheck / pwsh binaries: add `--skip-test shellcheck` with a reason here.)
 SANITY_SKIP :=
 
-STEP := tools/ci/step.sh
-
 .PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
         lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz molecule \
         minicloud minicloud-down minicloud-status test demo bench clean distclean
@@ -175,8 +173,14 @@ minicloud-tests: venv ## pytest tools/minicloud/tests
 packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible-builder create)
 	$(VENV)/bin/python -m pytest tests/test_packaging.py
 
-integration: venv collection ## pytest tests/integration (brings minicloud up itself)
-	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration
+# Workers of pytest-xdist for the integration tests: each has its own minicloud (the first one takes the cloud
+# in MINICLOUD_STATE_DIR when set). Most of their time is spent waiting for the cloud, so two workers on two
+# cores are about twice as fast; INTEGRATION_WORKERS=1 runs them one after the other in one process.
+INTEGRATION_WORKERS ?= 2
+INTEGRATION_XDIST = $(if $(filter-out 1,$(INTEGRATION_WORKERS)),-n $(INTEGRATION_WORKERS) --dist worksteal,-p no:xdist)
+
+integration: venv collection ## pytest tests/integration (brings minicloud up itself; INTEGRATION_WORKERS=2)
+	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest $(INTEGRATION_XDIST) tests/integration
 
 # The fuzz suite runs in `make integration` with a small fixed sample; this runs a longer one (FUZZ_EXAMPLES
 # draws per module, still reproducible: hypothesis is derandomized).
@@ -221,21 +225,11 @@ bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/*.py), 
 
 # --- everything CI runs ------------------------------------------------------------------------
 
-# In this order, stopping at the first failure. A test directory that does not exist yet is
-# skipped with a loud SKIPPED line (the step fails once the directory exists and its tests fail).
+# In this order, stopping at the first failure (tools/ci/test.sh: the steps, each timed, and one minicloud for
+# the integration tests and the role scenarios). A test directory that does not exist yet is skipped with a
+# loud SKIPPED line (the step fails once the directory exists and its tests fail).
 test: ## Everything CI runs, in order, stopping at the first failure
-	@$(STEP) venv $(MAKE) venv
-	@$(STEP) venv-py311 $(MAKE) venv-py311
-	@$(STEP) changelog-lint $(MAKE) changelog-lint
-	@$(STEP) lint $(MAKE) lint
-	@$(STEP) sanity $(MAKE) sanity
-	@$(STEP) units-py312 $(MAKE) units-py312
-	@$(STEP) units-py311 $(MAKE) units-py311
-	@$(STEP) --needs tools/minicloud/tests minicloud-tests $(MAKE) minicloud-tests
-	@$(STEP) packaging $(MAKE) packaging
-	@$(STEP) --needs tests/integration integration $(MAKE) integration
-	@$(STEP) --needs extensions/molecule molecule $(MAKE) molecule
-	@$(STEP) --summary
+	@MAKE="$(MAKE)" tools/ci/test.sh
 
 clean: minicloud-down ## Stop minicloud, remove build/ and tests/output/
 	rm -rf build tests/output

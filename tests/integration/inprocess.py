@@ -16,6 +16,7 @@ import os
 import tempfile
 
 from ansible.module_utils import basic
+from ansible.module_utils.common import warnings as module_warnings
 
 PACKAGE = "ansible_collections.flightcontrol.openstack.plugins.modules."
 
@@ -52,6 +53,9 @@ def run_module(name, args, check_mode=False, diff=False, env=None):
                        _ansible_verbosity=0, _ansible_debug=False)
         basic._ANSIBLE_ARGS = json.dumps({"ANSIBLE_MODULE_ARGS": payload}).encode("utf-8")
         basic._ANSIBLE_PROFILE = "legacy"
+        # a new process starts with none: warnings of an earlier run in this process are not this run's
+        module_warnings._global_warnings.clear()
+        module_warnings._global_deprecations.clear()
         out = io.StringIO()
         try:
             with _environment(env or {}), contextlib.redirect_stdout(out):
@@ -66,6 +70,18 @@ def run_module(name, args, check_mode=False, diff=False, env=None):
             basic._ANSIBLE_ARGS = None
     text = out.getvalue().strip()
     try:
-        return json.loads(text[text.index("{"):])
+        result = json.loads(text[text.index("{"):])
     except ValueError:
         raise ModuleTraceback("%s printed no JSON result: %r" % (name, text[-2000:]))
+    return _as_registered(result)
+
+
+def _as_registered(result):
+    """The result as a play registers it: the module sends its warnings as structured events, the controller
+    hands the task their messages, and says ``failed`` and ``changed`` even when the module left them out."""
+    result.setdefault("failed", False)
+    result.setdefault("changed", False)
+    if result.get("warnings"):
+        result["warnings"] = [w["event"]["msg"] if isinstance(w, dict) and "event" in w else w
+                              for w in result["warnings"]]
+    return result

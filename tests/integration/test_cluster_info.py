@@ -17,10 +17,10 @@ def seed(cloud, version, control_plane=3, workers=2):
     return name
 
 
-def info(cloud, run_module, name, **extra):
+def info(cloud, run_module, name, playbook=False, **extra):
     args = {"kubeconfig": str(cloud.state_dir / "kubeconfig"), "name": name}
     args.update(extra)
-    run = run_module(MODULE, args)
+    run = run_module(MODULE, args, playbook=playbook)
     assert run.rc == 0, run.output
     return run.result
 
@@ -28,7 +28,7 @@ def info(cloud, run_module, name, **extra):
 @pytest.mark.parametrize("seeded", ["v1beta1", "v1beta2"])
 def test_the_same_view_whichever_version_the_cluster_was_written_and_is_read_in(cloud, run_module, seeded):
     name = seed(cloud, seeded)
-    views = dict((read, info(cloud, run_module, name, api_version=read)) for read in ("v1beta1", "v1beta2"))
+    views = dict((read, info(cloud, run_module, name, api_version=read, playbook=True)) for read in ("v1beta1", "v1beta2"))
     for read, view in views.items():
         assert view["cluster"]["api_version"] == "cluster.x-k8s.io/%s" % read
         assert view["cluster"]["provisioned"] is True and view["cluster"]["ready"] is True, view["cluster"]

@@ -2,18 +2,14 @@
 """roles/cluster_move through real ansible-playbook runs, between minicloud's two Kubernetes APIs, with
 minicloud's clusterctl stand-in (tools/minicloud/bin/clusterctl-standin, NOT clusterctl) emulating a version."""
 
-import json
-import os
-import subprocess
 import sys
 import uuid
 
 import pytest
-import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from conftest import BIN, REPO
+from playbook_runner import REPO
 
 STANDIN = REPO / "tools" / "minicloud" / "bin" / "clusterctl-standin"
 
@@ -25,11 +21,10 @@ def capi(cloud):
 
 
 @pytest.fixture
-def run_role(minicloud, collections_path, tmp_path):
+def run_role(minicloud, playbooks):
     """Run the role in a real ansible-playbook; returns (process, what the play recorded)."""
 
     def run(name, namespace, version, fail=None, **extra):
-        record = tmp_path / ("record-%s.json" % uuid.uuid4().hex[:8])
         env = {"MINICLOUD_PYTHON": sys.executable, "MINICLOUD_CLUSTERCTL_VERSION": version}
         if fail:
             env["MINICLOUD_CLUSTERCTL_FAIL"] = fail
@@ -47,31 +42,10 @@ def run_role(minicloud, collections_path, tmp_path):
                 " 'source_pause': cluster_move_source_pause | default(None),"
                 " 'move': cluster_move_clusterctl_run | default(None),"
                 " 'target_unpause': cluster_move_target_unpause | default(None)} | to_json }}")
-        play = [{
-            "name": "cluster_move under test", "hosts": "localhost", "gather_facts": False,
-            "tasks": [{
-                "name": "The role",
-                "block": [
-                    {"name": "Run it", "ansible.builtin.include_role": {"name": "flightcontrol.openstack.cluster_move"},
-                     "vars": role_vars},
-                    {"name": "Keep success",
-                     "ansible.builtin.copy": {"content": keep % ("false", "''"), "dest": str(record)}},
-                ],
-                "rescue": [
-                    {"name": "Keep failure", "ansible.builtin.copy": {
-                        "content": keep % ("true", "ansible_failed_result.msg"), "dest": str(record)}},
-                ],
-            }],
-        }]
-        playbook = tmp_path / "move.yml"
-        playbook.write_text(yaml.safe_dump(play, sort_keys=False))
-        cmd = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, env=dict(
-            os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR="1",
-            ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0"))
-        assert record.exists(), "the play recorded nothing:\n%s\n%s" % (proc.stdout, proc.stderr)
-        return proc, json.loads(record.read_text())
+        run = playbooks.role("flightcontrol.openstack.cluster_move", role_vars=role_vars, timeout=600,
+                             keep=keep % ("false", "''"), keep_failure=keep % ("true", "ansible_failed_result.msg"))
+        assert run.result, "the play recorded nothing:\n%s" % run.output
+        return run.proc, run.result
 
     return run
 

@@ -141,7 +141,7 @@ def test_transient_faults_and_a_dropped_connection_are_retried(capi, run_module)
     capi.fault("kubernetes", "/apis/cluster.x-k8s.io/*/namespaces/*/clusters/*", 429, count=1, retry_after=1)
     capi.fault("kubernetes", "/apis/cluster.x-k8s.io/*/namespaces/*/clusters/*", 503, method="PATCH", count=1)
     capi.fault("kubernetes", "/apis/cluster.x-k8s.io/*/namespaces/*/machines", "drop", count=1)
-    run = run_module(MODULE, args(capi, name))
+    run = run_module(MODULE, args(capi, name), playbook=True)
     assert run.rc == 0, run.output
     assert sorted(run.result["retried_faults"], key=str) == [429, 503, "connection"]
     assert run.result["cluster"]["paused"] is True

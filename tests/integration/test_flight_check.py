@@ -6,16 +6,11 @@ that never registered, and one port that lost the cluster's security group.
 """
 
 import json
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+from playbook_runner import REPO
 CLUSTER_CIDR = "198.19.0.0/16"
 
 
@@ -24,20 +19,13 @@ def unique(prefix):
 
 
 @pytest.fixture
-def run_flight_check(minicloud, collections_path, tmp_path):
+def run_flight_check(playbooks, tmp_path):
     """Run playbooks/flight_check.yml with these variables; returns (process, report or None)."""
 
     def run(**variables):
         report = tmp_path / ("report-%s.json" % uuid.uuid4().hex[:8])
         variables.setdefault("flight_check_report_path", str(report))
-        extra = tmp_path / "vars.json"
-        extra.write_text(json.dumps(dict(variables, ansible_python_interpreter=sys.executable)))
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections_path),
-                   OS_CLIENT_CONFIG_FILE=str(minicloud.clouds_yaml), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
-                   ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-        proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-e", "@%s" % extra,
-                               str(REPO / "playbooks" / "flight_check.yml")],
-                              capture_output=True, text=True, env=env, timeout=900, check=False)
+        proc = playbooks.run(REPO / "playbooks" / "flight_check.yml", extra_vars=variables)
         data = json.loads(report.read_text()) if report.exists() else None
         return proc, data
 

@@ -108,15 +108,6 @@ def test_route_audit_cluster_cidr_covering_the_routers_subnet_is_refused(cloud, 
 
 # -- rollout_guard: a member never replaces itself ----------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def shared_lb(minicloud):
-    """One load balancer with three serving members for the refusals (none of them writes)."""
-    name = unique("glb")
-    created = minicloud.json("lb", "create", name, "--members", 3)
-    yield created
-    minicloud.cli("lb", "delete", name, check=False)
-
-
 def member_names(cloud, lb):
     pool = cloud.sdk().load_balancer
     return sorted(m.name for m in pool.members(lb["pool"]["id"]))

@@ -25,7 +25,7 @@ def test_a_new_member_becomes_active(cloud, lb, run_module):
     cloud.octavia("slow", delay=SLOW_STEP)
     cloud.add_member(lb, "cp-new", "10.0.0.201")
     run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-new"],
-                              "timeout": 60, "poll_interval": 0.5})
+                              "timeout": 60, "poll_interval": 0.5}, playbook=True)
     assert run.rc == 0, run.output
     result = run.result
     assert result["failed"] is False and result["changed"] is False
@@ -37,13 +37,14 @@ def test_a_new_member_becomes_active(cloud, lb, run_module):
     assert result["api_calls"] >= 2 * result["polls"]
 
 
-def test_all_members_by_default_and_by_address(cloud, lb, run_module):
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["id"], "timeout": 30, "poll_interval": 1})
+def test_all_members_by_default_and_by_address(cloud, shared_lb, run_module):
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["id"], "timeout": 30,
+                              "poll_interval": 1})
     assert run.rc == 0, run.output
     assert len(run.result["members"]) == 3
-    address = lb["members"][1]["address"]
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"],
-                              "loadbalancer": lb["loadbalancer"]["name"],
+    address = shared_lb["members"][1]["address"]
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"],
+                              "loadbalancer": shared_lb["loadbalancer"]["name"],
                               "members": ["%s:6443" % address], "timeout": 30, "poll_interval": 1})
     assert run.rc == 0, run.output
     assert [m["address"] for m in run.result["members"]] == [address]
@@ -104,13 +105,13 @@ def test_healthy_means_online_with_a_monitor(cloud, monitored_lb, run_module):
     assert {m["operating_status"] for m in run.result["members"]} == {"ONLINE"}
 
 
-def test_healthy_means_no_monitor_without_one_and_online_is_refused(cloud, lb, run_module):
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"],
+def test_healthy_means_no_monitor_without_one_and_online_is_refused(cloud, shared_lb, run_module):
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"],
                               "operating_status": ["HEALTHY"], "timeout": 30, "poll_interval": 0.5})
     assert run.rc == 0, run.output
     assert run.result["accepted_operating_status"] == ["NO_MONITOR"]
     assert {m["operating_status"] for m in run.result["members"]} == {"NO_MONITOR"}
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"],
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"],
                               "operating_status": ["ONLINE"], "timeout": 30})
     assert run.result["failed"] is True
     assert "has no health monitor" in run.result["msg"]
@@ -130,65 +131,65 @@ def test_backend_down_is_reported_as_not_serving(cloud, monitored_lb, run_module
     assert "provisioned but not serving (operating_status ERROR)" in run.result["msg"]
 
 
-def test_429_with_retry_after_is_honoured(cloud, lb, run_module):
+def test_429_with_retry_after_is_honoured(cloud, shared_lb, run_module):
     cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 429, count=1, retry_after=3)
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 60,
-                              "poll_interval": 1})
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "timeout": 60,
+                              "poll_interval": 1}, playbook=True)
     assert run.rc == 0, run.output
     assert run.result["retried_faults"] == [429]
     assert run.result["elapsed"] >= 3
 
 
-def test_503_burst_is_retried(cloud, lb, run_module):
+def test_503_burst_is_retried(cloud, shared_lb, run_module):
     cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 503, count=3)
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 60,
-                              "poll_interval": 1})
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "timeout": 60,
+                              "poll_interval": 1}, playbook=True)
     assert run.rc == 0, run.output
     assert run.result["retried_faults"] == [503, 503, 503]
 
 
-def test_faults_past_the_deadline_fail_with_the_reason(cloud, lb, run_module):
+def test_faults_past_the_deadline_fail_with_the_reason(cloud, shared_lb, run_module):
     cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 503)
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 4,
-                              "poll_interval": 1})
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "timeout": 4,
+                              "poll_interval": 1}, playbook=True)
     result = run.result
     assert result["failed"] is True
     assert "HTTP 503" in result["msg"] and "until the deadline" in result["msg"]
-    assert "No poll of pool %s" % lb["pool"]["name"] in result["msg"]
+    assert "No poll of pool %s" % shared_lb["pool"]["name"] in result["msg"]
     assert result["members"] is None and result["polls"] == 0, "nothing was seen, so nothing is reported"
     assert set(result["retried_faults"]) == {503}
     assert 4 <= result["elapsed"] < 4 + 3
     assert "Traceback" not in run.output
 
 
-def test_dropped_connections_are_retried(cloud, lb, run_module):
+def test_dropped_connections_are_retried(cloud, shared_lb, run_module):
     cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", "drop", count=2)
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "timeout": 60,
-                              "poll_interval": 1})
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "timeout": 60,
+                              "poll_interval": 1}, playbook=True)
     assert run.rc == 0, run.output
     assert run.result["retried_faults"] == ["connection", "connection"]
     assert len(run.result["members"]) == 3
 
 
-def test_cloud_as_a_dict_masks_its_secrets_and_refuses_clashing_options(cloud, lb, run_module):
+def test_cloud_as_a_dict_masks_its_secrets_and_refuses_clashing_options(cloud, shared_lb, run_module):
     config = yaml.safe_load(cloud.clouds_yaml.read_text())["clouds"]["minicloud"]
-    run = run_module(MODULE, {"cloud": config, "pool": lb["pool"]["name"], "timeout": 30})
+    run = run_module(MODULE, {"cloud": config, "pool": shared_lb["pool"]["name"], "timeout": 30})
     assert run.rc == 0, run.output
     sentinel = "Sentinel-Password-4711"
     config["auth"]["password"] = sentinel
-    run = run_module(MODULE, {"cloud": config, "pool": lb["pool"]["name"], "timeout": 10}, verbosity=3)
+    run = run_module(MODULE, {"cloud": config, "pool": shared_lb["pool"]["name"], "timeout": 10}, verbosity=3)
     assert run.result["failed"] is True
     assert "401" in run.result["msg"], "a wrong password is a clear authentication error"
     assert "Traceback" not in run.output
     assert sentinel not in run.output, "the password inside the cloud dict leaked into the output"
     assert sentinel not in json.dumps(run.result)
-    run = run_module(MODULE, {"cloud": config, "region_name": "RegionTwo", "pool": lb["pool"]["name"]})
+    run = run_module(MODULE, {"cloud": config, "region_name": "RegionTwo", "pool": shared_lb["pool"]["name"]})
     assert run.result["failed"] is True
     assert "region_name would be ignored" in run.result["msg"]
 
 
-def test_absent_warns_about_members_it_never_saw(cloud, lb, run_module):
-    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-typo"],
+def test_absent_warns_about_members_it_never_saw(cloud, shared_lb, run_module):
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "members": ["cp-typo"],
                               "state": "absent", "timeout": 10})
     assert run.rc == 0, run.output
     assert run.result["not_seen_at_start"] == ["cp-typo"]
@@ -202,8 +203,9 @@ def test_absent_warns_about_members_it_never_saw(cloud, lb, run_module):
     ({"pool": "{pool}", "state": "absent", "operating_status": ["HEALTHY"]}, "state=present only"),
     ({"pool": "{pool}", "poll_interval": 0}, "poll_interval must be more than zero"),
 ])
-def test_bad_input_gets_a_clear_error(cloud, lb, run_module, args, fragment):
-    args = dict((k, v.format(pool=lb["pool"]["name"]) if isinstance(v, str) else v) for k, v in args.items())
+def test_bad_input_gets_a_clear_error(cloud, shared_lb, run_module, args, fragment):
+    pool = shared_lb["pool"]["name"]
+    args = dict((k, v.format(pool=pool) if isinstance(v, str) else v) for k, v in args.items())
     run = run_module(MODULE, dict(args, cloud="minicloud", timeout=10))
     assert run.result["failed"] is True
     assert fragment in run.result["msg"]

@@ -36,11 +36,11 @@ def task_states(cloud, ids):
     return dict((s["id"], s.get("OS-EXT-STS:task_state")) for s in listed if s["id"] in ids)
 
 
-def run(run_module, cloud, prefix, check_mode=False, diff=False, **args):
+def run(run_module, cloud, prefix, check_mode=False, diff=False, playbook=False, **args):
     task = dict(cloud="minicloud", servers=[prefix + "-*"],
                 kubernetes={"kubeconfig": str(cloud.state_dir / "kubeconfig")})
     task.update(args)
-    return run_module(MODULE, task, check_mode=check_mode, diff=diff).result
+    return run_module(MODULE, task, check_mode=check_mode, diff=diff, playbook=playbook).result
 
 
 def ok(result):
@@ -53,7 +53,7 @@ def test_audit_reports_the_server_that_never_registered_and_waits_for_young_ones
     made = servers(cloud, prefix, 3)
     nodes = [register(cloud, s) for s in made[:2]]
     try:
-        audit = ok(run(run_module, cloud, prefix, registration_timeout=0))
+        audit = ok(run(run_module, cloud, prefix, registration_timeout=0, playbook=True))
         assert not audit["changed"] and not audit["healthy"]
         assert [s["name"] for s in audit["unregistered"]] == [made[2]["name"]]
         by_name = dict((s["name"], s) for s in audit["servers"])
@@ -136,7 +136,7 @@ def test_transient_503_on_the_server_list_is_retried(cloud, run_module):
     prefix = unique("flt")
     made = servers(cloud, prefix, 1)
     cloud.fault("compute", "/v2.1/servers/detail", 503, count=2)
-    result = ok(run(run_module, cloud, prefix, registration_timeout=3600))
+    result = ok(run(run_module, cloud, prefix, registration_timeout=3600, playbook=True))
     assert [s["name"] for s in result["servers"]] == [made[0]["name"]]
     assert len(result["retried_faults"]) == 2
 

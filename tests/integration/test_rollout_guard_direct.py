@@ -53,7 +53,7 @@ def test_direct_mode_replaces_pair_by_pair_stops_on_a_lost_member_and_finishes_a
     recorder = PoolRecorder(cloud, lb["pool"]["id"])
     recorder.start()
     try:
-        run = run_module(MODULE, args)
+        run = run_module(MODULE, args, playbook=True)
     finally:
         samples = recorder.stop()
 
@@ -82,14 +82,14 @@ def test_direct_mode_replaces_pair_by_pair_stops_on_a_lost_member_and_finishes_a
 
     # the emulator recovers (the lost member finishes provisioning); the same task finishes the job
     cloud.octavia("normal")
-    run = run_module(MODULE, args)
+    run = run_module(MODULE, args, playbook=True)
     assert run.result["failed"] is False, run.output
     assert run.result["changed"] is True and run.result["released"] == [old[1]]
     final = dict((m.name, m.provisioning_status) for m in cloud.sdk().load_balancer.members(lb["pool"]["id"]))
     assert sorted(final) == sorted([old[2], "rg-new-0", "rg-new-1"])
 
     # and once more: nothing left to do
-    run = run_module(MODULE, args)
+    run = run_module(MODULE, args, playbook=True)
     assert run.result["failed"] is False, run.output
     assert run.result["changed"] is False and run.result["released"] == []
 

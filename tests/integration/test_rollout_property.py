@@ -23,8 +23,8 @@ import time
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from test_control_plane_rollout import (assert_safe_history, history, hooks_left, machines, pool_name, run_role,
-                                        seed_cluster, set_capo_wait)
+from rollouts import (assert_safe_history, history, hooks_left, machines, pool_name, run_role, seed_cluster,
+                      set_capo_wait)
 
 MIN_HEALTHY = 3
 LOST_MEMBER_TIMEOUT = 20
@@ -114,7 +114,7 @@ def member_states(record, pool):
 @example(scenario={"capo_wait": "member", "lost": 3, "delay": 0.25,
                    "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}})
 @given(scenario=scenarios)
-def test_rollout_keeps_min_healthy_over_behaviours_and_faults(cloud, collections_path, tmp_path, scenario):
+def test_rollout_keeps_min_healthy_over_behaviours_and_faults(cloud, playbooks, scenario):
     name = seed_cluster(cloud, 3)
     pool = pool_name(name)
     lost = scenario["lost"]
@@ -133,7 +133,7 @@ def test_rollout_keeps_min_healthy_over_behaviours_and_faults(cloud, collections
             cloud.fault(service, path, status, count=scenario["fault"]["count"],
                         retry_after=1 if status == "429" else None)
 
-        rc, output, result = run_role(cloud, collections_path, tmp_path, {
+        rc, output, result = run_role(playbooks, cloud, {
             "control_plane_rollout_cluster": name,
             "control_plane_rollout_member_timeout": LOST_MEMBER_TIMEOUT if lost else 120,
             "control_plane_rollout_timeout": 600})

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 """route_audit against minicloud: a real Neutron router with real node ports, routes seeded broken on purpose."""
 
-import threading
-import time
 import uuid
 
 import pytest
+
+from races import with_concurrent_change
 
 MODULE = "flightcontrol.openstack.route_audit"
 CLUSTER = "198.19.0.0/16"
@@ -44,8 +44,9 @@ def run(run_module, router, nodes, **args):
     task = dict(cloud="minicloud", router=router, cluster_cidr=[CLUSTER], nodes=node_args(nodes))
     check_mode = args.pop("check_mode", False)
     diff = args.pop("diff", False)
+    playbook = args.pop("playbook", False)
     task.update(args)
-    return run_module(MODULE, task, check_mode=check_mode, diff=diff).result
+    return run_module(MODULE, task, check_mode=check_mode, diff=diff, playbook=playbook).result
 
 
 def run_ok(run_module, router, nodes, **args):
@@ -74,7 +75,7 @@ def test_kubernikus_duplicates_found_right_one_named_repair_leaves_one_then_idem
     assert len(routes_of(cloud, router)) == 3
 
     cloud.requests(reset=True)
-    repaired = run_ok(run_module, router, nodes, state="repaired")
+    repaired = run_ok(run_module, router, nodes, state="repaired", playbook=True)
     assert repaired["changed"] and repaired["healthy"] and repaired["remaining"] == []
     assert sorted((c["action"], c["nexthop"], c["status"]) for c in repaired["changes"]) == [
         ("remove_route", "10.180.0.3", "done"), ("remove_route", "10.180.0.4", "done")]
@@ -238,7 +239,7 @@ def test_transient_faults_during_repair_are_retried(cloud, run_module):
     cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % nodes[0]["pod_cidr"], "--set", route(nodes[1]))
     cloud.fault("network", "/v2.0/routers/*/add_extraroutes", 503, method="PUT", count=2)
     cloud.fault("network", "/v2.0/routers/*/remove_extraroutes", 429, method="PUT", count=1, retry_after=1)
-    result = run_ok(run_module, router, nodes, state="repaired")
+    result = run_ok(run_module, router, nodes, state="repaired", playbook=True)
     assert sorted(result["retried_faults"]) == [429, 503, 503]
     assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
     assert run_ok(run_module, router, nodes)["findings"] == []
@@ -248,12 +249,12 @@ def test_faults_until_the_deadline_leave_the_router_consistent(cloud, run_module
     router, nodes = make_router(cloud, 2)
     cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % nodes[0]["pod_cidr"], "--set", route(nodes[1]))
     cloud.fault("network", "/v2.0/routers/*/remove_extraroutes", 503, method="PUT")
-    result = run(run_module, router, nodes, state="repaired", timeout=4)
+    result = run(run_module, router, nodes, state="repaired", timeout=4, playbook=True)
     assert result["failed"] and "503" in result["msg"]
     # The right route went in, the wrong one stayed: traffic was never left without a route.
     assert routes_of(cloud, router) == sorted(["%s=10.180.0.3" % nodes[0]["pod_cidr"], route(nodes[0]), route(nodes[1])])
     cloud.clear_faults()
-    run_ok(run_module, router, nodes, state="repaired")
+    run_ok(run_module, router, nodes, state="repaired", playbook=True)
     assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
 
 
@@ -349,22 +350,10 @@ def test_without_extraroute_atomic_a_concurrent_change_is_read_again_and_kept(ol
     cloud = older_neutron
     router, nodes = make_router(cloud, 2)
     cloud.cli("router", "routes", router, "--clear")
-    cloud.fault("network", "/v2.0/routers/*", None, method="PUT", count=1, delay=8)
-    done = {}
-
-    def concurrent_update():
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if any(r["fired"] for r in cloud.json("fault", "list")):
-                done["router"] = cloud.json("router", "routes", router, "--add", FOREIGN[1])
-                return
-            time.sleep(0.2)
-
-    thread = threading.Thread(target=concurrent_update)
-    thread.start()
-    result = run_ok(run_module, router, nodes, state="repaired")
-    thread.join()
-    assert "router" in done, "the concurrent update did not happen"
+    result, _ = with_concurrent_change(
+        cloud, "network", "PUT", "/v2.0/routers/*",
+        lambda: run_ok(run_module, router, nodes, state="repaired", playbook=True),
+        lambda: cloud.json("router", "routes", router, "--add", FOREIGN[1]))
     assert [c["kind"] for c in result["conflicts"]] == ["router_changed"]
     assert routes_of(cloud, router) == sorted([FOREIGN[1]] + [route(n) for n in nodes])
     assert [c["action"] for c in result["changes"]] == ["add_route", "add_route"]

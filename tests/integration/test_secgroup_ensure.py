@@ -1,17 +1,14 @@
 # -*- coding: utf-8 -*-
 """secgroup_ensure against minicloud: real Neutron ports of servers seeded in real nova-api."""
 
-import threading
-import time
 import uuid
 
 import pytest
 
+from races import with_concurrent_change
+
 MODULE = "flightcontrol.openstack.secgroup_ensure"
 POD = "198.19.0.0/16"
-# Seconds the cloud holds back the module's write in the race tests: long enough for the other client to
-# notice the held request (it polls the fault list) and make its own change on a busy machine.
-RACE_HOLD = 8
 
 
 def unique(prefix):
@@ -52,7 +49,7 @@ def test_fresh_group_rules_and_every_port_then_idempotent(cloud, conn, run_modul
     servers = [cloud.server(unique("node")), cloud.server(unique("node"))]
     cloud.requests(reset=True)
     result = run_ok(run_module, dict(security_group=name, description="pods", pod_cidr=[POD],
-                                     servers=[s["name"] for s in servers]), diff=True)
+                                     servers=[s["name"] for s in servers]), diff=True, playbook=True)
     assert result["changed"] and result["security_group"]["created"]
     group = conn.network.find_security_group(name)
     assert group.description == "pods"
@@ -108,30 +105,19 @@ def test_rule_created_by_someone_else_meanwhile_is_success(cloud, conn, run_modu
     meanwhile; Neutron answers the module's create with 409 SecurityGroupRuleExists."""
     name = unique("race409")
     group = conn.network.create_security_group(name=name)
-    cloud.fault("network", "/v2.0/security-group-rules", None, method="POST", count=1, delay=RACE_HOLD)
-    done = {}
 
     def concurrent_create():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if any(r["fired"] for r in cloud.json("fault", "list")):
-                other = cloud.sdk()
-                done["rule"] = other.network.create_security_group_rule(
-                    security_group_id=group.id, direction="ingress", ethertype="IPv4", protocol="tcp",
-                    remote_ip_prefix=POD)
-                return
-            time.sleep(0.2)
+        return cloud.sdk().network.create_security_group_rule(
+            security_group_id=group.id, direction="ingress", ethertype="IPv4", protocol="tcp", remote_ip_prefix=POD)
 
-    thread = threading.Thread(target=concurrent_create)
-    thread.start()
-    result = run_ok(run_module, dict(security_group=name, pod_cidr=[POD]))
-    thread.join()
-    assert "rule" in done, "the concurrent create did not happen"
+    result, other_rule = with_concurrent_change(
+        cloud, "network", "POST", "/v2.0/security-group-rules",
+        lambda: run_ok(run_module, dict(security_group=name, pod_cidr=[POD]), playbook=True), concurrent_create)
     assert [c["kind"] for c in result["conflicts"]] == ["rule_exists"]
     assert sorted(r["protocol"] for r in result["rules_created"]) == ["icmp", "udp"]
     rules = group_rules(conn, group.id)
     assert pod_keys(rules) == ["icmp", "tcp", "udp"]
-    assert done["rule"].id in set(r.id for r in rules)
+    assert other_rule.id in set(r.id for r in rules)
 
 
 def test_port_changed_concurrently_is_read_again_and_not_overwritten(cloud, conn, run_module):
@@ -142,24 +128,16 @@ def test_port_changed_concurrently_is_read_again_and_not_overwritten(cloud, conn
     other_group = conn.network.create_security_group(name=unique("other"))
     server = cloud.server(unique("node"))
     port_id = server["ports"][0]["id"]
-    cloud.fault("network", "/v2.0/ports/*", None, method="PUT", count=1, delay=RACE_HOLD)
-    done = {}
 
     def concurrent_update():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if any(r["fired"] for r in cloud.json("fault", "list")):
-                other = cloud.sdk()
-                groups = set(other.network.get_port(port_id).security_group_ids) | {other_group.id}
-                done["port"] = other.network.update_port(port_id, security_groups=sorted(groups))
-                return
-            time.sleep(0.2)
+        other = cloud.sdk()
+        groups = set(other.network.get_port(port_id).security_group_ids) | {other_group.id}
+        return other.network.update_port(port_id, security_groups=sorted(groups))
 
-    thread = threading.Thread(target=concurrent_update)
-    thread.start()
-    result = run_ok(run_module, dict(security_group=name, servers=[server["name"]]))
-    thread.join()
-    assert "port" in done, "the concurrent update did not happen"
+    result, _ = with_concurrent_change(
+        cloud, "network", "PUT", "/v2.0/ports/*",
+        lambda: run_ok(run_module, dict(security_group=name, servers=[server["name"]]), playbook=True),
+        concurrent_update)
     assert [c["kind"] for c in result["conflicts"]] == ["port_changed"]
     (update,) = result["ports_updated"]
     assert update["attempts"] == 2
@@ -174,7 +152,7 @@ def test_transient_faults_on_list_and_write_are_retried(cloud, conn, run_module)
     cloud.fault("compute", "/v2.1/servers", 429, method="GET", count=1, retry_after=1)
     cloud.fault("network", "/v2.0/security-group-rules", 503, method="POST", count=1)
     cloud.fault("network", "/v2.0/ports/*", 429, method="PUT", count=1, retry_after=1)
-    result = run_ok(run_module, dict(security_group=name, pod_cidr=[POD], servers=[server["name"]]))
+    result = run_ok(run_module, dict(security_group=name, pod_cidr=[POD], servers=[server["name"]]), playbook=True)
     assert sorted(result["retried_faults"], key=str) == [429, 429, 503, 503]
     group = conn.network.find_security_group(name)
     assert pod_keys(group_rules(conn, group.id)) == ["icmp", "tcp", "udp"]
