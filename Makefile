@@ -44,7 +44,7 @@ ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
 SANITY_SKIP :=
 
 .PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
-        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz molecule \
+        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz rollout-examples molecule \
         minicloud minicloud-down minicloud-status test demo bench clean distclean
 
 help: ## List the targets
@@ -187,6 +187,13 @@ integration: venv collection ## pytest tests/integration (brings minicloud up it
 FUZZ_EXAMPLES ?= 150
 fuzz: venv collection ## The fuzz suite with FUZZ_EXAMPLES (default 150) draws per module (brings minicloud up itself)
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_modules.py
+
+# The rollout property with ROLLOUT_EXAMPLES (default 10) more scenarios drawn at random (each a real rollout,
+# about a minute); make test runs its five fixed examples.
+ROLLOUT_EXAMPLES ?= 10
+rollout-examples: venv collection ## The rollout property on ROLLOUT_EXAMPLES (default 10) drawn scenarios (brings minicloud up)
+	ROLLOUT_EXAMPLES=$(ROLLOUT_EXAMPLES) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest -p no:xdist \
+	    tests/integration/test_rollout_property.py -k drawn
 
 molecule: venv collection ## molecule scenarios of the roles (extensions/molecule), against one minicloud
 	tools/ci/molecule.sh $(INTEGRATION_COLLECTIONS)

@@ -17,6 +17,10 @@ import inprocess
 from cloud_driver import TestCloud
 from playbook_runner import REPO, PlaybookRunner
 
+# Seconds a test cloud may take to come up: a cold start initialises four databases, and with two xdist workers
+# two clouds may start at once on a busy machine.
+UP_TIMEOUT = 300
+
 
 @pytest.fixture(scope="session")
 def minicloud(tmp_path_factory):
@@ -34,7 +38,7 @@ def minicloud(tmp_path_factory):
     # what the tests start (the clusterctl stand-in, minicloud verbs in plays) finds this cloud, not another
     os.environ["MINICLOUD_STATE_DIR"] = str(cloud.state_dir)
     # Free ports keep the test cloud clear of other clouds on this machine (a developer's, a parallel run).
-    cloud.process("up", "--port-offset", "auto")
+    cloud.process("up", "--port-offset", "auto", "--timeout", UP_TIMEOUT)
     try:
         yield cloud
     finally:

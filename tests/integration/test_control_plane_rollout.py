@@ -32,7 +32,7 @@ def test_lost_member_stops_with_holds_then_resumes(cloud, playbooks):
     set_capo_wait(cloud, name, "lb")  # CAPO before v0.14: a lost member looks done
     cloud.octavia("lost-member", members=pool_name(name) + "-*")
     rc, output, result = run_role(playbooks, cloud, {
-        "control_plane_rollout_cluster": name, "control_plane_rollout_member_timeout": 15})
+        "control_plane_rollout_cluster": name, "control_plane_rollout_member_timeout": 25})
     assert rc != 0
     stuck = result["stuck"]
     assert stuck["member"].startswith(pool_name(name) + "-") and stuck["state"].startswith("PENDING_CREATE"), result

@@ -12,22 +12,25 @@ runs the role in a real ``ansible-playbook`` and judges the run from minicloud's
 * with a lost member the role fails naming that member and its state, keeps the remaining old Machines held
   and the cluster keeps serving; without one it finishes with new Machines only and no hooks left.
 
-The examples are fixed (derandomize) so CI runs the same ones every time; no shrinking, since every example
-costs a rollout.
+make test runs five fixed examples (``EXAMPLES``: two chosen, three once drawn from ``scenarios``), each its own
+test; ``make rollout-examples`` draws ROLLOUT_EXAMPLES more from the same strategy (no shrinking, since every
+example costs a rollout).
 """
 
 import json
+import os
 import threading
 import time
 
-from hypothesis import HealthCheck, Phase, example, given, settings
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from rollouts import (assert_safe_history, history, hooks_left, machines, pool_name, run_role, seed_cluster,
                       set_capo_wait)
 
 MIN_HEALTHY = 3
-LOST_MEMBER_TIMEOUT = 20
+LOST_MEMBER_TIMEOUT = 25  # a lost member is called stuck after this; a slow machine needs it to boot first
 
 # GETs the role (cluster_info, lb_member_wait, rollout_guard) makes on every poll, as fnmatch globs on the path.
 POLLED_PATHS = [
@@ -103,18 +106,38 @@ def member_states(record, pool):
     return dict((m, record["memberStatus"].get("%s-%s" % (pool, m))) for m in record["new"])
 
 
-@settings(max_examples=3, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-# The outage an old CAPO causes, with throttling on the Machine list the role reads (the drawn examples below,
-# fixed by derandomize, are: CAPO waiting for the member; an Octavia 503 on the load balancer GET; the 2nd new
-# member lost with a 1 s Octavia step).
-@example(scenario={"capo_wait": "lb", "lost": 1, "delay": 0.1,
-                   "fault": {"where": POLLED_PATHS[0], "status": "429", "count": 2}})
-# A new CAPO that waits for its member, the last new member lost, connections dropped on the member list.
-@example(scenario={"capo_wait": "member", "lost": 3, "delay": 0.25,
-                   "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}})
-@given(scenario=scenarios)
+# The end-to-end examples make test runs, one test each so that the xdist workers share them: two chosen (the
+# outage an old CAPO causes, with throttling on the Machine list the role reads; a new CAPO that waits for its
+# member, the last new member lost, connections dropped on the member list) and the three hypothesis drew from
+# ``scenarios`` with derandomize (CAPO waiting for the member; an Octavia 503 on the load balancer GET; the 2nd
+# new member lost with a 1 s Octavia step). ``make rollout-examples`` draws ROLLOUT_EXAMPLES more.
+EXAMPLES = {
+    "old-capo-lost-1st-429-on-machines": {"capo_wait": "lb", "lost": 1, "delay": 0.1,
+                                          "fault": {"where": POLLED_PATHS[0], "status": "429", "count": 2}},
+    "new-capo-lost-3rd-drops-on-members": {"capo_wait": "member", "lost": 3, "delay": 0.25,
+                                           "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}},
+    "drawn-new-capo": {"capo_wait": "member", "lost": None, "delay": 0.1, "fault": None},
+    "drawn-503-on-lb": {"capo_wait": "lb", "lost": None, "delay": 1.0,
+                        "fault": {"where": POLLED_PATHS[3], "status": "503", "count": 2}},
+    "drawn-lost-2nd-slow-octavia": {"capo_wait": "lb", "lost": 2, "delay": 1.0, "fault": None},
+}
+DRAWN = int(os.environ.get("ROLLOUT_EXAMPLES", "0"))
+
+
+@pytest.mark.parametrize("scenario", list(EXAMPLES.values()), ids=list(EXAMPLES))
 def test_rollout_keeps_min_healthy_over_behaviours_and_faults(cloud, playbooks, scenario):
+    check_rollout(cloud, playbooks, scenario)
+
+
+@pytest.mark.skipif(DRAWN == 0, reason="ROLLOUT_EXAMPLES=N draws N more scenarios (make rollout-examples)")
+@settings(max_examples=max(DRAWN, 1), deadline=None, derandomize=False, phases=[Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(scenario=scenarios)
+def test_rollout_keeps_min_healthy_over_drawn_scenarios(cloud, playbooks, scenario):
+    check_rollout(cloud, playbooks, scenario)
+
+
+def check_rollout(cloud, playbooks, scenario):
     name = seed_cluster(cloud, 3)
     pool = pool_name(name)
     lost = scenario["lost"]
@@ -145,7 +168,7 @@ def test_rollout_keeps_min_healthy_over_behaviours_and_faults(cloud, playbooks, 
 
         if scenario["fault"]:
             # the schedule hit the role (else the example would test nothing more than one without faults)
-            rules = cloud.json("fault", "list")
+            rules = cloud.faults()
             assert rules and all(r["spent"] and r["fired"] == scenario["fault"]["count"] for r in rules), rules
 
         records = history(cloud, name)

@@ -22,7 +22,7 @@ if [ -z "${MINICLOUD_STATE_DIR:-}" ]; then
     MINICLOUD_STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/make-test-minicloud.XXXXXX")
     export MINICLOUD_STATE_DIR
     trap '.venv/bin/python -m minicloud down --purge >/dev/null 2>&1 || true; rm -rf "${MINICLOUD_STATE_DIR}"' EXIT
-    "${step}" minicloud-up .venv/bin/python -m minicloud up --port-offset auto
+    "${step}" minicloud-up .venv/bin/python -m minicloud up --port-offset auto --timeout 300
 fi
 "${step}" --needs tests/integration integration "${make}" integration
 "${step}" --needs extensions/molecule molecule "${make}" molecule
