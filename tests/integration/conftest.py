@@ -17,8 +17,8 @@ import openstack.config
 import openstack.connection
 import pytest
 import yaml
-from minicloud.control import Minicloud as MinicloudAPI
-from minicloud.provider.modes import DEFAULT_DELAY
+from minicloud.runtime.control import Minicloud as MinicloudAPI
+from minicloud.octavia_provider.modes import DEFAULT_DELAY
 
 import inprocess
 

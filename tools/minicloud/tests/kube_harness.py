@@ -13,7 +13,7 @@ from minicloud.kube.credentials import Credentials
 from minicloud.kube.resources import by_kind
 from minicloud.kube.store import Store
 from minicloud.services.kubernetes import INITIAL_NAMESPACES
-from minicloud.wsgi import bind
+from minicloud.runtime.wsgi import bind
 
 
 class KubeServer:

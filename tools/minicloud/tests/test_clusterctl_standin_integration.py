@@ -15,9 +15,9 @@ REQUIRED = ("keystone", "neutron", "nova", "octavia", "octavia_lib", "openstack"
 if any(importlib.util.find_spec(name) is None for name in REQUIRED):
     pytest.skip("the OpenStack packages are not installed", allow_module_level=True)
 
-from minicloud.control import Minicloud  # noqa: E402
+from minicloud.runtime.control import Minicloud  # noqa: E402
 from minicloud.kube.admin import KubeAdmin  # noqa: E402
-from minicloud.settings import free_port_offset  # noqa: E402
+from minicloud.runtime.settings import free_port_offset  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,9 @@ if any(importlib.util.find_spec(name) is None for name in REQUIRED):
 from keystoneauth1 import exceptions as ks_exceptions  # noqa: E402
 from openstack import exceptions as sdk_exceptions  # noqa: E402
 
-from minicloud.control import Minicloud  # noqa: E402
-from minicloud.seed import wait_until  # noqa: E402
-from minicloud.settings import free_port_offset  # noqa: E402
+from minicloud.runtime.control import Minicloud  # noqa: E402
+from minicloud.seeding.openstack import wait_until  # noqa: E402
+from minicloud.runtime.settings import free_port_offset  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ if any(importlib.util.find_spec(name) is None for name in REQUIRED):
 
 from kubernetes import client, config  # noqa: E402
 
-from minicloud.control import Minicloud  # noqa: E402
-from minicloud.settings import free_port_offset  # noqa: E402
+from minicloud.runtime.control import Minicloud  # noqa: E402
+from minicloud.runtime.settings import free_port_offset  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

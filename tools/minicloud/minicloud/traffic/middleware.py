@@ -1,14 +1,14 @@
 """WSGI middleware put in front of every real service: counts requests, injects faults, hides API
-extensions (an older API, see :mod:`minicloud.older_api`)."""
+extensions (an older API, see :mod:`minicloud.traffic.hidden_extensions`)."""
 
 from __future__ import annotations
 
 import time
 
-from minicloud import older_api
-from minicloud.faults import DROP, error_response, path_template
-from minicloud.traffic import TrafficStore
-from minicloud.wsgi import DropConnection
+from minicloud.traffic import hidden_extensions
+from minicloud.traffic.faults import DROP, error_response, path_template
+from minicloud.traffic.store import TrafficStore
+from minicloud.runtime.wsgi import DropConnection
 
 # User-Agent fragments of requests that no client made: keystonemiddleware (its own
 # token, and token validation through python-keystoneclient) and minicloud itself.
@@ -44,7 +44,7 @@ class TrafficMiddleware:
                 status, headers, body = error_response(rule)
                 start_response(status, headers)
                 return [body]
-        hides = self.service in older_api.SERVICES and not internal
+        hides = self.service in hidden_extensions.SERVICES and not internal
         hidden = self.store.hidden_extensions(self.service) if hides else []
         if hidden:
             return self._older_api(hidden, environ, start_response)
@@ -53,12 +53,12 @@ class TrafficMiddleware:
     def _older_api(self, hidden: list[str], environ, start_response):
         """Answer as the service would without the ``hidden`` extensions."""
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO") or "/"
-        answer = older_api.hidden_answer(hidden, method, path)
+        answer = hidden_extensions.hidden_answer(hidden, method, path)
         if answer is not None:
             status, headers, body = answer
             start_response(status, headers)
             return [body]
-        if not older_api.lists_extensions(method, path):
+        if not hidden_extensions.lists_extensions(method, path):
             return self.app(environ, start_response)
         seen = {}
 
@@ -72,7 +72,7 @@ class TrafficMiddleware:
         finally:
             getattr(result, "close", lambda: None)()
         if seen["status"].startswith("200"):
-            body = older_api.without_extensions(body, hidden)
+            body = hidden_extensions.without_extensions(body, hidden)
         headers = [(k, v) for k, v in seen["headers"] if k.lower() != "content-length"]
         start_response(seen["status"], headers + [("Content-Length", str(len(body)))])
         return [body]

@@ -1,6 +1,6 @@
 """The Python API of minicloud; the command line is a thin layer over it.
 
-    from minicloud.control import Minicloud
+    from minicloud.runtime.control import Minicloud
     cloud = Minicloud("/tmp/state")      # or Minicloud() to resolve the state folder
     cloud.up()
     cloud.set_octavia_mode("lost-member", members="*-member-3")
@@ -13,12 +13,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from minicloud import clouds, processes, routers, seed
-from minicloud.faults import FaultRule
-from minicloud.lifecycle import CloudStatus, Lifecycle, MinicloudError
-from minicloud.paths import StateDir, resolve_state_dir
-from minicloud.provider import modes
-from minicloud.traffic import TrafficStore
+from minicloud.runtime import clouds, processes
+from minicloud.seeding import neutron_routers as routers
+from minicloud.seeding import openstack as seed
+from minicloud.traffic.faults import FaultRule
+from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
+from minicloud.runtime.paths import StateDir, resolve_state_dir
+from minicloud.octavia_provider import modes
+from minicloud.traffic.store import TrafficStore
 
 __all__ = ["Minicloud", "MinicloudError"]
 
@@ -111,10 +113,10 @@ class Minicloud:
 
     def hide_extension(self, alias: str) -> list[str]:
         """Make the service answer as an older one without API extension ``alias`` (see
-        ``minicloud.older_api``); returns the hidden aliases."""
-        from minicloud import older_api
+        ``minicloud.traffic.hidden_extensions``); returns the hidden aliases."""
+        from minicloud.traffic import hidden_extensions
 
-        self.traffic.hide_extension(older_api.service_of(alias), alias)
+        self.traffic.hide_extension(hidden_extensions.service_of(alias), alias)
         return self.traffic.hidden_extensions()
 
     def restore_extensions(self, alias: str | None = None) -> list[str]:
@@ -232,23 +234,23 @@ class Minicloud:
             raise MinicloudError(f"Kubernetes API: {exc.status} {exc.reason}: {exc.body}") from None
 
     def capi_provider_mode(self) -> dict:
-        from minicloud.kube import provider_mode
+        from minicloud.kube import capo_mode
 
-        mode = modes.load(provider_mode.mode_file(self.state.root), provider_mode.ProviderMode).to_dict()
-        mode["applied"] = modes.applied_generation(provider_mode.applied_file(self.state.root)) >= mode["generation"]
+        mode = modes.load(capo_mode.mode_file(self.state.root), capo_mode.CapoMode).to_dict()
+        mode["applied"] = modes.applied_generation(capo_mode.applied_file(self.state.root)) >= mode["generation"]
         return mode
 
     def set_capi_provider_mode(self, name: str, delay: float | None = None, wait: bool = True) -> dict:
         """Choose how the infrastructure provider reacts to a pause (block-move, silent, stuck). With
         ``wait``, return once the controllers applied it, if the Kubernetes API is running."""
-        from minicloud.kube import provider_mode
+        from minicloud.kube import capo_mode
 
-        mode = provider_mode.ProviderMode(name, provider_mode.DEFAULT_DELAY if delay is None else float(delay))
+        mode = capo_mode.CapoMode(name, capo_mode.DEFAULT_DELAY if delay is None else float(delay))
         self.state.root.mkdir(parents=True, exist_ok=True)
-        written = modes.save(provider_mode.mode_file(self.state.root), mode)
+        written = modes.save(capo_mode.mode_file(self.state.root), mode)
         if wait and any(p.name == "kubernetes" and p.healthy for p in self.status().processes):
             deadline = time.monotonic() + MODE_ACK_TIMEOUT
-            while modes.applied_generation(provider_mode.applied_file(self.state.root)) < written.generation:
+            while modes.applied_generation(capo_mode.applied_file(self.state.root)) < written.generation:
                 if time.monotonic() > deadline:
                     raise MinicloudError(f"the CAPI controllers did not apply the mode within {MODE_ACK_TIMEOUT:.0f} s")
                 time.sleep(0.05)

@@ -1,7 +1,7 @@
 """HTTP fault rules: what they match, and the error responses they produce.
 
-Pure logic; storage lives in :mod:`minicloud.traffic`, the WSGI side in
-:mod:`minicloud.middleware`.
+Pure logic; storage lives in :mod:`minicloud.traffic.store`, the WSGI side in
+:mod:`minicloud.traffic.middleware`.
 """
 
 from __future__ import annotations

@@ -7,14 +7,14 @@ import json
 import os
 import sys
 
-from minicloud import older_api
-from minicloud.control import Minicloud, MinicloudError
-from minicloud.faults import DROP, FAULT_STATUSES, SERVICES
-from minicloud.kube.provider_mode import MODES as CAPI_PROVIDER_MODES
-from minicloud.provider.modes import MODES
-from minicloud.routers import NODE_CIDR, parse_route
-from minicloud.seed import SeedError
-from minicloud.settings import Settings, free_port_offset
+from minicloud.traffic import hidden_extensions
+from minicloud.runtime.control import Minicloud, MinicloudError
+from minicloud.traffic.faults import DROP, FAULT_STATUSES, SERVICES
+from minicloud.kube.capo_mode import MODES as CAPI_PROVIDER_MODES
+from minicloud.octavia_provider.modes import MODES
+from minicloud.seeding.neutron_routers import NODE_CIDR, parse_route
+from minicloud.seeding.openstack import SeedError
+from minicloud.runtime.settings import Settings, free_port_offset
 
 
 def _print_json(data) -> None:
@@ -266,9 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = verbs.add_parser("extension", help="hide API extensions: answer as an older cloud without them")
     actions = p.add_subparsers(dest="extension_action", required=True)
     hide = actions.add_parser("hide", help="leave ALIAS out of the extension list and answer 404 on its paths")
-    hide.add_argument("alias", choices=sorted(older_api.HIDEABLE))
+    hide.add_argument("alias", choices=sorted(hidden_extensions.HIDEABLE))
     restore = actions.add_parser("restore", help="serve ALIAS again (default: every hidden extension)")
-    restore.add_argument("alias", nargs="?", choices=sorted(older_api.HIDEABLE))
+    restore.add_argument("alias", nargs="?", choices=sorted(hidden_extensions.HIDEABLE))
     actions.add_parser("list", help="the hidden extensions")
     p.set_defaults(func=cmd_extension)
 

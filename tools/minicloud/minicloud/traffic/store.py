@@ -10,7 +10,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from minicloud.faults import FaultRule
+from minicloud.traffic.faults import FaultRule
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rules (
@@ -152,7 +152,7 @@ class TrafficStore:
         else:
             self._db().execute("DELETE FROM requests")
 
-    # -- hidden extensions (an older API, see minicloud.older_api) ---------------------------
+    # -- hidden extensions (an older API, see minicloud.traffic.hidden_extensions) ---------------------------
 
     def hide_extension(self, service: str, alias: str) -> None:
         self._db().execute("INSERT OR IGNORE INTO hidden_extensions VALUES (?, ?)", (service, alias))
