@@ -1,10 +1,14 @@
 """The Python API of minicloud; the command line is a thin layer over it.
 
-    from minicloud.runtime.control import Minicloud
+    from minicloud import Minicloud      # or from minicloud.runtime.control import Minicloud
     cloud = Minicloud("/tmp/state")      # or Minicloud() to resolve the state folder
     cloud.up()
     cloud.set_octavia_mode("lost-member", members="*-member-3")
     cloud.add_fault("load-balancer", method="GET", path="/v2/lbaas/pools/*", status=429, retry_after=2, count=1)
+    gate = cloud.add_fault("network", method="PUT", path="/v2.0/routers/*", gate=True)["id"]
+    ...                                  # start the write, then
+    cloud.wait_held(gate, 1)             # it is held: change things concurrently, then
+    cloud.release_fault(gate)            # it goes through
     conn = cloud.connect()               # openstacksdk, as the demo user
 """
 
@@ -99,17 +103,48 @@ class Minicloud:
         return TrafficStore(self.state.traffic_db)
 
     def add_fault(self, service: str, method: str = "*", path: str = "*", status: int | str | None = None,
-                  retry_after: float | None = None, count: int | None = None, delay: float = 0.0) -> dict:
-        """Add a fault rule; ``status`` is 429/500/502/503/504, ``"drop"`` or None (delay only)."""
+                  retry_after: float | None = None, count: int | None = None, delay: float = 0.0,
+                  gate: bool = False) -> dict:
+        """Add a fault rule; ``status`` is 429/500/502/503/504, ``"drop"`` or None (delay only).
+
+        ``gate``: hold matching requests (the first ``count`` of them, default all) until
+        :meth:`release_fault` (or :meth:`clear_faults`), then let them through to the service; a request
+        held longer than ``minicloud.traffic.faults.GATE_TIMEOUT`` (120 s) is answered 503. Returns the
+        rule; its ``id`` is what :meth:`wait_held` and :meth:`release_fault` take."""
         rule = FaultRule(service=service, method=method, path=path, status=FaultRule.parse_status(status),
-                         retry_after=retry_after, remaining=count, delay=delay)
+                         retry_after=retry_after, remaining=count, delay=delay, gate=gate)
         return self.traffic.add_rule(rule).to_dict()
 
     def faults(self) -> list[dict]:
         return [rule.to_dict() for rule in self.traffic.rules()]
 
     def clear_faults(self) -> int:
+        """Remove every rule (gates release what they hold); returns how many there were."""
         return self.traffic.clear_rules()
+
+    def release_fault(self, rule_id: int) -> dict:
+        """Remove rule ``rule_id``, letting the requests it holds through; returns the rule as it was
+        (``held``: how many requests it released)."""
+        rule = self.traffic.release_rule(int(rule_id))
+        if rule is None:
+            raise MinicloudError(f"no fault rule {rule_id}")
+        return rule.to_dict()
+
+    def wait_held(self, rule_id: int, n: int = 1, timeout: float = 30.0) -> dict:
+        """Wait until gate rule ``rule_id`` holds at least ``n`` requests; returns the rule."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rule = self.traffic.rule(int(rule_id))
+            if rule is None:
+                raise MinicloudError(f"no fault rule {rule_id}")
+            if not rule.gate:
+                raise MinicloudError(f"fault rule {rule_id} is not a gate")
+            if rule.held >= n:
+                return rule.to_dict()
+            if time.monotonic() > deadline:
+                raise MinicloudError(f"fault rule {rule_id} holds {rule.held} request(s), not {n}, "
+                                     f"after {timeout:g} s")
+            time.sleep(0.02)
 
     def hide_extension(self, alias: str) -> list[str]:
         """Make the service answer as an older one without API extension ``alias`` (see

@@ -2,9 +2,9 @@
 
 The provider driver (:mod:`minicloud.octavia_provider.driver`) runs inside this API
 process and reports statuses to ``octavia-driver-agent`` over its unix sockets,
-exactly like a third-party provider. It is registered in-process (:func:`register_driver`),
-so Octavia finds it whatever entry point an installed copy of minicloud declares. Compute, network and amphora drivers are
-Octavia's no-op ones (no amphorae exist here).
+exactly like a third-party provider. It is registered in-process (:func:`register_driver`), so
+Octavia finds it whatever entry point an installed copy of minicloud declares. Compute, network and
+amphora drivers are Octavia's no-op ones (no amphorae exist here).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""WSGI middleware put in front of every real service: counts requests, injects faults, hides API
-extensions (an older API, see :mod:`minicloud.traffic.hidden_extensions`)."""
+"""WSGI middleware put in front of every real service: counts requests, injects faults, holds requests
+at gates, hides API extensions (an older API, see :mod:`minicloud.traffic.hidden_extensions`)."""
 
 from __future__ import annotations
 
 import time
 
 from minicloud.traffic import hidden_extensions
-from minicloud.traffic.faults import DROP, error_response, path_template
+from minicloud.traffic.faults import DROP, GATE_TIMEOUT, error_response, gate_timeout_response, path_template
 from minicloud.traffic.store import TrafficStore
 from minicloud.runtime.wsgi import DropConnection
 
@@ -23,10 +23,11 @@ class TrafficMiddleware:
     and never faulted, so client-visible counts and faults stay honest.
     """
 
-    def __init__(self, app, service: str, store: TrafficStore):
+    def __init__(self, app, service: str, store: TrafficStore, gate_timeout: float = GATE_TIMEOUT):
         self.app = app
         self.service = service
         self.store = store
+        self.gate_timeout = gate_timeout
 
     def __call__(self, environ, start_response):
         method = environ["REQUEST_METHOD"]
@@ -35,7 +36,13 @@ class TrafficMiddleware:
         internal = any(marker in agent for marker in INTERNAL_AGENTS)
         self.store.count(self.service, method, path_template(path), internal)
         rule = None if internal else self.store.take_rule(self.service, method, path)
-        if rule is not None:
+        if rule is not None and rule.gate:
+            # Held in this request's own thread, outside the service lock: other requests go on.
+            if not self.store.hold(rule.id, self.gate_timeout):
+                status, headers, body = gate_timeout_response(rule, self.gate_timeout)
+                start_response(status, headers)
+                return [body]
+        elif rule is not None:
             if rule.delay:
                 time.sleep(rule.delay)
             if rule.status == DROP:
