@@ -2,10 +2,10 @@ import json
 
 import pytest
 
+from minicloud.runtime.wsgi import DropConnection
 from minicloud.traffic.faults import FaultRule
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
-from minicloud.runtime.wsgi import DropConnection
 
 
 def app(environ, start_response):

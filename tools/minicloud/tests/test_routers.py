@@ -2,9 +2,9 @@
 
 import pytest
 
+from minicloud.runtime.settings import DEFAULT_MAX_ROUTES, Settings
 from minicloud.seeding.neutron_routers import parse_route, pod_cidrs
 from minicloud.seeding.openstack import SeedError
-from minicloud.runtime.settings import DEFAULT_MAX_ROUTES, Settings
 
 
 def test_parse_route_keeps_the_strings_for_neutron_to_judge():

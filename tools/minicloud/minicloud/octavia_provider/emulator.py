@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
 from minicloud.octavia_provider import modes, planner
 from minicloud.octavia_provider.tree import OctaviaDb
+from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
 from minicloud.runtime.wsgi import SERVICE_LOCK
 
 LOG = logging.getLogger(__name__)

@@ -17,13 +17,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from minicloud.octavia_provider import modes
 from minicloud.runtime import clouds, processes
+from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
+from minicloud.runtime.paths import StateDir, resolve_state_dir
 from minicloud.seeding import neutron_routers as routers
 from minicloud.seeding import openstack as seed
 from minicloud.traffic.faults import FaultRule
-from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
-from minicloud.runtime.paths import StateDir, resolve_state_dir
-from minicloud.octavia_provider import modes
 from minicloud.traffic.store import TrafficStore
 
 __all__ = ["Minicloud", "MinicloudError"]

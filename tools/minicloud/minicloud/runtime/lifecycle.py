@@ -18,11 +18,11 @@ from pathlib import Path
 
 from minicloud.runtime import clouds, processes
 from minicloud.runtime.paths import StateDir
+from minicloud.runtime.settings import HOST, Settings
 from minicloud.services import Service, all_services
 from minicloud.services import keystone as keystone_service
 from minicloud.services import neutron as neutron_service
 from minicloud.services.octavia import Octavia
-from minicloud.runtime.settings import HOST, Settings
 
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"

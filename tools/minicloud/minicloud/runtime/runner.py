@@ -19,12 +19,12 @@ import sys
 import traceback
 import warnings
 
-from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
-from minicloud.services import get_service
 from minicloud.runtime.settings import HOST, Settings
-from minicloud.traffic.store import TrafficStore
 from minicloud.runtime.wsgi import SerializedApp, bind
+from minicloud.services import get_service
+from minicloud.traffic.middleware import TrafficMiddleware
+from minicloud.traffic.store import TrafficStore
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
+from minicloud.runtime.wsgi import DropConnection
 from minicloud.traffic import hidden_extensions
 from minicloud.traffic.faults import DROP, GATE_TIMEOUT, error_response, gate_timeout_response, path_template
 from minicloud.traffic.store import TrafficStore
-from minicloud.runtime.wsgi import DropConnection
 
 # User-Agent fragments of requests that no client made: keystonemiddleware (its own
 # token, and token validation through python-keystoneclient) and minicloud itself.

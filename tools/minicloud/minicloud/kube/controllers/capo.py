@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exceptions
 
-from minicloud.runtime import clouds, processes
-from minicloud.seeding import openstack as seed
 from minicloud.kube.controllers.rollout import MemberView
+from minicloud.runtime import clouds, processes
 from minicloud.runtime.paths import StateDir
+from minicloud.seeding import openstack as seed
 
 API_PORT = 6443
 CLUSTER_CIDR = "10.6.0.0/24"

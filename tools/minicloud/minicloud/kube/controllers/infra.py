@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 
 from minicloud.kube import errors
-from minicloud.kube.controllers import paused
 from minicloud.kube.capo_mode import BLOCK_MOVE, SILENT, STUCK, CapoMode
+from minicloud.kube.controllers import paused
 from minicloud.kube.resources import INFRA_KINDS, by_kind
 from minicloud.kube.store import Store
 

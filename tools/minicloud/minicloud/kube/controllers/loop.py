@@ -6,9 +6,9 @@ import threading
 import traceback
 from pathlib import Path
 
+from minicloud.kube.capo_mode import CapoMode, applied_file, mode_file
 from minicloud.kube.controllers.core import PauseController
 from minicloud.kube.controllers.infra import InfraProvider
-from minicloud.kube.capo_mode import CapoMode, applied_file, mode_file
 from minicloud.kube.store import Store
 from minicloud.octavia_provider import modes
 
