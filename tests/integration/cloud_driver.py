@@ -20,8 +20,8 @@ from pathlib import Path
 import openstack.config
 import openstack.connection
 from minicloud.cli import main as minicloud_main
-from minicloud.control import Minicloud as MinicloudAPI
-from minicloud.provider.modes import DEFAULT_DELAY
+from minicloud.octavia_provider.modes import DEFAULT_DELAY
+from minicloud.runtime.control import Minicloud as MinicloudAPI
 
 WRITE_SERVICES = ("network", "load-balancer", "compute", "kubernetes")
 

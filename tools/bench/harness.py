@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import yaml
-from minicloud.control import Minicloud
+from minicloud.runtime.control import Minicloud
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "benchmarks.md"

@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from minicloud.control import Minicloud
+from minicloud.runtime.control import Minicloud
+from minicloud.runtime.settings import free_port_offset
 
 from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, write_doc
 
@@ -163,8 +164,7 @@ def main():
     cloud = Minicloud(state_dir)
     os.environ["MINICLOUD_STATE_DIR"] = state_dir
     if own:
-        cloud.up(port_offset=__import__("minicloud.settings").settings.free_port_offset(), max_routes=MAX_ROUTES,
-                 timeout=300)
+        cloud.up(port_offset=free_port_offset(), max_routes=MAX_ROUTES, timeout=300)
     rows, side = [], []
     try:
         with collections_path() as collections:

@@ -22,7 +22,7 @@ from pathlib import Path
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from minicloud.control import Minicloud
+from minicloud.runtime.control import Minicloud
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = REPO / "playbooks" / "control_plane_rollout.yml"

@@ -15,21 +15,11 @@ REQUIRED = ("keystone", "neutron", "nova", "octavia", "octavia_lib", "openstack"
 if any(importlib.util.find_spec(name) is None for name in REQUIRED):
     pytest.skip("the OpenStack packages are not installed", allow_module_level=True)
 
-from minicloud.control import Minicloud  # noqa: E402
 from minicloud.kube.admin import KubeAdmin  # noqa: E402
-from minicloud.settings import free_port_offset  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
 STANDIN = Path(__file__).resolve().parents[1] / "bin" / "clusterctl-standin"
-
-
-@pytest.fixture(scope="module")
-def cloud(tmp_path_factory):
-    cloud = Minicloud(tmp_path_factory.mktemp("minicloud-move") / "state")
-    cloud.up(port_offset=free_port_offset())
-    yield cloud
-    cloud.down()
 
 
 def test_up_serves_a_move_target_and_the_stand_in_moves_a_cluster_to_it(cloud):

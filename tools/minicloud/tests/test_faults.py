@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from minicloud.faults import FaultRule, error_body, error_response, path_template
+from minicloud.traffic.faults import FaultRule, error_body, error_response, path_template
 
 
 @pytest.mark.parametrize("path, template", [

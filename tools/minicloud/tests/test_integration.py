@@ -18,26 +18,16 @@ if any(importlib.util.find_spec(name) is None for name in REQUIRED):
 from keystoneauth1 import exceptions as ks_exceptions  # noqa: E402
 from openstack import exceptions as sdk_exceptions  # noqa: E402
 
-from minicloud.control import Minicloud  # noqa: E402
-from minicloud.seed import wait_until  # noqa: E402
-from minicloud.settings import free_port_offset  # noqa: E402
+from minicloud.seeding.openstack import wait_until  # noqa: E402
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.restarts_cloud]
 
 
 def wait_for(check, timeout=20.0, interval=0.2, what="condition"):
     return wait_until(what, check, timeout, interval)
 
 
-@pytest.fixture(scope="session")
-def cloud(tmp_path_factory):
-    cloud = Minicloud(tmp_path_factory.mktemp("minicloud") / "state")
-    cloud.up(port_offset=free_port_offset())
-    yield cloud
-    cloud.down()
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def conn(cloud):
     return cloud.connect()
 
@@ -49,13 +39,13 @@ def normal_mode(cloud):
     cloud.set_octavia_mode("normal")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def plain_lb(cloud):
     """A load balancer with a pool and no health monitor."""
     return cloud.create_lb("plain", members=1)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def monitored_lb(cloud):
     return cloud.create_lb("monitored", members=2, monitor=True, cidr="10.0.1.0/24")
 
@@ -244,6 +234,29 @@ def test_fault_delay_does_not_hold_up_other_requests(cloud, conn, plain_lb):
     assert elapsed["other"] < 1
 
 
+def test_gate_holds_a_real_request_until_released(cloud, conn):
+    gate = cloud.add_fault("network", method="GET", path="/v2.0/networks", gate=True, count=1)
+    other = cloud.connect()
+    result = {}
+
+    def held_call():
+        result["status"] = other.network.get("/networks", raise_exc=False).status_code
+
+    thread = threading.Thread(target=held_call)
+    thread.start()
+    try:
+        cloud.wait_held(gate["id"], 1, timeout=30)
+        assert conn.network.get("/ports", raise_exc=False).status_code == 200  # Neutron goes on meanwhile
+        thread.join(0.5)
+        assert thread.is_alive() and "status" not in result
+        assert cloud.release_fault(gate["id"])["held"] == 1
+        thread.join(30)
+        assert result["status"] == 200
+    finally:
+        cloud.clear_faults()
+        thread.join(30)
+
+
 def test_request_counts_increase(cloud, conn):
     cloud.request_counts(service="network", reset=True)
     list(conn.network.networks())
@@ -266,7 +279,7 @@ def test_cli_status_and_mode(cloud):
     assert run("env").stdout.strip() == f"export OS_CLIENT_CONFIG_FILE={cloud.clouds_yaml}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def two_port_server(cloud):
     return cloud.create_servers(["web-1"], "servers", ports=2)[0]
 

@@ -10,8 +10,8 @@ from kubernetes import dynamic
 from kubernetes.client import ApiException
 
 from minicloud.kube.admin import KubeAdmin
-from minicloud.kube.provider_mode import ProviderMode, applied_file, mode_file
-from minicloud.provider import modes
+from minicloud.kube.capo_mode import CapoMode, applied_file, mode_file
+from minicloud.octavia_provider import modes
 
 BLOCK_MOVE = "clusterctl.cluster.x-k8s.io/block-move"
 LAG = 0.3
@@ -57,7 +57,7 @@ def paused_in(conditions):
 
 
 def set_mode(server, name, delay):
-    written = modes.save(mode_file(server.folder), ProviderMode(name, delay))
+    written = modes.save(mode_file(server.folder), CapoMode(name, delay))
     wait_for(lambda: modes.applied_generation(applied_file(server.folder)) >= written.generation, what="mode ack")
 
 

@@ -1,7 +1,7 @@
 import pytest
 
-from minicloud.provider import modes
-from minicloud.provider.modes import Mode
+from minicloud.octavia_provider import modes
+from minicloud.octavia_provider.modes import Mode
 
 
 def test_parse_defaults():

@@ -1,8 +1,8 @@
 """Status transition planning of the provider emulator."""
 
-from minicloud.provider import planner as p
-from minicloud.provider.modes import Mode
-from minicloud.provider.tree import LbTree, Node
+from minicloud.octavia_provider import planner as p
+from minicloud.octavia_provider.modes import Mode
+from minicloud.octavia_provider.tree import LbTree, Node
 
 
 def make_tree(members=(), monitor=None, lb="PENDING_UPDATE", pool="PENDING_UPDATE", listener="PENDING_UPDATE"):

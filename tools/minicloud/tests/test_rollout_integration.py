@@ -18,9 +18,7 @@ if any(importlib.util.find_spec(name) is None for name in REQUIRED):
 
 from kubernetes import client  # noqa: E402
 
-from minicloud.control import Minicloud  # noqa: E402
 from minicloud.kube.controllers import capo  # noqa: E402
-from minicloud.settings import free_port_offset  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -28,13 +26,9 @@ DRAIN_HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/rehearsal"
 GROUP, VERSION = "cluster.x-k8s.io", "v1beta2"
 
 
-@pytest.fixture(scope="module")
-def cloud(tmp_path_factory):
-    cloud = Minicloud(tmp_path_factory.mktemp("minicloud-rollout") / "state")
-    cloud.up(port_offset=free_port_offset())
+@pytest.fixture(scope="module", autouse=True)
+def quick_octavia(cloud):
     cloud.set_octavia_mode("normal", delay=0.2)
-    yield cloud
-    cloud.down()
 
 
 def run(cloud, *args):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from minicloud.routers import parse_route, pod_cidrs
-from minicloud.seed import SeedError
-from minicloud.settings import DEFAULT_MAX_ROUTES, Settings
+from minicloud.runtime.settings import DEFAULT_MAX_ROUTES, Settings
+from minicloud.seeding.neutron_routers import parse_route, pod_cidrs
+from minicloud.seeding.openstack import SeedError
 
 
 def test_parse_route_keeps_the_strings_for_neutron_to_judge():

@@ -1,5 +1,5 @@
-from minicloud.faults import FaultRule
-from minicloud.traffic import TrafficStore
+from minicloud.traffic.faults import FaultRule
+from minicloud.traffic.store import TrafficStore
 
 
 def test_rule_with_count_is_spent_after_n_firings(tmp_path):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from minicloud.paths import StateDir
-from minicloud.settings import Settings
+from minicloud.runtime.paths import StateDir
+from minicloud.runtime.settings import Settings
 
 
 class Service:
-    """One real API service served by ``python -m minicloud.runner serve NAME``."""
+    """One real API service served by ``python -m minicloud.runtime.runner serve NAME``."""
 
     name: str = ""
     service_type: str = ""
@@ -68,7 +68,7 @@ class Service:
         return [self.database]
 
     def seed(self, payload: dict) -> dict:
-        """Write seed data offline (``python -m minicloud.runner seed NAME``, JSON on stdin)."""
+        """Write seed data offline (``python -m minicloud.runtime.runner seed NAME``, JSON on stdin)."""
         raise NotImplementedError(f"{self.name} has no offline seeding")
 
     def started(self) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from minicloud.runtime.settings import HOST
 from minicloud.services import Service
-from minicloud.settings import HOST
 
 KUBECONFIG = "kubeconfig"
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

@@ -1,9 +1,10 @@
 """Octavia: the real API with minicloud's provider driver, plus the real driver agent.
 
-The provider driver (:mod:`minicloud.provider.driver`) runs inside this API
+The provider driver (:mod:`minicloud.octavia_provider.driver`) runs inside this API
 process and reports statuses to ``octavia-driver-agent`` over its unix sockets,
-exactly like a third-party provider. Compute, network and amphora drivers are
-Octavia's no-op ones (no amphorae exist here).
+exactly like a third-party provider. It is registered in-process (:func:`register_driver`), so
+Octavia finds it whatever entry point an installed copy of minicloud declares. Compute, network and
+amphora drivers are Octavia's no-op ones (no amphorae exist here).
 """
 
 from __future__ import annotations
@@ -14,6 +15,32 @@ from pathlib import Path
 from minicloud.services import Service, authtoken_section, sqlite_url
 
 PROVIDER = "minicloud"
+DRIVER_NAMESPACE = "octavia.api.drivers"
+
+
+def register_driver() -> None:
+    """Let Octavia load minicloud's provider driver without the ``octavia.api.drivers`` entry point.
+
+    The entry point in the installed metadata names the driver's module path at install time (an
+    editable install keeps it across moves of the code); loading the driver class directly does not
+    depend on it. Other drivers (cert managers...) still come from their entry points.
+    """
+    from types import SimpleNamespace
+
+    from octavia.api.drivers import driver_factory
+    from stevedore import driver as stevedore_driver
+
+    from minicloud.octavia_provider.driver import MinicloudProviderDriver
+
+    class Drivers:
+        @staticmethod
+        def DriverManager(namespace, name, invoke_on_load=False, **kwargs):  # noqa: N802 (stevedore's name)
+            if namespace == DRIVER_NAMESPACE and name == PROVIDER:
+                return SimpleNamespace(driver=MinicloudProviderDriver() if invoke_on_load else MinicloudProviderDriver)
+            return stevedore_driver.DriverManager(namespace=namespace, name=name, invoke_on_load=invoke_on_load,
+                                                  **kwargs)
+
+    driver_factory.stevedore_driver = Drivers
 
 
 class Octavia(Service):
@@ -107,10 +134,11 @@ enabled_provider_agents =
     def application(self):
         from octavia.api import app
 
+        register_driver()
         return app.setup_app(argv=["octavia-api", "--config-file", str(self.config_file)])
 
     def started(self) -> None:
-        from minicloud.provider import emulator
+        from minicloud.octavia_provider import emulator
 
         emulator.get().start()
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exceptions
 
-from minicloud import clouds, processes, seed
 from minicloud.kube.controllers.rollout import MemberView
-from minicloud.paths import StateDir
+from minicloud.runtime import clouds, processes
+from minicloud.runtime.paths import StateDir
+from minicloud.seeding import openstack as seed
 
 API_PORT = 6443
 CLUSTER_CIDR = "10.6.0.0/24"

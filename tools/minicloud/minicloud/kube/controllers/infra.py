@@ -1,5 +1,5 @@
 """The infrastructure provider (OpenStackCluster, OpenStackMachine): how it reacts to a pause
-depends on the run-time mode (:mod:`minicloud.kube.provider_mode`).
+depends on the run-time mode (:mod:`minicloud.kube.capo_mode`).
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ import time
 from collections.abc import Callable
 
 from minicloud.kube import errors
+from minicloud.kube.capo_mode import BLOCK_MOVE, SILENT, STUCK, CapoMode
 from minicloud.kube.controllers import paused
-from minicloud.kube.provider_mode import BLOCK_MOVE, SILENT, STUCK, ProviderMode
 from minicloud.kube.resources import INFRA_KINDS, by_kind
 from minicloud.kube.store import Store
 
 WRITE_INTERVAL = 0.5
 
 
-def wants_block_move(mode: ProviderMode, paused_for: float | None) -> bool:
+def wants_block_move(mode: CapoMode, paused_for: float | None) -> bool:
     """Whether the annotation belongs on an object paused for ``paused_for`` seconds (None: not paused)."""
     if mode.name == STUCK:
         return True
@@ -26,13 +26,13 @@ def wants_block_move(mode: ProviderMode, paused_for: float | None) -> bool:
     return False
 
 
-def keeps_writing(mode: ProviderMode, paused_for: float | None) -> bool:
+def keeps_writing(mode: CapoMode, paused_for: float | None) -> bool:
     """Silent mode: an in-flight reconcile goes on writing for ``delay`` seconds after the pause."""
     return mode.name == SILENT and paused_for is not None and paused_for < mode.delay
 
 
 class InfraProvider:
-    def __init__(self, store: Store, mode: Callable[[], ProviderMode], clock: Callable[[], float] = time.monotonic,
+    def __init__(self, store: Store, mode: Callable[[], CapoMode], clock: Callable[[], float] = time.monotonic,
                  write_interval: float = WRITE_INTERVAL):
         self.store = store
         self.mode = mode
@@ -41,7 +41,7 @@ class InfraProvider:
         self._paused_since: dict[tuple, float] = {}
         self._last_write: dict[tuple, float] = {}
 
-    def tick(self) -> ProviderMode:
+    def tick(self) -> CapoMode:
         """One pass over the provider's objects; returns the mode it applied."""
         mode = self.mode()
         now = self.clock()

@@ -6,11 +6,11 @@ import threading
 import traceback
 from pathlib import Path
 
+from minicloud.kube.capo_mode import CapoMode, applied_file, mode_file
 from minicloud.kube.controllers.core import PauseController
 from minicloud.kube.controllers.infra import InfraProvider
-from minicloud.kube.provider_mode import ProviderMode, applied_file, mode_file
 from minicloud.kube.store import Store
-from minicloud.provider import modes
+from minicloud.octavia_provider import modes
 
 TICK = 0.1
 
@@ -21,9 +21,9 @@ class ModeFile:
     def __init__(self, root: Path | None):
         self.root = root
         self._stamp = None
-        self._mode = ProviderMode()
+        self._mode = CapoMode()
 
-    def __call__(self) -> ProviderMode:
+    def __call__(self) -> CapoMode:
         if self.root is None:
             return self._mode
         try:
@@ -32,11 +32,11 @@ class ModeFile:
         except FileNotFoundError:
             stamp = None
         if stamp != self._stamp:
-            self._mode = modes.load(mode_file(self.root), ProviderMode)
+            self._mode = modes.load(mode_file(self.root), CapoMode)
             self._stamp = stamp
         return self._mode
 
-    def acknowledge(self, mode: ProviderMode) -> None:
+    def acknowledge(self, mode: CapoMode) -> None:
         if self.root is not None and modes.applied_generation(applied_file(self.root)) < mode.generation:
             modes.acknowledge(applied_file(self.root), mode)
 
@@ -58,7 +58,7 @@ class ControllerLoop:
 
     def _add_rollouts(self, store: Store, root: Path) -> None:
         from minicloud.kube.controllers import capo, history, kcp
-        from minicloud.paths import StateDir
+        from minicloud.runtime.paths import StateDir
 
         def connection_factory():
             local = threading.local()

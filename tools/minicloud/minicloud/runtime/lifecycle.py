@@ -16,13 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minicloud import clouds, processes
-from minicloud.paths import StateDir
+from minicloud.runtime import clouds, processes
+from minicloud.runtime.paths import StateDir
+from minicloud.runtime.settings import HOST, Settings
 from minicloud.services import Service, all_services
 from minicloud.services import keystone as keystone_service
 from minicloud.services import neutron as neutron_service
 from minicloud.services.octavia import Octavia
-from minicloud.settings import HOST, Settings
 
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"

@@ -1,9 +1,9 @@
 """Entry point of every process minicloud starts.
 
-    python -m minicloud.runner init SERVICE     # initialise a service's data, then exit
-    python -m minicloud.runner serve SERVICE    # serve a service's API (with the traffic middleware)
-    python -m minicloud.runner agent octavia    # run octavia-driver-agent
-    python -m minicloud.runner seed SERVICE     # write seed data offline (JSON in on stdin, out on stdout)
+    python -m minicloud.runtime.runner init SERVICE     # initialise a service's data, then exit
+    python -m minicloud.runtime.runner serve SERVICE    # serve a service's API (with the traffic middleware)
+    python -m minicloud.runtime.runner agent octavia    # run octavia-driver-agent
+    python -m minicloud.runtime.runner seed SERVICE     # write seed data offline (JSON in on stdin, out on stdout)
 
 The state folder comes from ``$MINICLOUD_STATE_DIR``, which the launcher sets.
 """
@@ -19,16 +19,16 @@ import sys
 import traceback
 import warnings
 
-from minicloud.middleware import TrafficMiddleware
-from minicloud.paths import STATE_DIR_ENV, StateDir
+from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
+from minicloud.runtime.settings import HOST, Settings
+from minicloud.runtime.wsgi import SerializedApp, bind
 from minicloud.services import get_service
-from minicloud.settings import HOST, Settings
-from minicloud.traffic import TrafficStore
-from minicloud.wsgi import SerializedApp, bind
+from minicloud.traffic.middleware import TrafficMiddleware
+from minicloud.traffic.store import TrafficStore
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m minicloud.runner")
+    parser = argparse.ArgumentParser(prog="python -m minicloud.runtime.runner")
     parser.add_argument("action", choices=("init", "serve", "agent", "seed"))
     parser.add_argument("service")
     args = parser.parse_args(argv)

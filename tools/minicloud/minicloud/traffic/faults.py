@@ -1,7 +1,11 @@
 """HTTP fault rules: what they match, and the error responses they produce.
 
-Pure logic; storage lives in :mod:`minicloud.traffic`, the WSGI side in
-:mod:`minicloud.middleware`.
+A gate rule holds matching requests until it is released (or ``GATE_TIMEOUT`` passes, then 503),
+then lets them through to the service: tests of races start a write, wait until it is held, change
+things concurrently and release it.
+
+Pure logic; storage lives in :mod:`minicloud.traffic.store`, the WSGI side in
+:mod:`minicloud.traffic.middleware`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from http import HTTPStatus
 SERVICES = ("identity", "network", "load-balancer", "compute", "kubernetes", "kubernetes-target")
 FAULT_STATUSES = (429, 500, 502, 503, 504)
 DROP = "drop"
+# How long a gate holds a request at most; then the request is answered 503.
+GATE_TIMEOUT = 120.0
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 
@@ -38,6 +44,8 @@ class FaultRule:
 
     ``status`` is an HTTP code, ``"drop"`` (close the connection) or None (delay only).
     ``remaining`` is how many more times it fires (None: unlimited).
+    ``gate``: hold matching requests until the rule is released, then let them through;
+    ``held`` is how many requests it holds now.
     """
 
     service: str
@@ -49,10 +57,16 @@ class FaultRule:
     delay: float = 0.0
     id: int | None = None
     fired: int = 0
+    gate: bool = False
+    held: int = 0
 
     def __post_init__(self):
         if self.service not in SERVICES:
             raise ValueError(f"unknown service {self.service!r}; choose from {', '.join(SERVICES)}")
+        if self.gate and (self.status is not None or self.delay or self.retry_after is not None):
+            raise ValueError("a gate holds requests and then lets them through: no status, delay or retry-after")
+        if self.gate:
+            return
         if self.status is not None and self.status != DROP and int(self.status) not in FAULT_STATUSES:
             raise ValueError(f"status must be one of {FAULT_STATUSES} or {DROP!r}, not {self.status!r}")
         if self.status is None and not self.delay:
@@ -108,12 +122,23 @@ def error_body(service: str, status: int, message: str) -> dict:
     }
 
 
+def _json_error(service: str, status: int, message: str,
+                retry_after: float | None = None) -> tuple[str, list[tuple[str, str]], bytes]:
+    body = json.dumps(error_body(service, status, message)).encode()
+    headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+    if retry_after is not None:
+        headers.append(("Retry-After", f"{retry_after:g}"))
+    return f"{status} {HTTPStatus(status).phrase}", headers, body
+
+
 def error_response(rule: FaultRule) -> tuple[str, list[tuple[str, str]], bytes]:
     """(status line, headers, body) for a rule with an HTTP status."""
     status = int(rule.status)
-    message = f"minicloud fault injection: {HTTPStatus(status).phrase}"
-    body = json.dumps(error_body(rule.service, status, message)).encode()
-    headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
-    if rule.retry_after is not None:
-        headers.append(("Retry-After", f"{rule.retry_after:g}"))
-    return f"{status} {HTTPStatus(status).phrase}", headers, body
+    return _json_error(rule.service, status, f"minicloud fault injection: {HTTPStatus(status).phrase}",
+                       rule.retry_after)
+
+
+def gate_timeout_response(rule: FaultRule, waited: float) -> tuple[str, list[tuple[str, str]], bytes]:
+    """503 for a request a gate held longer than its bound (the gate was never released)."""
+    return _json_error(rule.service, 503, f"minicloud fault injection: gate {rule.id} was not released "
+                                          f"within {waited:g} s")

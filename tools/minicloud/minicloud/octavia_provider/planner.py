@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minicloud.provider.modes import BACKEND_DOWN, LOST_MEMBER, MEMBER_ERROR, NORMAL, Mode
-from minicloud.provider.tree import HEALTHMONITOR, LISTENER, LOADBALANCER, MEMBER, POOL, STATUS_KEYS, LbTree, Node
+from minicloud.octavia_provider.modes import BACKEND_DOWN, LOST_MEMBER, MEMBER_ERROR, NORMAL, Mode
+from minicloud.octavia_provider.tree import HEALTHMONITOR, LISTENER, LOADBALANCER, MEMBER, POOL, STATUS_KEYS, LbTree, Node
 
 ACTIVE = "ACTIVE"
 ERROR = "ERROR"

@@ -1,4 +1,5 @@
-"""The infrastructure provider's reaction to a paused Cluster, chosen at run time.
+"""The mode of the emulated CAPI infrastructure provider (CAPO): its reaction to a paused Cluster,
+chosen at run time. (Not the Octavia provider emulator: that is :mod:`minicloud.octavia_provider`.)
 
 ``block-move``  keeps ``clusterctl.cluster.x-k8s.io/block-move`` on its objects while it
                 reconciles and removes it ``delay`` seconds after it sees the pause (CAPZ).
@@ -28,7 +29,7 @@ APPLIED_FILE = "capi-provider-mode.applied"
 
 
 @dataclass(frozen=True)
-class ProviderMode:
+class CapoMode:
     name: str = DEFAULT_MODE
     delay: float = DEFAULT_DELAY
     generation: int = 0

@@ -17,7 +17,7 @@ import ipaddress
 import itertools
 import uuid
 
-from minicloud.seed import DEVICE_OWNER, SeedError, ensure_network
+from minicloud.seeding.openstack import DEVICE_OWNER, SeedError, ensure_network
 
 NODE_CIDR = "10.180.0.0/24"
 FIRST_NODE_HOST = 10

@@ -16,9 +16,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from minicloud.paths import STATE_DIR_ENV, StateDir
+from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
 
-RUNNER_MODULE = "minicloud.runner"
+RUNNER_MODULE = "minicloud.runtime.runner"
 
 
 @dataclass(frozen=True)

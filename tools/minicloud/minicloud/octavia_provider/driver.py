@@ -1,8 +1,9 @@
 """An Octavia provider driver backed by the emulator.
 
-Registered as ``minicloud`` in the ``octavia.api.drivers`` entry point group.
+Registered as ``minicloud`` in the ``octavia.api.drivers`` entry point group, and in-process by
+:func:`minicloud.services.octavia.register_driver`.
 Octavia loads a new driver object per call, so all state lives in the
-process-wide :func:`minicloud.provider.emulator.get` and :func:`minicloud.provider.vip.get`.
+process-wide :func:`minicloud.octavia_provider.emulator.get` and :func:`minicloud.octavia_provider.vip.get`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import logging
 
 from octavia_lib.api.drivers import provider_base
 
-from minicloud.provider import emulator, vip
-from minicloud.provider.planner import BATCH, CREATE, DELETE, UPDATE, Event
-from minicloud.provider.tree import HEALTHMONITOR, L7POLICY, L7RULE, LISTENER, LOADBALANCER, MEMBER, POOL
+from minicloud.octavia_provider import emulator, vip
+from minicloud.octavia_provider.planner import BATCH, CREATE, DELETE, UPDATE, Event
+from minicloud.octavia_provider.tree import HEALTHMONITOR, L7POLICY, L7RULE, LISTENER, LOADBALANCER, MEMBER, POOL
 
 LOG = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def _submit(kind: str, object_id: str, action: str, member_ids: tuple[str, ...] 
 class MinicloudProviderDriver(provider_base.ProviderDriver):
     """Accepts every change and reports statuses asynchronously, like the amphora provider.
 
-    VIPs are real Neutron ports (:mod:`minicloud.provider.vip`).
+    VIPs are real Neutron ports (:mod:`minicloud.octavia_provider.vip`).
     """
 
     def create_vip_port(self, loadbalancer_id, project_id, vip_dictionary, additional_vip_dicts):

@@ -2,15 +2,26 @@
 
 The command line writes rules; every service process reads them and bumps the
 counts on each request, so each operation here is a single short statement.
+
+Gates: a request held by a gate rule waits on a named pipe of that rule (``<db>-gates/<id>``), opened
+without blocking and polled: no CPU is used while it waits. Releasing a rule deletes it, then opens
+and closes the pipe for writing, which wakes every reader at once (POLLHUP), in any process. A reader
+checks, after opening the pipe, that its rule still exists, so a release between its match and its
+wait is not missed.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import select
 import sqlite3
 import threading
 from pathlib import Path
 
-from minicloud.faults import FaultRule
+from minicloud.traffic.faults import FaultRule
+
+RULE_COLUMNS = "id, service, method, path, status, retry_after, remaining, delay, fired, gate, held"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rules (
@@ -22,7 +33,9 @@ CREATE TABLE IF NOT EXISTS rules (
     retry_after REAL,
     remaining INTEGER,
     delay REAL NOT NULL DEFAULT 0,
-    fired INTEGER NOT NULL DEFAULT 0
+    fired INTEGER NOT NULL DEFAULT 0,
+    gate INTEGER NOT NULL DEFAULT 0,
+    held INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS requests (
     service TEXT NOT NULL,
@@ -45,6 +58,7 @@ class TrafficStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self.gates = self.path.with_name(self.path.name + "-gates")
         self._local = threading.local()
 
     def _db(self) -> sqlite3.Connection:
@@ -55,6 +69,10 @@ class TrafficStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=OFF")
             conn.executescript(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(rules)")}
+            for column in ("gate", "held"):  # a state folder from before gates
+                if column not in columns:
+                    conn.execute(f"ALTER TABLE rules ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
             self._local.conn = conn
         return conn
 
@@ -64,24 +82,88 @@ class TrafficStore:
         if rule.remaining is not None and rule.remaining < 1:
             raise ValueError("count must be at least 1")
         status = None if rule.status is None else str(rule.status)
-        cur = self._db().execute(
-            "INSERT INTO rules (service, method, path, status, retry_after, remaining, delay)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (rule.service, rule.method.upper(), rule.path, status, rule.retry_after, rule.remaining, rule.delay),
-        )
-        return self._rule(self._db().execute("SELECT * FROM rules WHERE id = ?", (cur.lastrowid,)).fetchone())
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            cur = db.execute(
+                "INSERT INTO rules (service, method, path, status, retry_after, remaining, delay, gate)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (rule.service, rule.method.upper(), rule.path, status, rule.retry_after, rule.remaining, rule.delay,
+                 int(rule.gate)),
+            )
+            if rule.gate:  # the pipe exists before any request can match the rule
+                self.gates.mkdir(parents=True, exist_ok=True)
+                self._gate(cur.lastrowid).unlink(missing_ok=True)
+                os.mkfifo(self._gate(cur.lastrowid))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return self.rule(cur.lastrowid)
+
+    def rule(self, rule_id: int) -> FaultRule | None:
+        row = self._db().execute(f"SELECT {RULE_COLUMNS} FROM rules WHERE id = ?", (rule_id,)).fetchone()
+        return None if row is None else self._rule(row)
 
     def rules(self) -> list[FaultRule]:
-        return [self._rule(row) for row in self._db().execute("SELECT * FROM rules ORDER BY id")]
+        return [self._rule(row) for row in self._db().execute(f"SELECT {RULE_COLUMNS} FROM rules ORDER BY id")]
 
     def clear_rules(self) -> int:
-        return self._db().execute("DELETE FROM rules").rowcount
+        """Remove every rule, releasing the requests held by gates."""
+        removed = self._db().execute("DELETE FROM rules").rowcount
+        for gate in sorted(self.gates.glob("*")) if self.gates.is_dir() else ():
+            self._open_gate(gate)
+        return removed
+
+    def release_rule(self, rule_id: int) -> FaultRule | None:
+        """Remove rule ``rule_id`` and let the requests it holds through; returns the rule as it was
+        (``held``: how many it released), None if there is no such rule."""
+        rule = self.rule(rule_id)
+        if rule is None or not self._db().execute("DELETE FROM rules WHERE id = ?", (rule_id,)).rowcount:
+            return None
+        self._open_gate(self._gate(rule_id))
+        return rule
+
+    # -- gates -------------------------------------------------------------------------
+
+    def _gate(self, rule_id: int) -> Path:
+        return self.gates / str(rule_id)
+
+    @staticmethod
+    def _open_gate(gate: Path) -> None:
+        """Wake every request waiting on ``gate`` (after its rule is deleted), then remove it."""
+        try:
+            os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError as exc:  # ENXIO: nobody waits; ENOENT: released already
+            if exc.errno not in (errno.ENXIO, errno.ENOENT):
+                raise
+        gate.unlink(missing_ok=True)
+
+    def hold(self, rule_id: int, timeout: float) -> bool:
+        """Wait until gate rule ``rule_id`` is released (True) or ``timeout`` seconds pass (False),
+        counted in the rule's ``held`` meanwhile."""
+        try:
+            fd = os.open(self._gate(rule_id), os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return True
+        try:
+            self._db().execute("UPDATE rules SET held = held + 1 WHERE id = ?", (rule_id,))
+            try:
+                if self.rule(rule_id) is None:
+                    return True
+                poller = select.poll()
+                poller.register(fd, select.POLLIN | select.POLLHUP)
+                return bool(poller.poll(max(0, int(timeout * 1000))))
+            finally:
+                self._db().execute("UPDATE rules SET held = held - 1 WHERE id = ?", (rule_id,))
+        finally:
+            os.close(fd)
 
     def take_rule(self, service: str, method: str, path: str) -> FaultRule | None:
         """The first live rule matching the request, with one firing consumed."""
         db = self._db()
         rows = db.execute(
-            "SELECT * FROM rules WHERE service = ? AND (remaining IS NULL OR remaining > 0) ORDER BY id",
+            f"SELECT {RULE_COLUMNS} FROM rules WHERE service = ? AND (remaining IS NULL OR remaining > 0) ORDER BY id",
             (service,),
         ).fetchall()
         for row in rows:
@@ -100,7 +182,7 @@ class TrafficStore:
 
     @staticmethod
     def _rule(row) -> FaultRule:
-        rule_id, service, method, path, status, retry_after, remaining, delay, fired = row
+        rule_id, service, method, path, status, retry_after, remaining, delay, fired, gate, held = row
         return FaultRule(
             service=service,
             method=method,
@@ -111,6 +193,8 @@ class TrafficStore:
             delay=delay,
             id=rule_id,
             fired=fired,
+            gate=bool(gate),
+            held=held,
         )
 
     # -- request counts ----------------------------------------------------------------
@@ -152,7 +236,7 @@ class TrafficStore:
         else:
             self._db().execute("DELETE FROM requests")
 
-    # -- hidden extensions (an older API, see minicloud.older_api) ---------------------------
+    # -- hidden extensions (an older API, see minicloud.traffic.hidden_extensions) ---------------------------
 
     def hide_extension(self, service: str, alias: str) -> None:
         self._db().execute("INSERT OR IGNORE INTO hidden_extensions VALUES (?, ?)", (service, alias))

@@ -6,8 +6,8 @@ such a cloud does, with the answers the real Neutron gives for an extension it h
 the extension list leaves it out, ``GET /v2.0/extensions/ALIAS`` is a 404 (HTML, as Neutron's),
 and the extension's member actions are a 404 ``HTTPNotFound`` NeutronError.
 
-Pure logic; the hidden aliases live in :mod:`minicloud.traffic`, the WSGI side in
-:mod:`minicloud.middleware`.
+Pure logic; the hidden aliases live in :mod:`minicloud.traffic.store`, the WSGI side in
+:mod:`minicloud.traffic.middleware`.
 """
 
 from __future__ import annotations

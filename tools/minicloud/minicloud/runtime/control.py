@@ -1,10 +1,14 @@
 """The Python API of minicloud; the command line is a thin layer over it.
 
-    from minicloud.control import Minicloud
+    from minicloud import Minicloud      # or from minicloud.runtime.control import Minicloud
     cloud = Minicloud("/tmp/state")      # or Minicloud() to resolve the state folder
     cloud.up()
     cloud.set_octavia_mode("lost-member", members="*-member-3")
     cloud.add_fault("load-balancer", method="GET", path="/v2/lbaas/pools/*", status=429, retry_after=2, count=1)
+    gate = cloud.add_fault("network", method="PUT", path="/v2.0/routers/*", gate=True)["id"]
+    ...                                  # start the write, then
+    cloud.wait_held(gate, 1)             # it is held: change things concurrently, then
+    cloud.release_fault(gate)            # it goes through
     conn = cloud.connect()               # openstacksdk, as the demo user
 """
 
@@ -13,12 +17,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from minicloud import clouds, processes, routers, seed
-from minicloud.faults import FaultRule
-from minicloud.lifecycle import CloudStatus, Lifecycle, MinicloudError
-from minicloud.paths import StateDir, resolve_state_dir
-from minicloud.provider import modes
-from minicloud.traffic import TrafficStore
+from minicloud.octavia_provider import modes
+from minicloud.runtime import clouds, processes
+from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
+from minicloud.runtime.paths import StateDir, resolve_state_dir
+from minicloud.seeding import neutron_routers as routers
+from minicloud.seeding import openstack as seed
+from minicloud.traffic.faults import FaultRule
+from minicloud.traffic.store import TrafficStore
 
 __all__ = ["Minicloud", "MinicloudError"]
 
@@ -97,24 +103,55 @@ class Minicloud:
         return TrafficStore(self.state.traffic_db)
 
     def add_fault(self, service: str, method: str = "*", path: str = "*", status: int | str | None = None,
-                  retry_after: float | None = None, count: int | None = None, delay: float = 0.0) -> dict:
-        """Add a fault rule; ``status`` is 429/500/502/503/504, ``"drop"`` or None (delay only)."""
+                  retry_after: float | None = None, count: int | None = None, delay: float = 0.0,
+                  gate: bool = False) -> dict:
+        """Add a fault rule; ``status`` is 429/500/502/503/504, ``"drop"`` or None (delay only).
+
+        ``gate``: hold matching requests (the first ``count`` of them, default all) until
+        :meth:`release_fault` (or :meth:`clear_faults`), then let them through to the service; a request
+        held longer than ``minicloud.traffic.faults.GATE_TIMEOUT`` (120 s) is answered 503. Returns the
+        rule; its ``id`` is what :meth:`wait_held` and :meth:`release_fault` take."""
         rule = FaultRule(service=service, method=method, path=path, status=FaultRule.parse_status(status),
-                         retry_after=retry_after, remaining=count, delay=delay)
+                         retry_after=retry_after, remaining=count, delay=delay, gate=gate)
         return self.traffic.add_rule(rule).to_dict()
 
     def faults(self) -> list[dict]:
         return [rule.to_dict() for rule in self.traffic.rules()]
 
     def clear_faults(self) -> int:
+        """Remove every rule (gates release what they hold); returns how many there were."""
         return self.traffic.clear_rules()
+
+    def release_fault(self, rule_id: int) -> dict:
+        """Remove rule ``rule_id``, letting the requests it holds through; returns the rule as it was
+        (``held``: how many requests it released)."""
+        rule = self.traffic.release_rule(int(rule_id))
+        if rule is None:
+            raise MinicloudError(f"no fault rule {rule_id}")
+        return rule.to_dict()
+
+    def wait_held(self, rule_id: int, n: int = 1, timeout: float = 30.0) -> dict:
+        """Wait until gate rule ``rule_id`` holds at least ``n`` requests; returns the rule."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rule = self.traffic.rule(int(rule_id))
+            if rule is None:
+                raise MinicloudError(f"no fault rule {rule_id}")
+            if not rule.gate:
+                raise MinicloudError(f"fault rule {rule_id} is not a gate")
+            if rule.held >= n:
+                return rule.to_dict()
+            if time.monotonic() > deadline:
+                raise MinicloudError(f"fault rule {rule_id} holds {rule.held} request(s), not {n}, "
+                                     f"after {timeout:g} s")
+            time.sleep(0.02)
 
     def hide_extension(self, alias: str) -> list[str]:
         """Make the service answer as an older one without API extension ``alias`` (see
-        ``minicloud.older_api``); returns the hidden aliases."""
-        from minicloud import older_api
+        ``minicloud.traffic.hidden_extensions``); returns the hidden aliases."""
+        from minicloud.traffic import hidden_extensions
 
-        self.traffic.hide_extension(older_api.service_of(alias), alias)
+        self.traffic.hide_extension(hidden_extensions.service_of(alias), alias)
         return self.traffic.hidden_extensions()
 
     def restore_extensions(self, alias: str | None = None) -> list[str]:
@@ -232,23 +269,23 @@ class Minicloud:
             raise MinicloudError(f"Kubernetes API: {exc.status} {exc.reason}: {exc.body}") from None
 
     def capi_provider_mode(self) -> dict:
-        from minicloud.kube import provider_mode
+        from minicloud.kube import capo_mode
 
-        mode = modes.load(provider_mode.mode_file(self.state.root), provider_mode.ProviderMode).to_dict()
-        mode["applied"] = modes.applied_generation(provider_mode.applied_file(self.state.root)) >= mode["generation"]
+        mode = modes.load(capo_mode.mode_file(self.state.root), capo_mode.CapoMode).to_dict()
+        mode["applied"] = modes.applied_generation(capo_mode.applied_file(self.state.root)) >= mode["generation"]
         return mode
 
     def set_capi_provider_mode(self, name: str, delay: float | None = None, wait: bool = True) -> dict:
         """Choose how the infrastructure provider reacts to a pause (block-move, silent, stuck). With
         ``wait``, return once the controllers applied it, if the Kubernetes API is running."""
-        from minicloud.kube import provider_mode
+        from minicloud.kube import capo_mode
 
-        mode = provider_mode.ProviderMode(name, provider_mode.DEFAULT_DELAY if delay is None else float(delay))
+        mode = capo_mode.CapoMode(name, capo_mode.DEFAULT_DELAY if delay is None else float(delay))
         self.state.root.mkdir(parents=True, exist_ok=True)
-        written = modes.save(provider_mode.mode_file(self.state.root), mode)
+        written = modes.save(capo_mode.mode_file(self.state.root), mode)
         if wait and any(p.name == "kubernetes" and p.healthy for p in self.status().processes):
             deadline = time.monotonic() + MODE_ACK_TIMEOUT
-            while modes.applied_generation(provider_mode.applied_file(self.state.root)) < written.generation:
+            while modes.applied_generation(capo_mode.applied_file(self.state.root)) < written.generation:
                 if time.monotonic() > deadline:
                     raise MinicloudError(f"the CAPI controllers did not apply the mode within {MODE_ACK_TIMEOUT:.0f} s")
                 time.sleep(0.05)

@@ -1,14 +1,14 @@
-"""WSGI middleware put in front of every real service: counts requests, injects faults, hides API
-extensions (an older API, see :mod:`minicloud.older_api`)."""
+"""WSGI middleware put in front of every real service: counts requests, injects faults, holds requests
+at gates, hides API extensions (an older API, see :mod:`minicloud.traffic.hidden_extensions`)."""
 
 from __future__ import annotations
 
 import time
 
-from minicloud import older_api
-from minicloud.faults import DROP, error_response, path_template
-from minicloud.traffic import TrafficStore
-from minicloud.wsgi import DropConnection
+from minicloud.runtime.wsgi import DropConnection
+from minicloud.traffic import hidden_extensions
+from minicloud.traffic.faults import DROP, GATE_TIMEOUT, error_response, gate_timeout_response, path_template
+from minicloud.traffic.store import TrafficStore
 
 # User-Agent fragments of requests that no client made: keystonemiddleware (its own
 # token, and token validation through python-keystoneclient) and minicloud itself.
@@ -23,10 +23,11 @@ class TrafficMiddleware:
     and never faulted, so client-visible counts and faults stay honest.
     """
 
-    def __init__(self, app, service: str, store: TrafficStore):
+    def __init__(self, app, service: str, store: TrafficStore, gate_timeout: float = GATE_TIMEOUT):
         self.app = app
         self.service = service
         self.store = store
+        self.gate_timeout = gate_timeout
 
     def __call__(self, environ, start_response):
         method = environ["REQUEST_METHOD"]
@@ -35,7 +36,13 @@ class TrafficMiddleware:
         internal = any(marker in agent for marker in INTERNAL_AGENTS)
         self.store.count(self.service, method, path_template(path), internal)
         rule = None if internal else self.store.take_rule(self.service, method, path)
-        if rule is not None:
+        if rule is not None and rule.gate:
+            # Held in this request's own thread, outside the service lock: other requests go on.
+            if not self.store.hold(rule.id, self.gate_timeout):
+                status, headers, body = gate_timeout_response(rule, self.gate_timeout)
+                start_response(status, headers)
+                return [body]
+        elif rule is not None:
             if rule.delay:
                 time.sleep(rule.delay)
             if rule.status == DROP:
@@ -44,7 +51,7 @@ class TrafficMiddleware:
                 status, headers, body = error_response(rule)
                 start_response(status, headers)
                 return [body]
-        hides = self.service in older_api.SERVICES and not internal
+        hides = self.service in hidden_extensions.SERVICES and not internal
         hidden = self.store.hidden_extensions(self.service) if hides else []
         if hidden:
             return self._older_api(hidden, environ, start_response)
@@ -53,12 +60,12 @@ class TrafficMiddleware:
     def _older_api(self, hidden: list[str], environ, start_response):
         """Answer as the service would without the ``hidden`` extensions."""
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO") or "/"
-        answer = older_api.hidden_answer(hidden, method, path)
+        answer = hidden_extensions.hidden_answer(hidden, method, path)
         if answer is not None:
             status, headers, body = answer
             start_response(status, headers)
             return [body]
-        if not older_api.lists_extensions(method, path):
+        if not hidden_extensions.lists_extensions(method, path):
             return self.app(environ, start_response)
         seen = {}
 
@@ -72,7 +79,7 @@ class TrafficMiddleware:
         finally:
             getattr(result, "close", lambda: None)()
         if seen["status"].startswith("200"):
-            body = older_api.without_extensions(body, hidden)
+            body = hidden_extensions.without_extensions(body, hidden)
         headers = [(k, v) for k, v in seen["headers"] if k.lower() != "content-length"]
         start_response(seen["status"], headers + [("Content-Length", str(len(body)))])
         return [body]

@@ -1,0 +1,131 @@
+"""Verbs capi (CAPO's mode, seeded clusters, rollouts) and kube (nodes) on the emulated Kubernetes API."""
+
+from __future__ import annotations
+
+import json
+
+from minicloud.cli.common import label, print_json
+from minicloud.kube.capo_mode import MODES as CAPO_MODES
+from minicloud.runtime.control import Minicloud
+
+
+def _capi_rollout(cloud: Minicloud, args) -> None:
+    if len(args.words) == 2 and args.words[0] == "status":
+        print_json(cloud.capi_rollout_status(args.words[1], namespace=args.namespace))
+    elif len(args.words) == 1:
+        print_json(cloud.capi_rollout(args.words[0], namespace=args.namespace, capo_wait=args.capo_wait))
+    else:
+        raise ValueError("usage: capi rollout NAME [--capo-wait member|lb] | capi rollout status NAME")
+
+
+def _capi_cluster(cloud: Minicloud, args) -> None:
+    if args.cluster_action == "create":
+        print_json(cloud.create_capi_cluster(args.name, control_plane=args.control_plane, workers=args.workers,
+                                             api_version=args.api_version, namespace=args.namespace,
+                                             openstack=args.openstack, monitor=args.monitor))
+    elif args.cluster_action == "delete":
+        print_json({"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace, target=args.target),
+                    "name": args.name})
+    else:
+        print_json(cloud.list_capi_clusters(namespace=args.namespace, target=args.target))
+
+
+def cmd_capi(cloud: Minicloud, args) -> int:
+    if args.capi_area == "provider":
+        if args.mode is None:
+            print_json(cloud.capi_provider_mode())
+        else:
+            print_json(cloud.set_capi_provider_mode(args.mode, delay=args.delay))
+    elif args.capi_area == "rollout":
+        _capi_rollout(cloud, args)
+    elif args.capi_area == "history":
+        if args.summary:
+            print_json(cloud.capi_history_summary(args.name, namespace=args.namespace, rollout=args.rollout))
+        else:
+            print_json(cloud.capi_history(args.name, namespace=args.namespace, rollout=args.rollout))
+    else:
+        _capi_cluster(cloud, args)
+    return 0
+
+
+def cmd_kube(cloud: Minicloud, args) -> int:
+    if args.node_action == "create":
+        print_json(cloud.create_node(args.name, args.pod_cidr, args.address, labels=dict(args.label or [])))
+    elif args.node_action == "delete":
+        cloud.delete_node(args.name)
+        print(json.dumps({"deleted": args.name}))
+    else:
+        print_json(cloud.list_nodes())
+    return 0
+
+
+def _add_capi_cluster(areas) -> None:
+    cluster = areas.add_parser("cluster", help="seed, remove or list CAPI clusters")
+    actions = cluster.add_subparsers(dest="cluster_action", required=True)
+    create = actions.add_parser("create", help="a provisioned cluster: Cluster, KCP, Machines, Nodes, Secrets...")
+    create.add_argument("name")
+    create.add_argument("--control-plane", type=int, default=1, help="control-plane machines (default 1)")
+    create.add_argument("--workers", type=int, default=0, help="worker machines (default 0)")
+    create.add_argument("--api-version", choices=("v1beta1", "v1beta2"), default="v1beta2",
+                        help="CAPI contract the objects are written in (default v1beta2)")
+    create.add_argument("--namespace", default="default")
+    create.add_argument("--openstack", action="store_true",
+                        help="also a network, a server per control-plane machine and the API load balancer "
+                             "with their members, as CAPO makes them (needed by 'capi rollout')")
+    create.add_argument("--monitor", action="store_true", help="with --openstack: a TCP health monitor on the pool")
+    delete = actions.add_parser("delete", help="remove every object of the cluster")
+    delete.add_argument("name")
+    delete.add_argument("--namespace", default="default")
+    listing = actions.add_parser("list", help="clusters as JSON")
+    listing.add_argument("--namespace", help="default: all namespaces")
+    for action in (delete, listing):
+        action.add_argument("--target", action="store_true",
+                            help="on the move target API (kubernetes-target) instead of the main one")
+
+
+def _add_capi_rollout_and_history(areas) -> None:
+    rolling = areas.add_parser("rollout", help="roll a control plane (cluster created with --openstack)")
+    rolling.add_argument("words", nargs="+", metavar="[status] NAME",
+                         help="NAME starts a rollout and returns at once; 'status NAME' shows it (JSON)")
+    rolling.add_argument("--namespace", default="default")
+    rolling.add_argument("--capo-wait", choices=("member", "lb"), default="member",
+                         help="member: CAPO waits for the new member to be ACTIVE; lb: only for the load "
+                              "balancer (CAPO before v0.14)")
+    recorded = areas.add_parser("history", help="pool members and machines sampled during the last rollout")
+    recorded.add_argument("name")
+    recorded.add_argument("--namespace", default="default")
+    recorded.add_argument("--rollout", type=int, help="which rollout (default: the latest)")
+    recorded.add_argument("--summary", action="store_true", help="min serving, min active... instead of samples")
+
+
+def add_capi_verb(verbs) -> None:
+    p = verbs.add_parser("capi", help="CAPI on the emulated Kubernetes API: provider mode, seeded clusters")
+    areas = p.add_subparsers(dest="capi_area", required=True)
+    # 'provider': the emulated infrastructure provider (CAPO), see minicloud.kube.capo_mode
+    provider = areas.add_parser("provider", help="show or set how the infrastructure provider reacts to a pause")
+    provider.add_argument("mode", nargs="?", choices=CAPO_MODES)
+    provider.add_argument("--delay", type=float, help="seconds after the pause (default 2)")
+    _add_capi_cluster(areas)
+    _add_capi_rollout_and_history(areas)
+    p.set_defaults(func=cmd_capi)
+
+
+def add_kube_verb(verbs) -> None:
+    p = verbs.add_parser("kube", help="objects of the emulated Kubernetes API")
+    areas = p.add_subparsers(dest="kube_area", required=True)
+    node = areas.add_parser("node", help="create, delete or list nodes")
+    actions = node.add_subparsers(dest="node_action", required=True)
+    create = actions.add_parser("create", help="a Ready node with a pod CIDR and an InternalIP")
+    create.add_argument("name")
+    create.add_argument("--pod-cidr", required=True)
+    create.add_argument("--address", required=True, help="InternalIP")
+    create.add_argument("--label", type=label, action="append", help="KEY=VALUE (repeatable)")
+    delete = actions.add_parser("delete")
+    delete.add_argument("name")
+    actions.add_parser("list", help="nodes with pod CIDRs and InternalIPs")
+    p.set_defaults(func=cmd_kube)
+
+
+def add_verbs(verbs) -> None:
+    add_capi_verb(verbs)
+    add_kube_verb(verbs)
