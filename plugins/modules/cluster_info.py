@@ -138,15 +138,15 @@ api_calls:
   type: int
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import SECONDS
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_NAME_LABEL,
     CORE_GROUP,
     dig,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_view import build_view
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule, check_object_names
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import build_view
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule, check_object_names
 
 
 class ClusterInfo(KubernetesModule):

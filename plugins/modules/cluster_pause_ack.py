@@ -206,21 +206,21 @@ retried_faults:
   elements: raw
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import dig
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule, check_object_names
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule, check_object_names
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     POLL_SECONDS,
     SECONDS,
     ModuleFailure,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause_ack import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import (
     Tracker,
     assess,
     blocker_identities,
     decide,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import FAILED, Verdict, wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import FAILED, Verdict, wait_for
 
 
 class ClusterPauseAck(KubernetesModule):

@@ -262,20 +262,20 @@ retried_faults:
   sample: [429, 503]
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import lb_members
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     POLL_SECONDS,
     SECONDS,
     ModuleFailure,
     OpenStackModule,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia_service import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import (
     OctaviaService,
     pool_loadbalancer_ids,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import is_not_found
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import is_not_found
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 
 LB_FIELDS = ("id", "name", "provisioning_status", "operating_status")
 POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")

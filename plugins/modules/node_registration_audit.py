@@ -209,23 +209,23 @@ retried_faults:
 
 import time
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import registration_plan as rp
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as rp
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import OpenStackKubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     SECONDS,
     ModuleFailure,
     NumberRange,
     is_sdk_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
     describe_fault,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration_service import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import (
     ServerService,
     list_nodes,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
 
 
 class NodeRegistrationAudit(OpenStackKubernetesModule):

@@ -273,39 +273,39 @@ retried_faults:
 
 import datetime
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import lb_members
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import rollout_plan as plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_NAME_LABEL,
     CONTROL_PLANE_LABEL,
     CORE_GROUP,
     dig,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_client import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
     is_status,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     OpenStackKubernetesModule,
     check_object_names,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     POLL_SECONDS,
     SECONDS,
     ModuleFailure,
     NumberRange,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia_service import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import (
     OctaviaService,
     pool_loadbalancer_ids,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_machines import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.machines import (
     kcp_replicas,
     machine_data,
     rollout_after_patch,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import (
     DONE,
     FAILED,
     WAITING,

@@ -340,22 +340,22 @@ retried_faults:
 
 import ipaddress
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import route_plan as rp
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as rp
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     SECONDS,
     ModuleFailure,
     NumberRange,
     is_sdk_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
     describe_fault,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_nodes import node_source
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_service import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import OpenStackKubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.nodes import node_source
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import (
     RouteLimitReached,
     RouteRejected,
     RouterChanged,

@@ -323,21 +323,21 @@ retried_faults:
   elements: raw
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import secgroup_rules as sr
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid, normalize_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     SECONDS,
     ModuleFailure,
     NumberRange,
     OpenStackModule,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import NetworkService
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.network_service import NetworkService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
     error_message,
     http_status,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
 
 PORT_UPDATE_ATTEMPTS = 5
 RULE_OPTIONS = dict(

@@ -11,18 +11,18 @@ import ssl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import k8s_client
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import registration_plan as reg
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import rollout_plan as plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import route_plan as rp
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import secgroup_rules as sr
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.lb_members import parse_selector
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import client as k8s_client
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as reg
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan as plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as rp
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     SECONDS,
     NumberRange,
     number_problems,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import service_message
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import service_message
 
 CLUSTER = rp.normalize_cluster_cidrs(["198.19.0.0/16"])
 

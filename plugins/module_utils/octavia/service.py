@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Octavia reads used by the modules, each one API request under the retry policy.
+
+Everything returned is a plain dict with Octavia's own field names, so decisions stay pure.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import ResolveError, is_not_found
+
+
+def _plain(resource):
+    return resource.to_dict(original_names=True, computed=False)
+
+
+class OctaviaService:
+    def __init__(self, client):
+        self.client = client
+
+    @property
+    def lb_api(self):
+        # Touching the proxy authenticates and reads the catalog: only ever do it inside client.call.
+        return self.client.conn.load_balancer
+
+    def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
+        """``get`` names the proxy's getter; ``list_by_name(name)`` lists the objects with that name."""
+        if is_uuid(name_or_id):
+            try:
+                return _plain(self.client.call(lambda: getattr(self.lb_api, get)(normalize_uuid(name_or_id)),
+                                               "GET %s %s" % (kind, name_or_id), deadline))
+            except Exception as exc:  # pylint: disable=broad-except
+                if not is_not_found(exc):
+                    raise
+        found = self.client.call(lambda: [_plain(r) for r in list_by_name(name_or_id)],
+                                 "list %ss named %s" % (kind, name_or_id), deadline)
+        if not found:
+            raise ResolveError("%s %r not found%s (looked up by id and by name as the user of this connection)"
+                               % (kind, name_or_id, scope))
+        if len(found) > 1:
+            raise ResolveError("%s name %r is ambiguous%s: %d %ss have it (%s); use the id"
+                               % (kind, name_or_id, scope, len(found), kind, ", ".join(f["id"] for f in found)))
+        return found[0]
+
+    def find_loadbalancer(self, name_or_id, deadline):
+        return self._by_name_or_id(
+            "load balancer", name_or_id, "get_load_balancer",
+            lambda name: self.lb_api.load_balancers(name=name), deadline)
+
+    def find_pool(self, name_or_id, deadline, loadbalancer=None):
+        scope = ""
+        query = {}
+        if loadbalancer:
+            scope = " on load balancer %s" % (loadbalancer.get("name") or loadbalancer["id"])
+            query["loadbalancer_id"] = loadbalancer["id"]
+        pool = self._by_name_or_id(
+            "pool", name_or_id, "get_pool",
+            lambda name: self.lb_api.pools(name=name, **query), deadline, scope)
+        if loadbalancer and loadbalancer["id"] not in pool_loadbalancer_ids(pool):
+            raise ResolveError("pool %s does not belong to load balancer %s (it belongs to %s)" % (
+                name_or_id, loadbalancer.get("name") or loadbalancer["id"], ", ".join(pool_loadbalancer_ids(pool)) or "none"))
+        return pool
+
+    def get_loadbalancer(self, lb_id, deadline):
+        return _plain(self.client.call(lambda: self.lb_api.get_load_balancer(lb_id),
+                                       "GET load balancer %s" % lb_id, deadline))
+
+    def list_members(self, pool_id, deadline):
+        """All members of a pool in one list request (the SDK follows pagination links if any)."""
+        return self.client.call(lambda: [_plain(m) for m in self.lb_api.members(pool_id)],
+                                "list members of pool %s" % pool_id, deadline)
+
+
+def pool_loadbalancer_ids(pool):
+    return [lb["id"] if isinstance(lb, dict) else lb for lb in pool.get("loadbalancers") or []]
