@@ -273,8 +273,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.se
     OctaviaService,
     pool_loadbalancer_ids,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import is_not_found
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 
 LB_FIELDS = ("id", "name", "provisioning_status", "operating_status")

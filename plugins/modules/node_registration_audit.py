@@ -217,7 +217,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
     NumberRange,
     is_sdk_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     describe_fault,
     service_message,
 )
@@ -225,7 +225,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.serve
     ServerService,
     list_nodes,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 
 
 class NodeRegistrationAudit(OpenStackKubernetesModule):

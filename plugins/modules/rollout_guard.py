@@ -282,9 +282,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     dig,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
-    is_status,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     OpenStackKubernetesModule,
     check_object_names,
@@ -304,7 +302,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.ma
     machine_data,
     rollout_after_patch,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import (
     DONE,
     FAILED,

@@ -348,11 +348,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
     NumberRange,
     is_sdk_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     describe_fault,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import OpenStackKubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.nodes import node_source
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import (

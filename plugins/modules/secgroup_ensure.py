@@ -332,12 +332,12 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
     OpenStackModule,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.network_service import NetworkService
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     error_message,
     http_status,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 
 PORT_UPDATE_ATTEMPTS = 5
 RULE_OPTIONS = dict(

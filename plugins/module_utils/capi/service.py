@@ -20,7 +20,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     reference,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed, ResolveError
 
 # Resources of the cluster groups that no controller reconciles per cluster, so nothing acknowledges a pause.
 NOT_RECONCILED_SUFFIXES = ("templates",)
@@ -31,11 +31,11 @@ def choose_version(served, requested=None):
     else v1beta1.  ``served`` maps group -> list of versions."""
     versions = served.get(CORE_GROUP) or []
     if not versions:
-        raise ModuleFailure("the Kubernetes API does not serve %s: Cluster API is not installed there "
+        raise NotServed("the Kubernetes API does not serve %s: Cluster API is not installed there "
                             "(check kubeconfig and context)" % CORE_GROUP)
     if requested:
         if requested not in versions:
-            raise ModuleFailure("api_version %s is not served by this Cluster API (served: %s)" % (
+            raise NotServed("api_version %s is not served by this Cluster API (served: %s)" % (
                 requested, ", ".join(versions)))
         return requested
     for candidate in reversed(CONTRACT_VERSIONS):
@@ -92,7 +92,7 @@ class CapiService:
     def plural(self, group, version, kind, deadline):
         plural = self.resource_list(group, version, deadline).get(kind)
         if plural is None:
-            raise ModuleFailure("%s/%s does not serve kind %s" % (group, version, kind))
+            raise NotServed("%s/%s does not serve kind %s" % (group, version, kind))
         return plural
 
     def get_cluster(self, name, namespace, version, deadline):
@@ -107,7 +107,7 @@ class CapiService:
         hint = ""
         if elsewhere:
             hint = "; a Cluster of that name exists in namespace %s" % ", ".join(elsewhere)
-        raise ModuleFailure("Cluster %s/%s not found%s" % (namespace, name, hint), cluster=None)
+        raise ResolveError("Cluster %s/%s not found%s" % (namespace, name, hint), cluster=None)
 
     def namespaces_with_cluster(self, name, version, deadline):
         try:

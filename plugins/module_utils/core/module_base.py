@@ -17,21 +17,27 @@ import math
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
-    SDK_IMPORT_ERROR,
-    OpenStackClient,
-    ResolveError,
     cloud_dict_problem,
-    describe_fault,
     openstack_argument_spec,
+    OpenStackClient,
+    secret_values,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
+    describe_fault,
     service_message,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
     ksa_exceptions,
     sdk_exceptions,
+    SDK_IMPORT_ERROR,
     sdk_version_error,
-    secret_values,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.results import finish
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    FlightcontrolError,
+    ModuleFailure,
+)
 
 
 # The largest number any option takes: ten times a year in seconds, far above any sensible value, far below
@@ -104,14 +110,6 @@ def number_problems(spec, params, ranges, prefix=""):
     return problems
 
 
-class ModuleFailure(Exception):
-    """Raised inside ``run()`` to fail with a message and result data."""
-
-    def __init__(self, message, **data):
-        super(ModuleFailure, self).__init__(message)
-        self.data = data
-
-
 class BaseModule:
     """Spec, clock, deadline, results and error mapping shared by every module.
 
@@ -168,12 +166,8 @@ class BaseModule:
         try:
             self.check_numbers()
             self.run()
-        except ModuleFailure as exc:
+        except FlightcontrolError as exc:
             self.fail(str(exc), **exc.data)
-        except ResolveError as exc:
-            self.fail(str(exc))
-        except DeadlineExceeded as exc:
-            self.fail(str(exc))
         except Exception as exc:  # pylint: disable=broad-except
             message = self.describe_error(exc)
             if message is None:

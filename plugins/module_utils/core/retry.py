@@ -22,21 +22,13 @@ import random
 import time
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 
 TRANSIENT_STATUS = frozenset([429, 502, 503, 504])
 
 RETRY = "retry"
 REAUTH = "reauth"
 FATAL = "fatal"
-
-
-class DeadlineExceeded(Exception):
-    """A transient fault persisted until the caller's deadline; ``last_error`` is the fault."""
-
-    def __init__(self, message, last_error=None, attempts=0):
-        super(DeadlineExceeded, self).__init__(message)
-        self.last_error = last_error
-        self.attempts = attempts
 
 
 class Fault:

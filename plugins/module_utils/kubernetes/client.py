@@ -15,6 +15,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
+
 import json
 import os
 import re
@@ -24,8 +26,8 @@ import traceback
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
     Fault,
-    RetryPolicy,
     parse_retry_after,
+    RetryPolicy,
 )
 
 K8S_IMPORT_ERROR = None
@@ -202,10 +204,6 @@ def describe_fault(exc):
 
 def is_status(exc, status):
     return ApiException is not None and isinstance(exc, ApiException) and exc.status == status
-
-
-class UnreachableError(Exception):
-    """The API never answered: wrong host or port, or it is down."""
 
 
 class KubernetesClient:

@@ -9,15 +9,15 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
-    K8S_IMPORT_ERROR,
     ApiException,
-    CONFIG_ERRORS,
-    KubernetesClient,
-    UnreachableError,
     auth_settings,
+    CONFIG_ERRORS,
     describe_fault,
+    K8S_IMPORT_ERROR,
     kubernetes_argument_spec,
+    KubernetesClient,
     name_problem,
     status_message,
     tls_error,

@@ -12,11 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
-    ResolveError,
-    error_type,
-    http_status,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import error_type, http_status
 
 # Ports are listed for this many servers a request (device_id=...&device_id=...): about 7 KB of query,
 # under the 8 KB request-line limit of common proxies.

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import nodes as k8s_nodes
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import http_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 
 SERVERS_PER_PAGE = 1000
 

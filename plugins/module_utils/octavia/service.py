@@ -11,7 +11,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import ResolveError, is_not_found
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
 
 
 def _plain(resource):

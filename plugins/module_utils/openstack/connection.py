@@ -12,32 +12,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import traceback
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
-    Fault,
-    RetryPolicy,
-    parse_retry_after,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import RetryPolicy
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import COLLECTION_NAME, openstack
 
-SDK_IMPORT_ERROR = None
-try:
-    import openstack
-    from openstack import exceptions as sdk_exceptions
-    from keystoneauth1 import exceptions as ksa_exceptions
-    import requests
-except ImportError:
-    openstack = None
-    sdk_exceptions = None
-    ksa_exceptions = None
-    requests = None
-    SDK_IMPORT_ERROR = traceback.format_exc()
-
-from importlib import metadata as importlib_metadata
-
-MINIMUM_SDK_VERSION = "1.0.0"
-COLLECTION_NAME = "flightcontrol.openstack"
 COLLECTION_VERSION = "0.1.0"
 DEFAULT_REQUEST_TIMEOUT = 30
 # A request started at (or just before) the deadline still gets this long to answer.
@@ -46,10 +25,6 @@ LAST_REQUEST_TIMEOUT = 1.0
 CONNECTION_OPTIONS = ("auth", "auth_type", "region_name", "validate_certs", "ca_cert", "client_cert", "client_key",
                       "api_timeout")
 SECRET_KEY_WORDS = ("password", "secret", "token", "key", "credential")
-
-
-class ResolveError(Exception):
-    """A named object does not exist or is ambiguous: terminal, with a message a person can act on."""
 
 
 def openstack_argument_spec():
@@ -103,125 +78,6 @@ def secret_values(value, key=""):
     elif value not in (None, "") and any(word in key.lower() for word in SECRET_KEY_WORDS):
         found.add(str(value))
     return found
-
-
-def sdk_version():
-    """The installed openstacksdk version string, read from package metadata (never a submodule)."""
-    try:
-        return importlib_metadata.version("openstacksdk")
-    except importlib_metadata.PackageNotFoundError:
-        return None
-
-
-def _version_tuple(text):
-    parts = []
-    for piece in str(text).split("."):
-        digits = ""
-        for char in piece:
-            if not char.isdigit():
-                break
-            digits += char
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
-def sdk_version_error():
-    """A message when openstacksdk is missing or too old for this collection, else None."""
-    version = sdk_version()
-    if version is None:
-        return None
-    if _version_tuple(version) < _version_tuple(MINIMUM_SDK_VERSION):
-        return "openstacksdk %s is installed; %s needs %s or newer" % (
-            version, COLLECTION_NAME, MINIMUM_SDK_VERSION)
-    return None
-
-
-def describe_fault(exc):
-    """Turn an SDK, keystoneauth or requests exception into a ``Fault``; None if it is no API fault."""
-    if ksa_exceptions is not None:
-        if isinstance(exc, ksa_exceptions.SSLError):
-            return None
-        if isinstance(exc, (ksa_exceptions.ConnectionError, ksa_exceptions.RetriableConnectionFailure)):
-            return Fault(connection_error=True, description="connection error: %s" % exc)
-    if requests is not None and isinstance(exc, requests.exceptions.ConnectionError):
-        return Fault(connection_error=True, description="connection error: %s" % exc)
-    status = None
-    response = None
-    if sdk_exceptions is not None and isinstance(exc, sdk_exceptions.HttpException):
-        status = exc.status_code
-        response = exc.response
-    elif ksa_exceptions is not None and isinstance(exc, ksa_exceptions.HttpError):
-        status = exc.http_status
-        response = getattr(exc, "response", None)
-    if status is None:
-        return None
-    retry_after = None
-    if response is not None:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-    return Fault(status=status, retry_after=retry_after,
-                 description="HTTP %s%s" % (status, " (Retry-After %s s)" % retry_after if retry_after is not None else ""))
-
-
-def http_status(exc):
-    """The HTTP status of an SDK or keystoneauth error, else None."""
-    if sdk_exceptions is not None and isinstance(exc, sdk_exceptions.HttpException):
-        return exc.status_code
-    if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.HttpError):
-        return exc.http_status
-    return None
-
-
-def _error_body(exc):
-    """(type, message) from the JSON error body of a failed request, as each service writes it:
-    Neutron ``{"NeutronError": {"type", "message"}}``, Nova ``{"itemNotFound": {"message"}}``, Keystone
-    ``{"error": {"title", "message"}}``, Octavia ``{"faultcode", "faultstring"}``; (None, None) without one."""
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None, None
-    try:
-        body = response.json()
-    except (ValueError, AttributeError):
-        return None, None
-    if not isinstance(body, dict):
-        return None, None
-    if body.get("faultstring"):
-        return None, str(body["faultstring"])
-    for key, value in body.items():
-        if isinstance(value, dict) and value.get("message"):
-            kind = value.get("type") or value.get("title") or (key if key not in ("error", "NeutronError") else None)
-            return kind, str(value["message"])
-    return None, None
-
-
-def error_type(exc):
-    """Neutron's error type (``NeutronError.type``) of a failed request, else None."""
-    response = getattr(exc, "response", None)
-    try:
-        body = response.json() if response is not None else None
-    except ValueError:
-        return None
-    if isinstance(body, dict) and isinstance(body.get("NeutronError"), dict):
-        return body["NeutronError"].get("type")
-    return None
-
-
-def error_message(exc):
-    """The service's own message of a failed request, else the exception's text."""
-    return _error_body(exc)[1] or str(exc)
-
-
-def service_message(exc):
-    """A failed request in the service's own words: ``HTTP 404 SecurityGroupNotFound: Security group ... does
-    not exist``. The SDK's text when the answer carries no error body (or for errors without a status)."""
-    status = http_status(exc)
-    kind, message = _error_body(exc)
-    if status is None or not message:
-        return str(exc)
-    return "HTTP %s%s: %s" % (status, " %s" % kind if kind else "", message)
-
-
-def is_not_found(exc):
-    return sdk_exceptions is not None and isinstance(exc, sdk_exceptions.NotFoundException)
 
 
 class RequestGuard:

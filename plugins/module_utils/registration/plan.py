@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+
 import datetime
 import fnmatch
 
@@ -25,10 +27,6 @@ DELETING = "deleting"
 # Statuses of servers that are going away or parked on purpose: never findings, never deleted.
 GONE_STATUSES = frozenset(["DELETED", "SOFT_DELETED", "SHELVED", "SHELVED_OFFLOADED"])
 PROVIDER_PREFIX = "openstack://"
-
-
-class PlanError(Exception):
-    """Input that cannot be used (a malformed time, ...)."""
 
 
 def parse_time(text):

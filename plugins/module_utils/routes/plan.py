@@ -26,16 +26,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+
 import ipaddress
 
 ERROR = "error"
 WARNING = "warning"
 KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit")
 DEFAULT_WARN_RATIO = 0.9
-
-
-class PlanError(ValueError):
-    """Input that cannot be planned for, with the reason."""
 
 
 def _text(value):

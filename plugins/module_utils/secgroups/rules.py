@@ -17,6 +17,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import RuleError
+
 import fnmatch
 import ipaddress
 
@@ -38,10 +40,6 @@ ETHERTYPES = ("IPv4", "IPv6")
 POD_PROTOCOLS = ("tcp", "udp", "icmp")
 # Stands for the id of a group not created yet (check mode, plans made before the create).
 NEW_GROUP = "(new group)"
-
-
-class RuleError(ValueError):
-    """A rule Neutron would reject, with the reason."""
 
 
 def protocol_number(protocol, ethertype):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import client as k8s_client
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as reg
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan as plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as rp
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
@@ -22,7 +22,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
     NumberRange,
     number_problems,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import service_message
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import service_message
 
 CLUSTER = rp.normalize_cluster_cidrs(["198.19.0.0/16"])
 

@@ -7,15 +7,15 @@ import random
 
 import pytest
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
+    classify,
     FATAL,
+    Fault,
+    parse_retry_after,
     REAUTH,
     RETRY,
-    DeadlineExceeded,
-    Fault,
     RetryPolicy,
-    classify,
-    parse_retry_after,
 )
 
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock

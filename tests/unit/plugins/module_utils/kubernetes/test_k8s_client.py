@@ -10,8 +10,8 @@ urllib3 = pytest.importorskip("urllib3")
 
 from kubernetes.client.exceptions import ApiException  # noqa: E402  pylint: disable=wrong-import-position
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (  # noqa: E402
-    UnreachableError,
     auth_settings,
     build_configuration,
     credential_source,

@@ -9,6 +9,7 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as sdk_exceptions
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import connection as osc
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import http, sdk
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
 
 
@@ -21,20 +22,20 @@ def http_response(status, headers=None):
 
 
 def test_describe_fault_reads_status_and_retry_after_from_sdk_errors():
-    fault = osc.describe_fault(sdk_exceptions.HttpException(response=http_response(429, {"Retry-After": "3"})))
+    fault = http.describe_fault(sdk_exceptions.HttpException(response=http_response(429, {"Retry-After": "3"})))
     assert (fault.status, fault.retry_after, fault.connection_error) == (429, 3.0, False)
     assert "HTTP 429" in fault.description and "Retry-After 3.0" in fault.description
-    fault = osc.describe_fault(sdk_exceptions.NotFoundException(response=http_response(404)))
+    fault = http.describe_fault(sdk_exceptions.NotFoundException(response=http_response(404)))
     assert fault.status == 404 and fault.retry_after is None
 
 
 def test_describe_fault_for_keystoneauth_and_connection_errors():
-    fault = osc.describe_fault(ksa_exceptions.ServiceUnavailable(http_status=503))
+    fault = http.describe_fault(ksa_exceptions.ServiceUnavailable(http_status=503))
     assert fault.status == 503
-    assert osc.describe_fault(ksa_exceptions.ConnectFailure("refused")).connection_error
-    assert osc.describe_fault(requests.exceptions.ConnectionError("reset")).connection_error
-    assert osc.describe_fault(ksa_exceptions.SSLError("bad cert")) is None, "TLS errors are not transient"
-    assert osc.describe_fault(KeyError("x")) is None
+    assert http.describe_fault(ksa_exceptions.ConnectFailure("refused")).connection_error
+    assert http.describe_fault(requests.exceptions.ConnectionError("reset")).connection_error
+    assert http.describe_fault(ksa_exceptions.SSLError("bad cert")) is None, "TLS errors are not transient"
+    assert http.describe_fault(KeyError("x")) is None
 
 
 def test_request_guard_caps_timeouts_at_the_deadline_and_counts():
@@ -79,5 +80,5 @@ def test_cloud_dict_conflicts_and_secrets():
 
 @pytest.mark.parametrize("installed,problem", [("4.22.0", False), ("1.0.0", False), ("0.61.0", True)])
 def test_sdk_version_floor(monkeypatch, installed, problem):
-    monkeypatch.setattr(osc, "sdk_version", lambda: installed)
-    assert bool(osc.sdk_version_error()) is problem
+    monkeypatch.setattr(sdk, "sdk_version", lambda: installed)
+    assert bool(sdk.sdk_version_error()) is problem
