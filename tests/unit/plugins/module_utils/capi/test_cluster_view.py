@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import build_view, cluster_summary
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import capi_samples as s
 
 SAME_IN_BOTH = ("name", "namespace", "phase", "paused", "infrastructure_provisioned", "control_plane_initialized",
@@ -75,7 +75,7 @@ def test_choose_version_prefers_v1beta2_and_respects_a_request():
     assert choose_version({"cluster.x-k8s.io": ["v1beta2", "v1beta1"]}) == "v1beta2"
     assert choose_version({"cluster.x-k8s.io": ["v1beta1"]}) == "v1beta1"
     assert choose_version({"cluster.x-k8s.io": ["v1beta2", "v1beta1"]}, "v1beta1") == "v1beta1"
-    with pytest.raises(ModuleFailure, match="not served"):
+    with pytest.raises(NotServed, match="not served"):
         choose_version({"cluster.x-k8s.io": ["v1beta1"]}, "v1beta2")
-    with pytest.raises(ModuleFailure, match="Cluster API is not installed"):
+    with pytest.raises(NotServed, match="Cluster API is not installed"):
         choose_version({"apps": ["v1"]})
