@@ -19,8 +19,10 @@ PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 BLOCK_MOVE_ANNOTATION = "clusterctl.cluster.x-k8s.io/block-move"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 CONTROL_PLANE_LABEL = "cluster.x-k8s.io/control-plane"
-DELETION_HOOK_PREFIXES = ("pre-drain.delete.hook.machine.cluster.x-k8s.io/",
-                          "pre-terminate.delete.hook.machine.cluster.x-k8s.io/")
+# Machine deletion hooks: annotations ``<prefix><name>`` that keep a Machine from being drained / terminated.
+PRE_DRAIN_HOOK_PREFIX = "pre-drain.delete.hook.machine.cluster.x-k8s.io/"
+PRE_TERMINATE_HOOK_PREFIX = "pre-terminate.delete.hook.machine.cluster.x-k8s.io/"
+DELETION_HOOK_PREFIXES = (PRE_DRAIN_HOOK_PREFIX, PRE_TERMINATE_HOOK_PREFIX)
 
 CORE_GROUP = "cluster.x-k8s.io"
 # The groups whose objects belong to a cluster and are reconciled by a controller.

@@ -32,7 +32,7 @@ def choose_version(served, requested=None):
     versions = served.get(CORE_GROUP) or []
     if not versions:
         raise NotServed("the Kubernetes API does not serve %s: Cluster API is not installed there "
-                            "(check kubeconfig and context)" % CORE_GROUP)
+                        "(check kubeconfig and context)" % CORE_GROUP)
     if requested:
         if requested not in versions:
             raise NotServed("api_version %s is not served by this Cluster API (served: %s)" % (

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one waiting loop every module uses.
 
-A wait is a ``probe`` (reads the world once, returns plain data) and a ``decide`` function (pure:
-observation and elapsed seconds in, ``Verdict`` out).  The loop owns time: it polls until the verdict
+A wait is a ``probe`` (reads the world once, returns plain data, writes nothing), optionally an ``act``
+step (makes the writes the observation calls for and returns what to judge), and a ``judge`` function
+(pure: observation and elapsed seconds in, ``Verdict`` out).  The loop owns time: it polls until the verdict
 is DONE or FAILED, or the deadline passes, and it never sleeps past the deadline.  The clock is
 injectable (``monotonic()`` and ``sleep()``), so waits are unit-tested in microseconds.
 """
@@ -52,8 +53,12 @@ class WaitResult:
         return self.verdict.state == DONE and not self.timed_out
 
 
-def wait_for(probe, decide, timeout, poll_interval, clock=None, start=None):
-    """Poll ``probe(deadline)`` and ``decide(observation, elapsed)`` until finished or timed out.
+def wait_for(probe, judge, timeout, poll_interval, clock=None, start=None, act=None):
+    """Poll ``probe(deadline)`` and ``judge(observation, elapsed)`` until finished or timed out.
+
+    ``act(observation, deadline)``, when given, runs after every probe: it is the one place a wait
+    writes (holds, releases, deletions), and returns the observation to judge (read again after its
+    writes, or a decision about it).
 
     ``start`` lets a caller count time already spent (resolving names, say) against ``timeout``.
     The probe receives the absolute deadline so its own retries stay inside it.  At least one
@@ -67,9 +72,11 @@ def wait_for(probe, decide, timeout, poll_interval, clock=None, start=None):
     polls = 0
     while True:
         observation = probe(deadline)
+        if act is not None:
+            observation = act(observation, deadline)
         polls += 1
         now = clock.monotonic()
-        verdict = decide(observation, now - start)
+        verdict = judge(observation, now - start)
         if verdict.finished:
             return WaitResult(verdict, observation, False, polls, now - start)
         remaining = deadline - now

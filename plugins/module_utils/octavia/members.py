@@ -14,7 +14,11 @@ __metaclass__ = type
 import ipaddress
 import re
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import (
+    is_uuid,
+    normalize_address,
+    normalize_uuid,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import (
     DONE,
     FAILED,
@@ -43,20 +47,13 @@ class Selector:
             return normalize_uuid(member.get("id")) == self.value
         if self.kind == "name":
             return member.get("name") == self.value
-        address = _norm_address(member.get("address"))
+        address = normalize_address(member.get("address"))
         if address != self.value:
             return False
         return self.port is None or member.get("protocol_port") == self.port
 
     def __repr__(self):
         return "Selector(%s=%r%s)" % (self.kind, self.value, "" if self.port is None else ":%d" % self.port)
-
-
-def _norm_address(value):
-    try:
-        return str(ipaddress.ip_address(str(value)))
-    except ValueError:
-        return value
 
 
 def _parse_port(text, original):
@@ -185,7 +182,7 @@ def member_ready(member, accepted):
     return True, ""
 
 
-def decide(observation, spec):
+def judge(observation, spec):
     """The verdict on one observation.  ERROR anywhere relevant fails at once."""
     lb = observation.get("loadbalancer") or {}
     pool = observation.get("pool") or {}

@@ -12,7 +12,7 @@ __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status, is_not_found
 
 
 def _plain(resource):
@@ -74,6 +74,20 @@ class OctaviaService:
         """All members of a pool in one list request (the SDK follows pagination links if any)."""
         return self.client.call(lambda: [_plain(m) for m in self.lb_api.members(pool_id)],
                                 "list members of pool %s" % pool_id, deadline)
+
+    def delete_members(self, pool_id, members, deadline):
+        """Delete the members (one request each; a member already gone is fine). False when the load
+        balancer refused a deletion with 409 (it is busy: PENDING_*), True when all are deleted."""
+        for member in members:
+            try:
+                self.client.call(lambda m=member: self.lb_api.delete_member(m["id"], pool_id),
+                                 "DELETE member %s" % member.get("name"), deadline)
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) == 409:
+                    return False
+                if http_status(exc) != 404:
+                    raise
+        return True
 
 
 def pool_loadbalancer_ids(pool):

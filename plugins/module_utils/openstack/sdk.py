@@ -14,10 +14,11 @@ import traceback
 
 SDK_IMPORT_ERROR = None
 try:
-    import openstack
-    from openstack import exceptions as sdk_exceptions
+    # Imported here for the other files (the one import guard), hence unused in this one.
+    import openstack  # pylint: disable=unused-import
+    from openstack import exceptions as sdk_exceptions  # pylint: disable=unused-import
     from keystoneauth1 import exceptions as ksa_exceptions
-    import requests
+    import requests  # pylint: disable=unused-import
 except ImportError:
     openstack = None
     sdk_exceptions = None

@@ -17,7 +17,7 @@ Unpausing waits for ``Paused`` to turn False where it is reported, and for nothi
 that carries its own ``cluster.x-k8s.io/paused`` annotation stays paused and is named as a blocker.
 
 ``Tracker`` remembers, across polls, when each object's resourceVersion last changed and whether its
-block-move annotation was seen; ``assess`` and ``decide`` are pure over that record.
+block-move annotation was seen; ``assess`` and ``judge`` are pure over that record.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -163,7 +163,7 @@ def _unpause_ack(obj, condition, where, record, now, quiet_period, since):
     return "reports no pause state; nothing to wait for", None
 
 
-def decide(items):
+def judge(items):
     """DONE when every object is acknowledged, else WAITING with the blockers named."""
     blockers = [item for item in items if not item["acknowledged"]]
     if not blockers:

@@ -6,13 +6,13 @@
 A ``Snapshot`` is one observation: the control-plane Machines (name, created, deleting, deletion hooks,
 addresses, up to date or not), the pool's members (Octavia's fields), whether the pool has a health
 monitor, and what this run remembers (the Machines it released, when each new member was first seen
-not serving).  ``decide`` returns the next ``Action``:
+not serving).  ``next_action`` returns the next ``Action``:
 
 - ``hold``: put the deletion hook on these old Machines (all at once: holding is always safe);
 - ``release``: remove the hook from this one old Machine (KCP already chose it for deletion), because
   a replacement of its own serves and the pool keeps ``min_healthy`` serving members without it;
 - ``wait``: nothing to do yet (``reason`` says what for);
-- ``done``: no old Machine left, nothing being deleted, every new member serving, no hook of ours left;
+- ``done`` (``FINISHED``): no old Machine left, nothing being deleted, every new member serving, no hook of ours left;
 - ``stuck``: a member is in ERROR, or did not get where it should within ``member_timeout``.
 
 Serving means provisioning_status ACTIVE and operating_status ONLINE with a health monitor, NO_MONITOR
@@ -23,20 +23,20 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import _norm_address
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import PRE_DRAIN_HOOK_PREFIX
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import normalize_address
 
-HOOK_PREFIX = "pre-drain.delete.hook.machine.cluster.x-k8s.io/"
 DEFAULT_HOOK_NAME = "flightcontrol-rollout"
 
 HOLD = "hold"
 RELEASE = "release"
 WAIT = "wait"
-DONE = "done"
+FINISHED = "done"
 STUCK = "stuck"
 
 
 def hook_key(hook_name):
-    return HOOK_PREFIX + hook_name
+    return PRE_DRAIN_HOOK_PREFIX + hook_name
 
 
 def serving(member, has_monitor):
@@ -106,9 +106,9 @@ class Snapshot:
             for member in self.members:
                 if member.get("name") == wanted:
                     return member
-        addresses = set(_norm_address(a) for a in machine.get("addresses") or [])
+        addresses = set(normalize_address(a) for a in machine.get("addresses") or [])
         for member in self.members:
-            if _norm_address(member.get("address")) in addresses:
+            if normalize_address(member.get("address")) in addresses:
                 return member
         return None
 
@@ -183,7 +183,7 @@ def _problems(snapshot):
     return None
 
 
-def decide(snapshot):
+def next_action(snapshot):
     """The next action for one observation (see the module docstring)."""
     problem = _problems(snapshot)
     if problem is not None:
@@ -225,7 +225,7 @@ def decide(snapshot):
         if snapshot.replicas is not None and len(snapshot.machines) < snapshot.replicas:
             return Action(WAIT, reason="the control plane to reach %d Machines (has %d)" % (
                 snapshot.replicas, len(snapshot.machines)))
-        return Action(DONE, reason="%d up-to-date Machine(s), every member serving" % len(new))
+        return Action(FINISHED, reason="%d up-to-date Machine(s), every member serving" % len(new))
     victim = victims[0]
     replacement = can_release(snapshot, victim)
     if replacement is not True:
@@ -310,7 +310,7 @@ def direct_next(pairs, members, has_monitor, min_healthy, deleted=(), not_servin
         action.pair = index
         action.targets = olds
         return action, since
-    return Action(DONE, reason="every old member replaced"), since
+    return Action(FINISHED, reason="every old member replaced"), since
 
 
 def _same_member(first, second):

@@ -100,7 +100,7 @@ def test_impossible_operating_status_is_rejected_up_front():
 
 def test_lost_member_keeps_waiting_although_the_lb_is_active():
     observation = obs([member(1), member(2), member(3), member(4, prov="PENDING_CREATE", oper="OFFLINE")])
-    verdict = lm.decide(observation, spec())
+    verdict = lm.judge(observation, spec())
     assert verdict.state == WAITING
     assert "cp-4 10.0.0.14:6443: provisioning_status is PENDING_CREATE" in verdict.message
     message = lm.failure_message(verdict, observation, spec(), 300, True, 300)
@@ -111,49 +111,49 @@ def test_lost_member_keeps_waiting_although_the_lb_is_active():
 
 def test_member_error_fails_at_once_and_names_the_member():
     observation = obs([member(1), member(2, prov="ERROR", oper="OFFLINE")])
-    verdict = lm.decide(observation, spec())
+    verdict = lm.judge(observation, spec())
     assert verdict.state == FAILED
     assert "cp-2 10.0.0.12:6443" in verdict.message and "ERROR" in verdict.message
 
 
 def test_error_on_an_unchosen_member_does_not_fail_the_wait():
     observation = obs([member(1), member(2, prov="ERROR")])
-    assert lm.decide(observation, spec(entries=["cp-1"])).state == DONE
+    assert lm.judge(observation, spec(entries=["cp-1"])).state == DONE
 
 
 def test_lb_error_fails_at_once():
     lb = dict(LB_ACTIVE, provisioning_status="ERROR")
-    assert lm.decide(obs([member(1)], lb=lb), spec()).state == FAILED
+    assert lm.judge(obs([member(1)], lb=lb), spec()).state == FAILED
 
 
 def test_waits_for_the_lb_to_be_active_again_unless_told_not_to():
     lb = dict(LB_ACTIVE, provisioning_status="PENDING_UPDATE")
-    verdict = lm.decide(obs([member(1)], lb=lb), spec())
+    verdict = lm.judge(obs([member(1)], lb=lb), spec())
     assert verdict.state == WAITING and "PENDING_UPDATE" in verdict.message
-    assert lm.decide(obs([member(1)], lb=lb), spec(wait_lb=False)).state == DONE
+    assert lm.judge(obs([member(1)], lb=lb), spec(wait_lb=False)).state == DONE
 
 
 def test_operating_status_must_be_accepted():
     observation = obs([member(1, oper="OFFLINE")])
-    assert lm.decide(observation, spec(accepted=frozenset(["ONLINE"]))).state == WAITING
-    assert lm.decide(observation, spec()).state == DONE
+    assert lm.judge(observation, spec(accepted=frozenset(["ONLINE"]))).state == WAITING
+    assert lm.judge(observation, spec()).state == DONE
     observation = obs([member(1, oper="ONLINE")])
-    assert lm.decide(observation, spec(accepted=frozenset(["ONLINE"]))).state == DONE
+    assert lm.judge(observation, spec(accepted=frozenset(["ONLINE"]))).state == DONE
 
 
 def test_present_waits_for_members_that_do_not_exist_yet_and_for_an_empty_pool():
-    verdict = lm.decide(obs([member(1)]), spec(entries=["10.0.0.99:6443"]))
+    verdict = lm.judge(obs([member(1)]), spec(entries=["10.0.0.99:6443"]))
     assert verdict.state == WAITING and "no member matches '10.0.0.99:6443' yet" in verdict.message
-    verdict = lm.decide(obs([]), spec())
+    verdict = lm.judge(obs([]), spec())
     assert verdict.state == WAITING and "has no members" in verdict.message
 
 
 def test_absent_waits_until_gone_and_fails_on_a_failed_delete():
-    verdict = lm.decide(obs([member(1, prov="PENDING_DELETE")]), spec(state="absent", entries=["cp-1"]))
+    verdict = lm.judge(obs([member(1, prov="PENDING_DELETE")]), spec(state="absent", entries=["cp-1"]))
     assert verdict.state == WAITING and "still exists" in verdict.message
-    assert lm.decide(obs([member(2)]), spec(state="absent", entries=["cp-1"])).state == DONE
-    assert lm.decide(obs([]), spec(state="absent")).state == DONE
-    assert lm.decide(obs([member(1, prov="ERROR")]), spec(state="absent", entries=["cp-1"])).state == FAILED
+    assert lm.judge(obs([member(2)]), spec(state="absent", entries=["cp-1"])).state == DONE
+    assert lm.judge(obs([]), spec(state="absent")).state == DONE
+    assert lm.judge(obs([member(1, prov="ERROR")]), spec(state="absent", entries=["cp-1"])).state == FAILED
 
 
 def test_member_view_says_why_it_is_not_ready():
@@ -183,7 +183,7 @@ def observations(draw):
        st.sampled_from([None, frozenset(["ONLINE"]), frozenset(["NO_MONITOR"])]), st.booleans())
 def test_present_is_never_done_on_a_guess(observation, picks, accepted, wait_lb):
     wait = spec(entries=["cp-%d" % i for i in picks] or None, accepted=accepted, wait_lb=wait_lb)
-    verdict = lm.decide(observation, wait)
+    verdict = lm.judge(observation, wait)
     chosen, unmatched = lm.select(observation["members"], wait.selectors)
     if verdict.state == DONE:
         assert not unmatched and chosen
@@ -199,7 +199,7 @@ def test_present_is_never_done_on_a_guess(observation, picks, accepted, wait_lb)
 @given(observations(), st.lists(st.integers(min_value=0, max_value=7), max_size=4))
 def test_absent_is_done_only_when_every_chosen_member_is_gone(observation, picks):
     wait = spec(state="absent", entries=["cp-%d" % i for i in picks] or None)
-    verdict = lm.decide(observation, wait)
+    verdict = lm.judge(observation, wait)
     chosen = lm.select(observation["members"], wait.selectors)[0]
     if verdict.state == DONE:
         assert not chosen

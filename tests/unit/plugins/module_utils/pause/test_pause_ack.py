@@ -14,7 +14,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack 
     MESSAGE_BLOCKERS,
     Tracker,
     assess,
-    decide,
+    judge,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import DONE, WAITING
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import capi_samples as s
@@ -107,13 +107,13 @@ def test_unpause_waits_for_paused_false_and_names_a_paused_annotation():
     assert silent["acknowledged"] is True and "nothing to wait for" in silent["how"]
 
 
-def test_decide_names_blockers_and_caps_the_message():
+def test_judge_names_blockers_and_caps_the_message():
     items = [check(s.openstack_cluster(name="c%d" % i, block_move=True)) for i in range(MESSAGE_BLOCKERS + 3)]
-    verdict = decide(items)
+    verdict = judge(items)
     assert verdict.state == WAITING
     assert "OpenStackCluster default/c0" in verdict.message
     assert "and 3 more" in verdict.message
-    assert decide([check(s.machine(paused_status="True"))]).state == DONE
+    assert judge([check(s.machine(paused_status="True"))]).state == DONE
 
 
 write_times = st.lists(st.floats(min_value=0.0, max_value=60.0, allow_nan=False), max_size=20).map(sorted)
@@ -170,7 +170,7 @@ def test_replay_of_a_recorded_pause(version):
         if version == "v1beta1":
             condition = items["Cluster"]["paused_condition"]
             assert condition is None or condition["location"] == "status.v1beta2.conditions"
-        if decide(list(items.values())).state == DONE and first_done is None:
+        if judge(list(items.values())).state == DONE and first_done is None:
             first_done = now
             assert "removed by its provider" in items["OpenStackMachine"]["how"]
             assert "observedGeneration" in items["Cluster"]["how"]

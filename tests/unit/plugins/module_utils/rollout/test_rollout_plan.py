@@ -39,20 +39,20 @@ def snap(machines, members, min_healthy=3, **extra):
 
 
 def test_holds_every_old_machine_first():
-    action = rp.decide(snap([machine("a"), machine("b", held=True), machine("c")], [member(n) for n in "abc"]))
+    action = rp.next_action(snap([machine("a"), machine("b", held=True), machine("c")], [member(n) for n in "abc"]))
     assert action.kind == rp.HOLD and action.machines == ("a", "c")
 
 
 def test_waits_for_the_control_plane_to_pick_a_victim():
     machines = [machine(n, held=True) for n in "abc"] + [machine("n1", up_to_date=True)]
-    action = rp.decide(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
+    action = rp.next_action(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
     assert action.kind == rp.WAIT
 
 
 def test_releases_the_deleting_old_machine_when_its_replacement_serves():
     machines = [machine("a", held=True, deleting=True), machine("b", held=True), machine("c", held=True),
                 machine("n1", up_to_date=True)]
-    action = rp.decide(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
+    action = rp.next_action(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
     assert action.kind == rp.RELEASE and action.machines == ("a",)
 
 
@@ -60,7 +60,7 @@ def test_no_release_while_the_replacement_member_is_pending():
     machines = [machine("a", held=True, deleting=True), machine("b", held=True), machine("c", held=True),
                 machine("n1", up_to_date=True)]
     members = [member(n) for n in "abc"] + [member("n1", "PENDING_CREATE")]
-    action = rp.decide(snap(machines, members, now=5.0, not_serving_since={"id-n1": 0.0}, member_timeout=10))
+    action = rp.next_action(snap(machines, members, now=5.0, not_serving_since={"id-n1": 0.0}, member_timeout=10))
     assert action.kind == rp.WAIT and "serving replacement" in action.reason
 
 
@@ -68,29 +68,29 @@ def test_stuck_after_member_timeout_names_member_and_state():
     machines = [machine("a", held=True, deleting=True), machine("n1", up_to_date=True)]
     members = [member("a"), member("n1", "PENDING_CREATE")]
     s = snap(machines, members, now=100.0, not_serving_since={"id-n1": 10.0}, member_timeout=60)
-    action = rp.decide(s)
+    action = rp.next_action(s)
     assert action.kind == rp.STUCK and action.member == PREFIX + "n1" and action.state == "PENDING_CREATE/NO_MONITOR"
     assert action.since == 10.0 and action.machines == ("n1",)
 
 
 def test_error_is_stuck_at_once():
     machines = [machine("a", held=True), machine("n1", up_to_date=True)]
-    action = rp.decide(snap(machines, [member("a"), member("n1", "ERROR", "OFFLINE")]))
+    action = rp.next_action(snap(machines, [member("a"), member("n1", "ERROR", "OFFLINE")]))
     assert action.kind == rp.STUCK and action.state == "ERROR/OFFLINE"
 
 
 def test_min_healthy_blocks_a_release():
     machines = [machine("a", held=True, deleting=True), machine("b", held=True), machine("n1", up_to_date=True)]
     members = [member("a"), member("b", "ACTIVE", "OFFLINE"), member("n1")]
-    action = rp.decide(snap(machines, members, min_healthy=2, replicas=2))
+    action = rp.next_action(snap(machines, members, min_healthy=2, replicas=2))
     assert action.kind == rp.WAIT and "keep 2 serving" in action.reason
 
 
 def test_after_release_waits_for_member_and_machine_gone():
     machines = [machine("a", deleting=True), machine("b", held=True), machine("n1", up_to_date=True)]
     members = [member("a"), member("b"), member("n1")]
-    assert rp.decide(snap(machines, members, released=["a"])).reason.startswith("member lb-6443-a")
-    action = rp.decide(snap(machines, [member("b"), member("n1")], released=["a"]))
+    assert rp.next_action(snap(machines, members, released=["a"])).reason.startswith("member lb-6443-a")
+    action = rp.next_action(snap(machines, [member("b"), member("n1")], released=["a"]))
     assert action.kind == rp.WAIT and "released Machine a" in action.reason
 
 
@@ -99,15 +99,15 @@ def test_members_matched_by_address_too():
                 machine("n1", up_to_date=True, address="10.1.1.2")]
     members = [dict(member("x", address="10.1.1.1"), name="other-a"),
                dict(member("y", address="10.1.1.2"), name="other-n1")]
-    action = rp.decide(snap(machines, members, min_healthy=1, replicas=1))
+    action = rp.next_action(snap(machines, members, min_healthy=1, replicas=1))
     assert action.kind == rp.RELEASE and action.machines == ("a",)
 
 
 def test_done_when_only_serving_new_machines_are_left():
     machines = [machine(n, up_to_date=True) for n in ("n1", "n2", "n3")]
-    assert rp.decide(snap(machines, [member(n) for n in ("n1", "n2", "n3")])).kind == rp.DONE
+    assert rp.next_action(snap(machines, [member(n) for n in ("n1", "n2", "n3")])).kind == rp.FINISHED
     held = [dict(machines[0], hooks=[HOOK])] + machines[1:]
-    action = rp.decide(snap(held, [member(n) for n in ("n1", "n2", "n3")]))
+    action = rp.next_action(snap(held, [member(n) for n in ("n1", "n2", "n3")]))
     assert action.kind == rp.RELEASE and action.machines == ("n1",)
 
 
@@ -185,7 +185,7 @@ def test_rollout_never_drops_below_min_healthy_and_releases_one_at_a_time(replic
                         member_timeout=20, replicas=replicas)
         since = rp.track(s)
         s.not_serving_since = since
-        action = rp.decide(s)
+        action = rp.next_action(s)
         if action.kind == rp.HOLD:
             for m in world.machines:
                 if m["name"] in action.machines:
@@ -203,12 +203,12 @@ def test_rollout_never_drops_below_min_healthy_and_releases_one_at_a_time(replic
             for m in world.machines:
                 if m["name"] in action.machines:
                     m["hooks"] = []
-        elif action.kind in (rp.DONE, rp.STUCK):
+        elif action.kind in (rp.FINISHED, rp.STUCK):
             break
         assert world.serving() >= replicas
         world.step()
         clock.sleep(1)
-    if action.kind == rp.DONE:
+    if action.kind == rp.FINISHED:
         assert all(m["up_to_date"] and not m["hooks"] for m in world.machines)
         assert world.serving() == replicas
     else:
@@ -228,7 +228,7 @@ def test_any_observation_release_is_safe(rows, min_healthy):
         if status:
             members.append(member(name, status))
     s = snap(machines, members, min_healthy=min_healthy, replicas=None)
-    action = rp.decide(s)
+    action = rp.next_action(s)
     if action.kind == rp.RELEASE and not all(m["up_to_date"] for m in machines if m["name"] in action.machines):
         assert len(action.machines) == 1
         victim = [m for m in machines if m["name"] == action.machines[0]][0]
@@ -255,7 +255,7 @@ def test_direct_waits_for_new_then_deletes_old_then_waits_gone():
     action, _since = rp.direct_next(pairs, members, False, 2, deleted={0})
     assert action.kind == rp.WAIT and "to be gone" in action.reason
     action, _since = rp.direct_next(pairs, members[1:], False, 2, deleted={0})
-    assert action.kind == rp.DONE
+    assert action.kind == rp.FINISHED
 
 
 # -- Machines as data ---------------------------------------------------------------------------
