@@ -40,6 +40,8 @@ options:
   servers:
     description:
       - The cluster's servers. Each entry is a server id, a name, or a glob pattern on names (C(prod-node-*)).
+      - A name that several servers have fails the task before any request that changes something (use ids or a
+        pattern), as in M(flightcontrol.openstack.secgroup_ensure).
       - With I(server_metadata), a server must match both.
     type: list
     elements: str

@@ -13,10 +13,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
-
 import datetime
 import fnmatch
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import refuse_ambiguous_names
 
 REGISTERED = "registered"
 WAITING = "waiting"
@@ -57,7 +58,9 @@ def epoch_time(seconds):
 def select_servers(servers, patterns=None, metadata=None):
     """The servers of the cluster: those whose name or id matches one of ``patterns`` (globs; exact
     names and ids match themselves) and whose metadata has every key/value of ``metadata``. A criterion
-    not given selects everything; the caller makes sure at least one is given."""
+    not given selects everything; the caller makes sure at least one is given. A plain name that several
+    servers have is refused (ResolveError), as everywhere a ``servers`` option names servers."""
+    refuse_ambiguous_names(servers, patterns or [])
     chosen = []
     for server in servers:
         if patterns:

@@ -26,9 +26,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
-
 import ipaddress
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
 
 ERROR = "error"
 WARNING = "warning"

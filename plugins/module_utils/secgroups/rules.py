@@ -17,12 +17,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import RuleError
-
 import fnmatch
 import ipaddress
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import RuleError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import is_pattern, refuse_ambiguous_names
 
 # neutron_lib.constants.IP_PROTOCOL_MAP, plus the alias icmpv6.
 PROTOCOL_NUMBERS = {
@@ -306,15 +306,12 @@ def plan_rules(wanted, existing, state="present", exclusive=False):
     return RulePlan(create=create, delete=delete, present=present)
 
 
-def is_pattern(text):
-    return any(c in text for c in "*?[")
-
-
 def select_servers(servers, selectors):
     """The servers chosen by ``selectors`` (ids, names, or glob patterns on names), in list order,
     each once; and the selectors (ids or names, not patterns) that matched nothing.
 
-    Raises RuleError for a name that several servers have (the user must use ids or a pattern)."""
+    Raises ResolveError for a name that several servers have (the user must use ids or a pattern)."""
+    refuse_ambiguous_names(servers, selectors)
     chosen = {}
     missing = []
     by_id = dict((normalize_uuid(s["id"]), s) for s in servers)
@@ -329,9 +326,6 @@ def select_servers(servers, selectors):
                     chosen[server["id"]] = server
             continue
         named = [s for s in servers if s.get("name") == selector]
-        if len(named) > 1:
-            raise RuleError("server name %r is ambiguous: %d servers have it (%s); use ids or a pattern" % (
-                selector, len(named), ", ".join(s["id"] for s in named)))
         if named:
             chosen[named[0]["id"]] = named[0]
         else:

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
 
 GROUP = "11111111-1111-1111-1111-111111111111"
@@ -190,7 +191,7 @@ def test_select_servers_by_id_name_and_pattern():
 
 
 def test_select_servers_ambiguous_name():
-    with pytest.raises(sr.RuleError, match="ambiguous"):
+    with pytest.raises(ResolveError, match="ambiguous"):
         sr.select_servers(SERVERS, ["dup"])
     assert len(sr.select_servers(SERVERS, ["du?"])[0]) == 2
 
