@@ -71,3 +71,12 @@ class RouteLimitReached(FlightcontrolError):
 
 class RouterChanged(FlightcontrolError):
     """A plain router update lost the race (HTTP 412): the router must be read again."""
+
+
+class KeptChanging(FlightcontrolError):
+    """An If-Match update was refused (HTTP 412) on every attempt: the object kept changing under it."""
+
+    def __init__(self, message, current=None, attempts=0):
+        super(KeptChanging, self).__init__(message)
+        self.current = current
+        self.attempts = attempts

@@ -25,7 +25,7 @@ def node_record(node):
             "provider_id": spec.get("providerID")}
 
 
-def nodes_from_kubernetes(kube, deadline, label_selector=None):
+def list_nodes(kube, deadline, label_selector=None):
     """Every Node (matching ``label_selector``) of the cluster ``kube`` talks to, as ``node_record``
     dicts, sorted by name."""
     records = []

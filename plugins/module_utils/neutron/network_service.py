@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Neutron and Nova requests of secgroup_ensure, each one API request under the retry policy.
+"""Neutron requests of secgroup_ensure (security groups, rules, ports), each one API request under the retry policy.
 
 Plain REST through the connection's service proxies (so the request count and the bodies are exactly
 what is written here), returning plain dicts with the services' own field names. The proxies do not
@@ -30,12 +30,8 @@ class NetworkService:
     def network(self):
         return self.client.conn.network
 
-    @property
-    def compute(self):
-        return self.client.conn.compute
-
-    def _get(self, proxy, path, what, deadline, params=None):
-        return self.client.call(lambda: getattr(self, proxy).get(path, params=params, raise_exc=True).json(), what, deadline)
+    def _get(self, path, what, deadline, params=None):
+        return self.client.call(lambda: self.network.get(path, params=params, raise_exc=True).json(), what, deadline)
 
     # -- security groups -----------------------------------------------------------------
 
@@ -43,13 +39,13 @@ class NetworkService:
         """The group (with its rules) by id or by name; None when there is none. One request."""
         if is_id:
             try:
-                return self._get("network", "/security-groups/%s" % name_or_id, "GET security group %s" % name_or_id,
+                return self._get("/security-groups/%s" % name_or_id, "GET security group %s" % name_or_id,
                                  deadline)["security_group"]
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) == 404:
                     return None
                 raise
-        found = self._get("network", "/security-groups", "list security groups named %s" % name_or_id, deadline,
+        found = self._get("/security-groups", "list security groups named %s" % name_or_id, deadline,
                           params={"name": name_or_id})["security_groups"]
         if len(found) > 1:
             raise ResolveError("security group name %r is ambiguous: %d groups have it (%s); use the id" % (
@@ -60,7 +56,7 @@ class NetworkService:
         """name -> id for the remote groups named in rules; one request for all names."""
         if not names:
             return {}
-        found = self._get("network", "/security-groups", "list security groups by name", deadline,
+        found = self._get("/security-groups", "list security groups by name", deadline,
                           params={"name": sorted(names), "fields": ["id", "name"]})["security_groups"]
         result = {}
         for group in found:
@@ -73,7 +69,7 @@ class NetworkService:
         """The ids among ``ids`` that are security groups this project sees; one request for all."""
         if not ids:
             return set()
-        found = self._get("network", "/security-groups", "list security groups by id", deadline,
+        found = self._get("/security-groups", "list security groups by id", deadline,
                           params={"id": sorted(ids), "fields": ["id"]})["security_groups"]
         return set(g["id"] for g in found)
 
@@ -108,33 +104,18 @@ class NetworkService:
 
     # -- servers and ports ---------------------------------------------------------------
 
-    def list_servers(self, deadline):
-        """All servers of the project (id and name), following Nova's pagination links."""
-        servers = []
-        path = "/servers"
-        params = {"limit": 1000}
-        while path:
-            page = self._get("compute", path, "list servers", deadline, params=params)
-            servers += [dict(id=s["id"], name=s.get("name")) for s in page.get("servers", [])]
-            path = None
-            for link in page.get("servers_links") or []:
-                if link.get("rel") == "next":
-                    marker = servers[-1]["id"] if servers else None
-                    path, params = "/servers", {"limit": 1000, "marker": marker}
-        return servers
-
     def list_ports(self, device_ids, deadline):
         """The ports of these servers: one request per DEVICE_IDS_PER_LIST servers."""
         ports = []
         ids = sorted(set(device_ids))
         for start in range(0, len(ids), DEVICE_IDS_PER_LIST):
             chunk = ids[start:start + DEVICE_IDS_PER_LIST]
-            ports += self._get("network", "/ports", "list ports of %d servers" % len(chunk), deadline,
+            ports += self._get("/ports", "list ports of %d servers" % len(chunk), deadline,
                                params={"device_id": chunk, "fields": list(PORT_FIELDS)})["ports"]
         return ports
 
     def get_port(self, port_id, deadline):
-        return self._get("network", "/ports/%s" % port_id, "GET port %s" % port_id, deadline,
+        return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
                          params={"fields": list(PORT_FIELDS)})["port"]
 
     def update_port_groups(self, port_id, groups, revision, deadline):
