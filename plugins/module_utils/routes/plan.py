@@ -135,32 +135,8 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes"):
         address_values = _as_list(raw.get("addresses", raw.get("address")))
         node = {"name": name, "pod_cidrs": [], "addresses": []}
         try:
-            for value in address_values:
-                address = parse_address(value, "%s address" % where)
-                if any(a.version == address.version for a in node["addresses"]):
-                    raise PlanError("%s has two IPv%d addresses (%s); give one per family" % (
-                        where, address.version, ", ".join(map(str, address_values))))
-                node["addresses"].append(address)
-            if not cidr_values:
-                raise PlanError("%s has no pod CIDR" % where)
-            for value in cidr_values:
-                cidr = parse_cidr(value, "%s pod CIDR" % where)
-                if not inside(cidr, cluster_cidrs):
-                    raise PlanError("%s pod CIDR %s is outside cluster_cidr %s; its route would never be managed" % (
-                        where, cidr, ", ".join(map(str, cluster_cidrs))))
-                if not any(a.version == cidr.version for a in node["addresses"]):
-                    raise PlanError("%s pod CIDR %s is IPv%d but the node has no IPv%d address (has: %s)" % (
-                        where, cidr, cidr.version, cidr.version,
-                        ", ".join(map(str, node["addresses"])) or "none"))
-                if cidr in owners and owners[cidr] != name:
-                    raise PlanError("%s pod CIDR %s is claimed by node %s too; a pod CIDR belongs to one node" % (
-                        where, cidr, owners[cidr]))
-                for other, owner in owners.items():
-                    if other != cidr and other.version == cidr.version and other.overlaps(cidr):
-                        raise PlanError("%s pod CIDR %s overlaps %s of node %s" % (where, cidr, other, owner))
-                owners[cidr] = name
-                if cidr not in node["pod_cidrs"]:
-                    node["pod_cidrs"].append(cidr)
+            node["addresses"] = _node_addresses(address_values, where)
+            node["pod_cidrs"] = _node_pod_cidrs(cidr_values, node, where, cluster_cidrs, owners)
         except PlanError as exc:
             problems.append(str(exc))
             continue
@@ -168,6 +144,44 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes"):
     if problems:
         raise PlanError("; ".join(problems))
     return nodes
+
+
+def _node_addresses(values, where):
+    """A node's addresses, at most one per family."""
+    addresses = []
+    for value in values:
+        address = parse_address(value, "%s address" % where)
+        if any(a.version == address.version for a in addresses):
+            raise PlanError("%s has two IPv%d addresses (%s); give one per family" % (
+                where, address.version, ", ".join(map(str, values))))
+        addresses.append(address)
+    return addresses
+
+
+def _node_pod_cidrs(values, node, where, cluster_cidrs, owners):
+    """A node's pod CIDRs: inside a cluster CIDR, of a family the node has an address of, claimed by no other
+    node (``owners``: pod CIDR -> node name so far, updated)."""
+    if not values:
+        raise PlanError("%s has no pod CIDR" % where)
+    cidrs = []
+    for value in values:
+        cidr = parse_cidr(value, "%s pod CIDR" % where)
+        if not inside(cidr, cluster_cidrs):
+            raise PlanError("%s pod CIDR %s is outside cluster_cidr %s; its route would never be managed" % (
+                where, cidr, ", ".join(map(str, cluster_cidrs))))
+        if not any(a.version == cidr.version for a in node["addresses"]):
+            raise PlanError("%s pod CIDR %s is IPv%d but the node has no IPv%d address (has: %s)" % (
+                where, cidr, cidr.version, cidr.version, ", ".join(map(str, node["addresses"])) or "none"))
+        if cidr in owners and owners[cidr] != node["name"]:
+            raise PlanError("%s pod CIDR %s is claimed by node %s too; a pod CIDR belongs to one node" % (
+                where, cidr, owners[cidr]))
+        for other, owner in owners.items():
+            if other != cidr and other.version == cidr.version and other.overlaps(cidr):
+                raise PlanError("%s pod CIDR %s overlaps %s of node %s" % (where, cidr, other, owner))
+        owners[cidr] = node["name"]
+        if cidr not in cidrs:
+            cidrs.append(cidr)
+    return cidrs
 
 
 def needed_routes(nodes):
