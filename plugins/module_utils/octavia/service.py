@@ -12,6 +12,7 @@ __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status, is_not_found
 
 
@@ -65,6 +66,16 @@ class OctaviaService:
             raise ResolveError("pool %s does not belong to load balancer %s (it belongs to %s)" % (
                 name_or_id, loadbalancer.get("name") or loadbalancer["id"], ", ".join(pool_loadbalancer_ids(pool)) or "none"))
         return pool
+
+    def resolve_pool(self, pool_name_or_id, lb_name_or_id, deadline):
+        """(pool, load balancer id): the pool, on the load balancer when one is named; ResolveError when the
+        pool belongs to no load balancer."""
+        loadbalancer = self.find_loadbalancer(lb_name_or_id, deadline) if lb_name_or_id else None
+        pool = self.find_pool(pool_name_or_id, deadline, loadbalancer)
+        lb_ids = pool_loadbalancer_ids(pool)
+        if not lb_ids:
+            raise ResolveError("pool %s belongs to no load balancer" % label(pool))
+        return pool, (loadbalancer["id"] if loadbalancer else lb_ids[0])
 
     def get_loadbalancer(self, lb_id, deadline):
         return _plain(self.client.call(lambda: self.lb_api.get_load_balancer(lb_id),

@@ -149,7 +149,7 @@ class CapiRollout:
                                 "(status.apiServerLoadBalancer); give pool" % (namespace, params["cluster"]))
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
-        pool, lb_id = self.module.find_pool(self.octavia, pool_name, params["loadbalancer"] or lb.get("id"), deadline)
+        pool, lb_id = self.octavia.resolve_pool(pool_name, params["loadbalancer"] or lb.get("id"), deadline)
         kcp_group, kcp_version = kcp["apiVersion"].rsplit("/", 1)
         return CapiTargets(
             namespace=namespace, cluster=params["cluster"], contract=contract, kcp=kcp,

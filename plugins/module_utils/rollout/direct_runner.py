@@ -127,7 +127,7 @@ class DirectRollout:
         params = self.params
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
-        self.pool, self.lb_id = self.module.find_pool(self.octavia, params["pool"], params["loadbalancer"], deadline)
+        self.pool, self.lb_id = self.octavia.resolve_pool(params["pool"], params["loadbalancer"], deadline)
         refuse_pairs(plan.pair_problems(self.pairs, self.octavia.list_members(self.pool["id"], deadline)))
         try:
             outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,

@@ -13,8 +13,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     OpenStackKubernetesModule,
     check_object_names,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label, parse_selector
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import pool_loadbalancer_ids
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.capi_runner import CapiRollout
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.direct_runner import DirectRollout
@@ -42,15 +41,6 @@ class RolloutGuardRunner(OpenStackKubernetesModule):
             raise ModuleFailure("replace is empty; give the members to replace, each {old, new}")
         refuse_pairs(plan.pair_problems(pairs))
         return pairs
-
-    def find_pool(self, octavia, pool_name, lb_name_or_id, deadline):
-        """(pool, load balancer id): the pool by name or id, on the load balancer when one is given."""
-        loadbalancer = octavia.find_loadbalancer(lb_name_or_id, deadline) if lb_name_or_id else None
-        pool = octavia.find_pool(pool_name, deadline, loadbalancer)
-        lb_ids = pool_loadbalancer_ids(pool)
-        if not lb_ids:
-            raise ModuleFailure("pool %s belongs to no load balancer" % label(pool))
-        return pool, (loadbalancer["id"] if loadbalancer else lb_ids[0])
 
     def run(self):
         pairs = self.validate()
