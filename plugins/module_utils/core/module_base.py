@@ -33,7 +33,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
     sdk_version_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.results import finish
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.results import complete
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     FlightcontrolError,
     ModuleFailure,
@@ -137,18 +137,18 @@ class BaseModule:
     def connection_argument_spec():
         return {}
 
-    def _finish(self, data):
+    def _complete(self, data):
         api_calls = sum(client.api_calls for client in self.clients)
         retried = None
         if self.clients:
             retried = [fault for client in self.clients for fault in client.policy.retried]
-        return finish(data, self.started, self.clock.monotonic(), api_calls, retried)
+        return complete(data, self.started, self.clock.monotonic(), api_calls, retried)
 
     def exit(self, **data):
-        self.ansible.exit_json(**self._finish(data))
+        self.ansible.exit_json(**self._complete(data))
 
     def fail(self, msg, **data):
-        self.ansible.fail_json(msg=msg, **self._finish(data))
+        self.ansible.fail_json(msg=msg, **self._complete(data))
 
     def run(self):
         raise NotImplementedError

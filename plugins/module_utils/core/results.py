@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-def finish(data, started, now, api_calls, retried=None):
+def complete(data, started, now, api_calls, retried=None):
     """Add the fields every result carries to ``data`` and return it."""
     result = dict(data)
     result.setdefault("changed", False)

@@ -13,7 +13,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    ResolveError,
+    RouteLimitReached,
+    RouteRejected,
+    RouterChanged,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     error_message,
     error_type,
@@ -25,23 +30,6 @@ PORT_FIELDS = ("id", "name", "network_id", "device_id", "device_owner", "fixed_i
 # Errors that say the router has no room for more routes: Neutron before 2026.2 (max_routes) and since
 # (the router_route quota).
 LIMIT_ERRORS = ("RoutesExhausted", "OverQuota")
-
-
-class RouteRejected(Exception):
-    """Neutron refused a route change (HTTP 400 other than the route limit)."""
-
-    def __init__(self, message, status=None, kind=None):
-        super(RouteRejected, self).__init__(message)
-        self.status = status
-        self.kind = kind
-
-
-class RouteLimitReached(Exception):
-    """Neutron refused a route change because the router's route limit is reached."""
-
-
-class RouterChanged(Exception):
-    """A plain router update lost the race (HTTP 412): the router must be read again."""
 
 
 def classify_write_error(exc):

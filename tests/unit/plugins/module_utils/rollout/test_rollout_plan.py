@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan as rp
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan as rollout_plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.machines import (
     kcp_all_up_to_date,
     machine_data,
@@ -19,7 +19,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.ma
 
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
 
-HOOK = rp.hook_key(rp.DEFAULT_HOOK_NAME)
+HOOK = rollout_plan.hook_key(rollout_plan.DEFAULT_HOOK_NAME)
 PREFIX = "lb-6443-"
 
 
@@ -35,63 +35,63 @@ def member(machine_name, status="ACTIVE", operating="NO_MONITOR", address=None):
 
 def snap(machines, members, min_healthy=3, **extra):
     extra.setdefault("replicas", 3)
-    return rp.Snapshot(machines, members, False, min_healthy, member_prefix=PREFIX, **extra)
+    return rollout_plan.Snapshot(machines, members, False, min_healthy, member_prefix=PREFIX, **extra)
 
 
 def test_holds_every_old_machine_first():
-    action = rp.next_action(snap([machine("a"), machine("b", held=True), machine("c")], [member(n) for n in "abc"]))
-    assert action.kind == rp.HOLD and action.machines == ("a", "c")
+    action = rollout_plan.next_action(snap([machine("a"), machine("b", held=True), machine("c")], [member(n) for n in "abc"]))
+    assert action.kind == rollout_plan.HOLD and action.machines == ("a", "c")
 
 
 def test_waits_for_the_control_plane_to_pick_a_victim():
     machines = [machine(n, held=True) for n in "abc"] + [machine("n1", up_to_date=True)]
-    action = rp.next_action(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
-    assert action.kind == rp.WAIT
+    action = rollout_plan.next_action(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
+    assert action.kind == rollout_plan.WAIT
 
 
 def test_releases_the_deleting_old_machine_when_its_replacement_serves():
     machines = [machine("a", held=True, deleting=True), machine("b", held=True), machine("c", held=True),
                 machine("n1", up_to_date=True)]
-    action = rp.next_action(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
-    assert action.kind == rp.RELEASE and action.machines == ("a",)
+    action = rollout_plan.next_action(snap(machines, [member(n) for n in ("a", "b", "c", "n1")]))
+    assert action.kind == rollout_plan.RELEASE and action.machines == ("a",)
 
 
 def test_no_release_while_the_replacement_member_is_pending():
     machines = [machine("a", held=True, deleting=True), machine("b", held=True), machine("c", held=True),
                 machine("n1", up_to_date=True)]
     members = [member(n) for n in "abc"] + [member("n1", "PENDING_CREATE")]
-    action = rp.next_action(snap(machines, members, now=5.0, not_serving_since={"id-n1": 0.0}, member_timeout=10))
-    assert action.kind == rp.WAIT and "serving replacement" in action.reason
+    action = rollout_plan.next_action(snap(machines, members, now=5.0, not_serving_since={"id-n1": 0.0}, member_timeout=10))
+    assert action.kind == rollout_plan.WAIT and "serving replacement" in action.reason
 
 
 def test_stuck_after_member_timeout_names_member_and_state():
     machines = [machine("a", held=True, deleting=True), machine("n1", up_to_date=True)]
     members = [member("a"), member("n1", "PENDING_CREATE")]
     s = snap(machines, members, now=100.0, not_serving_since={"id-n1": 10.0}, member_timeout=60)
-    action = rp.next_action(s)
-    assert action.kind == rp.STUCK and action.member == PREFIX + "n1" and action.state == "PENDING_CREATE/NO_MONITOR"
+    action = rollout_plan.next_action(s)
+    assert action.kind == rollout_plan.STUCK and action.member == PREFIX + "n1" and action.state == "PENDING_CREATE/NO_MONITOR"
     assert action.since == 10.0 and action.machines == ("n1",)
 
 
 def test_error_is_stuck_at_once():
     machines = [machine("a", held=True), machine("n1", up_to_date=True)]
-    action = rp.next_action(snap(machines, [member("a"), member("n1", "ERROR", "OFFLINE")]))
-    assert action.kind == rp.STUCK and action.state == "ERROR/OFFLINE"
+    action = rollout_plan.next_action(snap(machines, [member("a"), member("n1", "ERROR", "OFFLINE")]))
+    assert action.kind == rollout_plan.STUCK and action.state == "ERROR/OFFLINE"
 
 
 def test_min_healthy_blocks_a_release():
     machines = [machine("a", held=True, deleting=True), machine("b", held=True), machine("n1", up_to_date=True)]
     members = [member("a"), member("b", "ACTIVE", "OFFLINE"), member("n1")]
-    action = rp.next_action(snap(machines, members, min_healthy=2, replicas=2))
-    assert action.kind == rp.WAIT and "keep 2 serving" in action.reason
+    action = rollout_plan.next_action(snap(machines, members, min_healthy=2, replicas=2))
+    assert action.kind == rollout_plan.WAIT and "keep 2 serving" in action.reason
 
 
 def test_after_release_waits_for_member_and_machine_gone():
     machines = [machine("a", deleting=True), machine("b", held=True), machine("n1", up_to_date=True)]
     members = [member("a"), member("b"), member("n1")]
-    assert rp.next_action(snap(machines, members, released=["a"])).reason.startswith("member lb-6443-a")
-    action = rp.next_action(snap(machines, [member("b"), member("n1")], released=["a"]))
-    assert action.kind == rp.WAIT and "released Machine a" in action.reason
+    assert rollout_plan.next_action(snap(machines, members, released=["a"])).reason.startswith("member lb-6443-a")
+    action = rollout_plan.next_action(snap(machines, [member("b"), member("n1")], released=["a"]))
+    assert action.kind == rollout_plan.WAIT and "released Machine a" in action.reason
 
 
 def test_members_matched_by_address_too():
@@ -99,22 +99,22 @@ def test_members_matched_by_address_too():
                 machine("n1", up_to_date=True, address="10.1.1.2")]
     members = [dict(member("x", address="10.1.1.1"), name="other-a"),
                dict(member("y", address="10.1.1.2"), name="other-n1")]
-    action = rp.next_action(snap(machines, members, min_healthy=1, replicas=1))
-    assert action.kind == rp.RELEASE and action.machines == ("a",)
+    action = rollout_plan.next_action(snap(machines, members, min_healthy=1, replicas=1))
+    assert action.kind == rollout_plan.RELEASE and action.machines == ("a",)
 
 
 def test_done_when_only_serving_new_machines_are_left():
     machines = [machine(n, up_to_date=True) for n in ("n1", "n2", "n3")]
-    assert rp.next_action(snap(machines, [member(n) for n in ("n1", "n2", "n3")])).kind == rp.FINISHED
+    assert rollout_plan.next_action(snap(machines, [member(n) for n in ("n1", "n2", "n3")])).kind == rollout_plan.FINISHED
     held = [dict(machines[0], hooks=[HOOK])] + machines[1:]
-    action = rp.next_action(snap(held, [member(n) for n in ("n1", "n2", "n3")]))
-    assert action.kind == rp.RELEASE and action.machines == ("n1",)
+    action = rollout_plan.next_action(snap(held, [member(n) for n in ("n1", "n2", "n3")]))
+    assert action.kind == rollout_plan.RELEASE and action.machines == ("n1",)
 
 
 def test_health_monitor_means_online():
-    assert rp.serving(member("a", operating="ONLINE"), True)
-    assert not rp.serving(member("a", operating="NO_MONITOR"), True)
-    assert rp.serving(member("a"), False) and not rp.serving(None, False)
+    assert rollout_plan.serving(member("a", operating="ONLINE"), True)
+    assert not rollout_plan.serving(member("a", operating="NO_MONITOR"), True)
+    assert rollout_plan.serving(member("a"), False) and not rollout_plan.serving(None, False)
 
 
 # -- property: a simulated KCP with maxSurge 1, members that serve late or never ------------------
@@ -180,17 +180,17 @@ def test_rollout_never_drops_below_min_healthy_and_releases_one_at_a_time(replic
     for _turn in range(300):
         if holds_late:
             world.step()
-        s = rp.Snapshot([dict(m) for m in world.machines], world.member_dicts(), monitor, replicas,
+        s = rollout_plan.Snapshot([dict(m) for m in world.machines], world.member_dicts(), monitor, replicas,
                         member_prefix=PREFIX, released=released, not_serving_since=since, now=clock.monotonic(),
                         member_timeout=20, replicas=replicas)
-        since = rp.track(s)
+        since = rollout_plan.track(s)
         s.not_serving_since = since
-        action = rp.next_action(s)
-        if action.kind == rp.HOLD:
+        action = rollout_plan.next_action(s)
+        if action.kind == rollout_plan.HOLD:
             for m in world.machines:
                 if m["name"] in action.machines:
                     m["hooks"] = [HOOK]
-        elif action.kind == rp.RELEASE:
+        elif action.kind == rollout_plan.RELEASE:
             assert len(action.machines) == 1 or all(m["up_to_date"] for m in s.machines if m["name"] in action.machines)
             victim = [m for m in world.machines if m["name"] == action.machines[0]][0]
             if not victim["up_to_date"]:
@@ -203,16 +203,16 @@ def test_rollout_never_drops_below_min_healthy_and_releases_one_at_a_time(replic
             for m in world.machines:
                 if m["name"] in action.machines:
                     m["hooks"] = []
-        elif action.kind in (rp.FINISHED, rp.STUCK):
+        elif action.kind in (rollout_plan.FINISHED, rollout_plan.STUCK):
             break
         assert world.serving() >= replicas
         world.step()
         clock.sleep(1)
-    if action.kind == rp.FINISHED:
+    if action.kind == rollout_plan.FINISHED:
         assert all(m["up_to_date"] and not m["hooks"] for m in world.machines)
         assert world.serving() == replicas
     else:
-        assert action.kind == rp.STUCK and action.state.startswith("PENDING_CREATE")
+        assert action.kind == rollout_plan.STUCK and action.state.startswith("PENDING_CREATE")
         assert None in delays
 
 
@@ -228,14 +228,14 @@ def test_any_observation_release_is_safe(rows, min_healthy):
         if status:
             members.append(member(name, status))
     s = snap(machines, members, min_healthy=min_healthy, replicas=None)
-    action = rp.next_action(s)
-    if action.kind == rp.RELEASE and not all(m["up_to_date"] for m in machines if m["name"] in action.machines):
+    action = rollout_plan.next_action(s)
+    if action.kind == rollout_plan.RELEASE and not all(m["up_to_date"] for m in machines if m["name"] in action.machines):
         assert len(action.machines) == 1
         victim = [m for m in machines if m["name"] == action.machines[0]][0]
         assert victim["deleting"] and HOOK in victim["hooks"]
         leaving = set(PREFIX + m["name"] for m in machines if m["deleting"])
-        assert sum(1 for m in members if rp.serving(m, False) and m["name"] not in leaving) >= min_healthy
-        assert any(m["up_to_date"] and not m["deleting"] and rp.serving(s.member_of(m), False) for m in machines)
+        assert sum(1 for m in members if rollout_plan.serving(m, False) and m["name"] not in leaving) >= min_healthy
+        assert any(m["up_to_date"] and not m["deleting"] and rollout_plan.serving(s.member_of(m), False) for m in machines)
 
 
 # -- direct mode -----------------------------------------------------------------------------
@@ -243,19 +243,19 @@ def test_any_observation_release_is_safe(rows, min_healthy):
 def test_direct_waits_for_new_then_deletes_old_then_waits_gone():
     pairs = [(lb_members.parse_selector(PREFIX + "a"), lb_members.parse_selector(PREFIX + "n1"))]
     members = [member("a"), member("b"), member("n1", "PENDING_CREATE")]
-    action, since = rp.direct_next(pairs, members, False, 2, now=0.0)
-    assert action.kind == rp.WAIT and since == {"pair:0": 0.0}
-    action, since = rp.direct_next(pairs, members, False, 2, not_serving_since=since, now=50.0, member_timeout=30)
-    assert action.kind == rp.STUCK and action.state == "PENDING_CREATE/NO_MONITOR"
+    action, since = rollout_plan.direct_next(pairs, members, False, 2, now=0.0)
+    assert action.kind == rollout_plan.WAIT and since == {"pair:0": 0.0}
+    action, since = rollout_plan.direct_next(pairs, members, False, 2, not_serving_since=since, now=50.0, member_timeout=30)
+    assert action.kind == rollout_plan.STUCK and action.state == "PENDING_CREATE/NO_MONITOR"
     members[2] = member("n1")
-    action, _since = rp.direct_next(pairs, members, False, 2)
-    assert action.kind == rp.RELEASE and action.pair == 0 and [m["name"] for m in action.targets] == [PREFIX + "a"]
-    action, _since = rp.direct_next(pairs, members, False, 3)
-    assert action.kind == rp.WAIT and "keep 3" in action.reason
-    action, _since = rp.direct_next(pairs, members, False, 2, deleted={0})
-    assert action.kind == rp.WAIT and "to be gone" in action.reason
-    action, _since = rp.direct_next(pairs, members[1:], False, 2, deleted={0})
-    assert action.kind == rp.FINISHED
+    action, _since = rollout_plan.direct_next(pairs, members, False, 2)
+    assert action.kind == rollout_plan.RELEASE and action.pair == 0 and [m["name"] for m in action.targets] == [PREFIX + "a"]
+    action, _since = rollout_plan.direct_next(pairs, members, False, 3)
+    assert action.kind == rollout_plan.WAIT and "keep 3" in action.reason
+    action, _since = rollout_plan.direct_next(pairs, members, False, 2, deleted={0})
+    assert action.kind == rollout_plan.WAIT and "to be gone" in action.reason
+    action, _since = rollout_plan.direct_next(pairs, members[1:], False, 2, deleted={0})
+    assert action.kind == rollout_plan.FINISHED
 
 
 # -- Machines as data ---------------------------------------------------------------------------
