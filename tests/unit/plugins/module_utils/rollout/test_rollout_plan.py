@@ -181,8 +181,8 @@ def test_rollout_never_drops_below_min_healthy_and_releases_one_at_a_time(replic
         if holds_late:
             world.step()
         s = rollout_plan.Snapshot([dict(m) for m in world.machines], world.member_dicts(), monitor, replicas,
-                        member_prefix=PREFIX, released=released, not_serving_since=since, now=clock.monotonic(),
-                        member_timeout=20, replicas=replicas)
+                                  member_prefix=PREFIX, released=released, not_serving_since=since, now=clock.monotonic(),
+                                  member_timeout=20, replicas=replicas)
         since = rollout_plan.track(s)
         s.not_serving_since = since
         action = rollout_plan.next_action(s)

@@ -61,7 +61,7 @@ def test_two_nodes_cannot_claim_one_pod_cidr_and_all_problems_come_at_once():
 def test_dual_stack_node_needs_one_route_per_family():
     cluster = route_plan.normalize_cluster_cidrs(["198.19.0.0/16", "fd00:10::/48"])
     found = route_plan.normalize_nodes([{"name": "n", "pod_cidr": ["198.19.2.0/24", "fd00:10:0:2::/64"],
-                                 "address": ["10.180.0.6", "fd00:180::0006"]}], cluster)
+                                       "address": ["10.180.0.6", "fd00:180::0006"]}], cluster)
     needed = route_plan.needed_routes(found)
     assert sorted(w["route"]["nexthop"] for w in needed.values()) == ["10.180.0.6", "fd00:180::6"]
 
@@ -97,7 +97,7 @@ def test_stale_missing_wrong_and_foreign():
 
 def test_host_bit_route_matches_its_network_but_is_never_right():
     found = route_plan.route_findings([r("198.19.1.5/24", "10.180.0.5")], nodes(("n", "198.19.1.0/24", "10.180.0.5")),
-                              CLUSTER)
+                                      CLUSTER)
     assert kinds(found) == ["wrong_nexthop"] and found[0]["routes"][0]["role"] == "not_canonical"
     assert found[0]["fix"]["remove"] == [r("198.19.1.5/24", "10.180.0.5")]
 
@@ -110,7 +110,7 @@ def test_nexthops_compared_as_addresses():
 
 def test_unreachable_nexthop_gets_a_note():
     found = route_plan.route_findings([], nodes(("n", "198.19.1.0/24", "10.99.0.5")), CLUSTER,
-                              reachable=lambda a: a in ipaddress.ip_network("10.180.0.0/24"))
+                                      reachable=lambda a: a in ipaddress.ip_network("10.180.0.0/24"))
     assert found[0]["kind"] == "missing" and "Neutron will likely refuse" in found[0]["note"]
 
 
@@ -218,8 +218,8 @@ def test_repair_never_touches_foreign_routes_and_ends_clean(scenario):
     if limit is not None:
         running = list(routes)
         for step in steps:
-            running = route_plan.apply_routes(running, **({"add": step["routes"]} if step["action"] == "add_routes"
-                                                  else {"remove": step["routes"]}))
+            change = {"add": step["routes"]} if step["action"] == "add_routes" else {"remove": step["routes"]}
+            running = route_plan.apply_routes(running, **change)
             assert len(running) <= max(limit, len(routes))
     if stop is None:
         # The plan after the repair is empty: nothing left to find about routes.
@@ -244,8 +244,8 @@ def test_a_right_route_is_never_removed_and_stops_after_any_step_are_safe(scenar
                     want = route_plan.needed_routes(have).get(dest)
                     if want is not None:
                         assert want["route"] in running
-        running = route_plan.apply_routes(running, **({"add": step["routes"]} if step["action"] == "add_routes"
-                                              else {"remove": step["routes"]}))
+        change = {"add": step["routes"]} if step["action"] == "add_routes" else {"remove": step["routes"]}
+        running = route_plan.apply_routes(running, **change)
 
 
 @settings(max_examples=200, deadline=None)
