@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import error_type, http_status
 
@@ -21,17 +22,8 @@ DEVICE_IDS_PER_LIST = 150
 PORT_FIELDS = ("id", "name", "device_id", "security_groups", "port_security_enabled", "revision_number")
 
 
-class NetworkService:
-    def __init__(self, client):
-        self.client = client
-
-    # Touching a proxy authenticates and reads the catalog: only ever do it inside client.call.
-    @property
-    def network(self):
-        return self.client.conn.network
-
-    def _get(self, path, what, deadline, params=None):
-        return self.client.call(lambda: self.network.get(path, params=params, raise_exc=True).json(), what, deadline)
+class NetworkService(ServiceBase):
+    proxy = "network"
 
     # -- security groups -----------------------------------------------------------------
 
@@ -75,15 +67,15 @@ class NetworkService:
 
     def create_group(self, name, description, deadline):
         body = {"security_group": {"name": name, "description": description or ""}}
-        return self.client.call(lambda: self.network.post("/security-groups", json=body, raise_exc=True).json(),
+        return self.client.call(lambda: self.api.post("/security-groups", json=body, raise_exc=True).json(),
                                 "create security group %s" % name, deadline)["security_group"]
 
     def create_rule(self, body, deadline):
         """Create a rule; returns (rule, True), or (None, False) when Neutron says it exists (409)."""
         try:
             created = self.client.call(
-                lambda: self.network.post("/security-group-rules", json={"security_group_rule": body},
-                                          raise_exc=True).json(),
+                lambda: self.api.post("/security-group-rules", json={"security_group_rule": body},
+                                      raise_exc=True).json(),
                 "create security group rule", deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 409 and error_type(exc) == "SecurityGroupRuleExists":
@@ -94,7 +86,7 @@ class NetworkService:
     def delete_rule(self, rule_id, deadline):
         """Delete a rule; a rule already gone (404) is fine."""
         try:
-            self.client.call(lambda: self.network.delete("/security-group-rules/%s" % rule_id, raise_exc=True),
+            self.client.call(lambda: self.api.delete("/security-group-rules/%s" % rule_id, raise_exc=True),
                              "delete security group rule %s" % rule_id, deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) != 404:
@@ -125,7 +117,7 @@ class NetworkService:
         body = {"port": {"security_groups": list(groups)}}
         try:
             return self.client.call(
-                lambda: self.network.put("/ports/%s" % port_id, json=body, headers=headers, raise_exc=True).json(),
+                lambda: self.api.put("/ports/%s" % port_id, json=body, headers=headers, raise_exc=True).json(),
                 "update security groups of port %s" % port_id, deadline)["port"]
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 412:

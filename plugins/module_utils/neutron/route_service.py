@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     ResolveError,
     RouteLimitReached,
@@ -45,17 +46,8 @@ def classify_write_error(exc):
     return None
 
 
-class RouterService:
-    def __init__(self, client):
-        self.client = client
-
-    # Touching the proxy authenticates and reads the catalog: only ever do it inside client.call.
-    @property
-    def network(self):
-        return self.client.conn.network
-
-    def _get(self, path, what, deadline, params=None):
-        return self.client.call(lambda: self.network.get(path, params=params, raise_exc=True).json(), what, deadline)
+class RouterService(ServiceBase):
+    proxy = "network"
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -122,7 +114,7 @@ class RouterService:
     def _put(self, path, body, what, deadline, headers=None):
         try:
             return self.client.call(
-                lambda: self.network.put(path, json=body, headers=headers, raise_exc=True).json(), what, deadline)
+                lambda: self.api.put(path, json=body, headers=headers, raise_exc=True).json(), what, deadline)
         except Exception as exc:  # pylint: disable=broad-except
             known = classify_write_error(exc)
             if known is None:
@@ -152,8 +144,8 @@ class RouterService:
         headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
         try:
             return self.client.call(
-                lambda: self.network.put("/ports/%s" % port_id, json={"port": {"allowed_address_pairs": pairs}},
-                                         headers=headers, raise_exc=True).json(),
+                lambda: self.api.put("/ports/%s" % port_id, json={"port": {"allowed_address_pairs": pairs}},
+                                     headers=headers, raise_exc=True).json(),
                 "update allowed_address_pairs of port %s" % port_id, deadline)["port"]
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 412:

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.pagination import list_all_pages
 
@@ -20,18 +21,11 @@ def server_record(server):
                 metadata=server.get("metadata") or {}, task_state=server.get("OS-EXT-STS:task_state"))
 
 
-class ServerService:
-    def __init__(self, client):
-        self.client = client
-
-    # Touching a proxy authenticates and reads the catalog: only ever do it inside client.call.
-    @property
-    def compute(self):
-        return self.client.conn.compute
+class ServerService(ServiceBase):
+    proxy = "compute"
 
     def _list(self, path, deadline):
-        return list_all_pages(lambda params: self.client.call(
-            lambda: self.compute.get(path, params=params, raise_exc=True).json(), "list servers", deadline), "servers")
+        return list_all_pages(lambda params: self._get(path, "list servers", deadline, params=params), "servers")
 
     def list_servers(self, deadline):
         """Every server of the project with its status, created time and metadata (Nova's detail list,
@@ -45,7 +39,7 @@ class ServerService:
     def delete_server(self, server_id, deadline):
         """Ask Nova to delete the server. True when asked, False when it was already gone (404)."""
         try:
-            self.client.call(lambda: self.compute.delete("/servers/%s" % server_id, raise_exc=True),
+            self.client.call(lambda: self.api.delete("/servers/%s" % server_id, raise_exc=True),
                              "delete server %s" % server_id, deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 404:

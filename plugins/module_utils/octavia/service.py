@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
@@ -20,20 +21,14 @@ def _plain(resource):
     return resource.to_dict(original_names=True, computed=False)
 
 
-class OctaviaService:
-    def __init__(self, client):
-        self.client = client
-
-    @property
-    def lb_api(self):
-        # Touching the proxy authenticates and reads the catalog: only ever do it inside client.call.
-        return self.client.conn.load_balancer
+class OctaviaService(ServiceBase):
+    proxy = "load_balancer"
 
     def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
         """``get`` names the proxy's getter; ``list_by_name(name)`` lists the objects with that name."""
         if is_uuid(name_or_id):
             try:
-                return _plain(self.client.call(lambda: getattr(self.lb_api, get)(normalize_uuid(name_or_id)),
+                return _plain(self.client.call(lambda: getattr(self.api, get)(normalize_uuid(name_or_id)),
                                                "GET %s %s" % (kind, name_or_id), deadline))
             except Exception as exc:  # pylint: disable=broad-except
                 if not is_not_found(exc):
@@ -51,7 +46,7 @@ class OctaviaService:
     def find_loadbalancer(self, name_or_id, deadline):
         return self._by_name_or_id(
             "load balancer", name_or_id, "get_load_balancer",
-            lambda name: self.lb_api.load_balancers(name=name), deadline)
+            lambda name: self.api.load_balancers(name=name), deadline)
 
     def find_pool(self, name_or_id, deadline, loadbalancer=None):
         scope = ""
@@ -61,7 +56,7 @@ class OctaviaService:
             query["loadbalancer_id"] = loadbalancer["id"]
         pool = self._by_name_or_id(
             "pool", name_or_id, "get_pool",
-            lambda name: self.lb_api.pools(name=name, **query), deadline, scope)
+            lambda name: self.api.pools(name=name, **query), deadline, scope)
         if loadbalancer and loadbalancer["id"] not in pool_loadbalancer_ids(pool):
             raise ResolveError("pool %s does not belong to load balancer %s (it belongs to %s)" % (
                 name_or_id, loadbalancer.get("name") or loadbalancer["id"], ", ".join(pool_loadbalancer_ids(pool)) or "none"))
@@ -78,12 +73,12 @@ class OctaviaService:
         return pool, (loadbalancer["id"] if loadbalancer else lb_ids[0])
 
     def get_loadbalancer(self, lb_id, deadline):
-        return _plain(self.client.call(lambda: self.lb_api.get_load_balancer(lb_id),
+        return _plain(self.client.call(lambda: self.api.get_load_balancer(lb_id),
                                        "GET load balancer %s" % lb_id, deadline))
 
     def list_members(self, pool_id, deadline):
         """All members of a pool in one list request (the SDK follows pagination links if any)."""
-        return self.client.call(lambda: [_plain(m) for m in self.lb_api.members(pool_id)],
+        return self.client.call(lambda: [_plain(m) for m in self.api.members(pool_id)],
                                 "list members of pool %s" % pool_id, deadline)
 
     def delete_members(self, pool_id, members, deadline):
@@ -91,7 +86,7 @@ class OctaviaService:
         balancer refused a deletion with 409 (it is busy: PENDING_*), True when all are deleted."""
         for member in members:
             try:
-                self.client.call(lambda m=member: self.lb_api.delete_member(m["id"], pool_id),
+                self.client.call(lambda m=member: self.api.delete_member(m["id"], pool_id),
                                  "DELETE member %s" % member.get("name"), deadline)
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) == 409:

@@ -26,13 +26,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     DeadlineExceeded,
     ModuleFailure,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import (
-    DONE,
-    FAILED,
-    WAITING,
-    Verdict,
-    wait_for,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
@@ -42,6 +36,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.ma
     rollout_after_patch,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
+    judge_action,
     member_rows,
     pool_view,
     stuck_view,
@@ -221,11 +216,7 @@ class CapiRollout:
         return action
 
     def judge(self, action, _elapsed):
-        if self.check_mode or action.kind == plan.FINISHED:
-            return Verdict(DONE, action.reason)
-        if action.kind == plan.STUCK:
-            return Verdict(FAILED, action.reason)
-        return Verdict(WAITING, action.reason)
+        return judge_action(action, self.check_mode)
 
     # -- the writes --------------------------------------------------------------------
 

@@ -18,17 +18,12 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     DeadlineExceeded,
     ModuleFailure,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import (
-    DONE,
-    FAILED,
-    WAITING,
-    Verdict,
-    wait_for,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
+    judge_action,
     member_rows,
     pool_view,
     refuse_pairs,
@@ -90,11 +85,7 @@ class DirectRollout:
         return action
 
     def judge(self, action, _elapsed):
-        if self.check_mode or action.kind == plan.FINISHED:
-            return Verdict(DONE, action.reason)
-        if action.kind == plan.STUCK:
-            return Verdict(FAILED, action.reason)
-        return Verdict(WAITING, action.reason)
+        return judge_action(action, self.check_mode)
 
     def note_gone(self, members):
         progress = self.progress

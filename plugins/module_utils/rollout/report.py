@@ -8,6 +8,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import DONE, FAILED, WAITING, Verdict
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
 
 MEMBER_FIELDS = ("id", "name", "address", "protocol_port", "provisioning_status", "operating_status")
 POOL_FIELDS = ("id", "name", "healthmonitor_id")
@@ -31,6 +33,15 @@ class RolloutLog:
     def data(self, changed):
         return {"actions": self.actions, "released": self.released, "members_gone": self.members_gone,
                 "changed": changed}
+
+
+def judge_action(action, check_mode):
+    """The verdict on a poll's last action: check mode looks once; FINISHED succeeds; STUCK fails."""
+    if check_mode or action.kind == plan.FINISHED:
+        return Verdict(DONE, action.reason)
+    if action.kind == plan.STUCK:
+        return Verdict(FAILED, action.reason)
+    return Verdict(WAITING, action.reason)
 
 
 def pool_view(pool):
