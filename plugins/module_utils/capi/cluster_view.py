@@ -88,15 +88,19 @@ def _ready_condition(obj, new_type):
     return condition_true(condition)
 
 
+def _initialized(obj, v1beta2_name, v1beta1_name):
+    """An initialization flag in either contract: ``status.initialization.<v1beta2_name>`` (v1beta2) or
+    ``status.<v1beta1_name>`` (v1beta1)."""
+    status = obj.get("status") or {}
+    if contract_version(obj) == "v1beta2":
+        return _bool((status.get("initialization") or {}).get(v1beta2_name))
+    return _bool(status.get(v1beta1_name))
+
+
 def cluster_summary(cluster):
     status = cluster.get("status") or {}
-    if contract_version(cluster) == "v1beta2":
-        init = status.get("initialization") or {}
-        infrastructure = _bool(init.get("infrastructureProvisioned"))
-        control_plane = _bool(init.get("controlPlaneInitialized"))
-    else:
-        infrastructure = _bool(status.get("infrastructureReady"))
-        control_plane = _bool(status.get("controlPlaneReady"))
+    infrastructure = _initialized(cluster, "infrastructureProvisioned", "infrastructureReady")
+    control_plane = _initialized(cluster, "controlPlaneInitialized", "controlPlaneReady")
     metadata = meta(cluster)
     return {
         "name": metadata.get("name"),
@@ -125,13 +129,8 @@ def _addresses(obj):
 def machine_summary(machine):
     status = machine.get("status") or {}
     metadata = meta(machine)
-    if contract_version(machine) == "v1beta2":
-        init = status.get("initialization") or {}
-        infrastructure = _bool(init.get("infrastructureProvisioned"))
-        bootstrap = _bool(init.get("bootstrapDataSecretCreated"))
-    else:
-        infrastructure = _bool(status.get("infrastructureReady"))
-        bootstrap = _bool(status.get("bootstrapReady"))
+    infrastructure = _initialized(machine, "infrastructureProvisioned", "infrastructureReady")
+    bootstrap = _initialized(machine, "bootstrapDataSecretCreated", "bootstrapReady")
     hooks = sorted(k for k in annotations(machine) if k.startswith(DELETION_HOOK_PREFIXES))
     return {
         "name": metadata.get("name"),
