@@ -78,3 +78,21 @@ def test_rejects_non_positive_interval_and_unknown_verdicts():
         wait_for(probe_sequence([DONE]), by_value, timeout=1, poll_interval=0, clock=FakeClock())
     with pytest.raises(ValueError):
         Verdict("maybe")
+
+
+def test_the_act_step_runs_after_each_probe_and_its_answer_is_judged():
+    clock = FakeClock()
+    events = []
+
+    def probe(deadline):
+        events.append(("look", deadline))
+        return len(events)
+
+    def act(observation, deadline):
+        events.append(("act", observation, deadline))
+        return DONE if observation >= 3 else WAITING
+
+    result = wait_for(probe, by_value, timeout=60, poll_interval=5, clock=clock, act=act)
+    assert result.succeeded and result.polls == 2
+    assert events == [("look", 1060.0), ("act", 1, 1060.0), ("look", 1060.0), ("act", 3, 1060.0)]
+    assert result.observation == DONE, "the act step's answer is what was judged"
