@@ -272,9 +272,9 @@ retried_faults:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
+    NumberRange,
     POLL_SECONDS,
     SECONDS,
-    NumberRange,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.plan import DEFAULT_HOOK_NAME
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.runner import RolloutGuardRunner

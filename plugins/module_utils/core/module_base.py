@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The base classes of the modules: spec, connection, deadline, results and error mapping.
+"""The base class of the modules: spec, number ranges, deadline, results and error mapping.
 
-A module subclasses ``OpenStackModule`` (or ``KubernetesModule`` in k8s_module), declares
-``argument_spec`` / ``module_kwargs`` and writes ``run()``; it calls ``self.exit(...)`` or ``self.fail(...)``.  Known exceptions become ``fail_json``
-with a message a person can act on, never a traceback.
+A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``KubernetesModule`` or
+``OpenStackKubernetesModule`` (``kubernetes.module_base``), all built on ``BaseModule``; the module file adds
+``argument_spec`` / ``number_ranges`` / ``module_kwargs``. ``run()`` calls ``self.exit(...)`` or
+``self.fail(...)``; the collection's errors (``core.errors``) become ``fail_json`` with a message a person can
+act on, never a traceback.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,24 +16,8 @@ __metaclass__ = type
 
 import math
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
-    cloud_dict_problem,
-    openstack_argument_spec,
-    OpenStackClient,
-    secret_values,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
-    describe_fault,
-    service_message,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
-    ksa_exceptions,
-    sdk_exceptions,
-    SDK_IMPORT_ERROR,
-    sdk_version_error,
-)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.results import complete
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
@@ -173,48 +159,3 @@ class BaseModule:
             if message is None:
                 raise
             self.fail(message)
-
-
-class OpenStackModule(BaseModule):
-    """A module that talks to OpenStack with openstack.cloud's connection options."""
-
-    def __init__(self, clock=None):
-        super(OpenStackModule, self).__init__(clock=clock)
-        # Secrets inside a ``cloud`` dict (a raw option) are masked like the no_log options.
-        self.ansible.no_log_values.update(secret_values(self.params.get("cloud")))
-        self.client = None
-
-    @staticmethod
-    def connection_argument_spec():
-        return openstack_argument_spec()
-
-    def connect(self):
-        problem = cloud_dict_problem(self.params)
-        if problem:
-            raise ModuleFailure(problem)
-        if SDK_IMPORT_ERROR is not None:
-            self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
-        version_error = sdk_version_error()
-        if version_error:
-            self.ansible.fail_json(msg=version_error)
-        try:
-            self.client = OpenStackClient(self.params, clock=self.clock)
-        except sdk_exceptions.ConfigException as exc:
-            raise ModuleFailure("OpenStack connection settings are invalid: %s" % exc)
-        self.clients.append(self.client)
-        return self.client
-
-    def describe_error(self, exc):
-        if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.SSLError):
-            return ("TLS verification of the OpenStack API failed: %s. Check ca_cert (or cacert in clouds.yaml) and "
-                    "the endpoints' host names; validate_certs: false skips the check (test clouds only)" % (exc,))
-        if describe_fault(exc) is None and not is_sdk_error(exc):
-            return None
-        return "OpenStack API error: %s" % (service_message(exc),)
-
-
-def is_sdk_error(exc):
-    """Errors from openstacksdk or keystoneauth (configuration, catalog, auth) that deserve a plain message."""
-    known = tuple(c for c in (getattr(sdk_exceptions, "SDKException", None),
-                              getattr(ksa_exceptions, "ClientException", None)) if c is not None)
-    return bool(known) and isinstance(exc, known)

@@ -22,11 +22,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     status_message,
     tls_error,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
-    BaseModule,
-    ModuleFailure,
-    OpenStackModule,
-)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 
 STATUS_HINTS = {
     401: "the credentials were refused (check api_key, the kubeconfig's user, or client_cert/client_key)",

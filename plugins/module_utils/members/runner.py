@@ -12,7 +12,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     DeadlineExceeded,
     ModuleFailure,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService

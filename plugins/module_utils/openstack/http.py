@@ -104,3 +104,10 @@ def service_message(exc):
 
 def is_not_found(exc):
     return sdk_exceptions is not None and isinstance(exc, sdk_exceptions.NotFoundException)
+
+
+def is_sdk_error(exc):
+    """Errors from openstacksdk or keystoneauth (configuration, catalog, auth) that deserve a plain message."""
+    known = tuple(c for c in (getattr(sdk_exceptions, "SDKException", None),
+                              getattr(ksa_exceptions, "ClientException", None)) if c is not None)
+    return bool(known) and isinstance(exc, known)

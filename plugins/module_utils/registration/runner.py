@@ -13,7 +13,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     DeadlineExceeded,
     ModuleFailure,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import is_sdk_error
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_sdk_error
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     OpenStackKubernetesModule,
 )

@@ -19,7 +19,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     RouteRejected,
     RouterChanged,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import is_sdk_error
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_sdk_error
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import (
     IF_MATCH_ATTEMPTS,
     update_with_reread,

@@ -17,7 +17,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     ModuleFailure,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.network_service import NetworkService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import update_with_reread
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import ServerService

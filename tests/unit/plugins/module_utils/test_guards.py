@@ -18,9 +18,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes imp
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
-    SECONDS,
-    NumberRange,
     number_problems,
+    NumberRange,
+    SECONDS,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import service_message
 
