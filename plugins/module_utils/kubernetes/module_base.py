@@ -45,7 +45,7 @@ def connect_kubernetes(module, params, clock):
 
 def check_object_names(params, kinds):
     """Refuse, before any request, option values that can never name a Kubernetes object: ``kinds`` maps an
-    option to ``subdomain``, ``label`` or ``qualified`` (see ``k8s_client.name_problem``)."""
+    option to ``subdomain``, ``label`` or ``qualified`` (see ``kubernetes.client.name_problem``)."""
     problems = [name_problem(option, params.get(option), kind) for option, kind in kinds.items()]
     problems = [p for p in problems if p]
     if problems:

@@ -107,8 +107,8 @@ def assess(obj, paused, record, now, quiet_period, since):
     }
     if record is not None:
         item["last_write_age"] = round(max(0.0, now - record.changed_at), 1)
-    judge = _pause_ack if paused else _unpause_ack
-    how, waiting_for = judge(obj, condition, where, record, now, quiet_period, since)
+    acknowledged_by = _pause_ack if paused else _unpause_ack
+    how, waiting_for = acknowledged_by(obj, condition, where, record, now, quiet_period, since)
     item["acknowledged"] = waiting_for is None
     item["how"] = how
     item["waiting_for"] = waiting_for
