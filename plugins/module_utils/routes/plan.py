@@ -381,6 +381,15 @@ def _dest_order(destination, has_others):
     return (0 if has_others else 1, destination.version, destination)
 
 
+def _cap(items, *limits):
+    """The first items, as many as the smallest of ``limits`` (None: no limit) allows."""
+    size = len(items)
+    for value in limits:
+        if value is not None:
+            size = min(size, value)
+    return items[:max(0, size)]
+
+
 def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=()):
     """The next repair step for the current ``routes``, or None when there is nothing left to do.
 
@@ -413,33 +422,26 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     if budget is not None and budget <= 0:
         return {"action": "stop", "reason": "max_changes"}
 
-    def cap(items, *limits):
-        size = len(items)
-        for value in limits:
-            if value is not None:
-                size = min(size, value)
-        return items[:max(0, size)]
-
     if pending_adds and (headroom is None or headroom > 0):
-        chosen = cap(pending_adds, headroom, budget)
+        chosen = _cap(pending_adds, headroom, budget)
         return {"action": "add_routes", "routes": [dict(needed[d]["route"]) for d in chosen],
                 "nodes": [needed[d]["node"] for d in chosen], "reason": "right route missing"}
     if fixable:
-        return {"action": "remove_routes", "routes": _plain(cap(fixable, budget)),
+        return {"action": "remove_routes", "routes": _plain(_cap(fixable, budget)),
                 "reason": "the destination's right route is in place"}
     if pending_adds:  # no room left for an add
         if stale:
-            return {"action": "remove_routes", "routes": _plain(cap(stale, len(pending_adds), budget)),
+            return {"action": "remove_routes", "routes": _plain(_cap(stale, len(pending_adds), budget)),
                     "reason": "stale, removed first to make room under the route limit"}
         if waiting:
-            return {"action": "remove_routes", "routes": _plain(cap(waiting, len(pending_adds), budget)),
+            return {"action": "remove_routes", "routes": _plain(_cap(waiting, len(pending_adds), budget)),
                     "reason": "wrong, removed before the right route is added: the route limit leaves no room"}
         if not pairs:
             return {"action": "stop", "reason": "limit"}
     if pairs:
-        return {"action": "address_pairs", "items": cap(pairs, budget), "reason": "address pair missing"}
+        return {"action": "address_pairs", "items": _cap(pairs, budget), "reason": "address pair missing"}
     if stale:
-        return {"action": "remove_routes", "routes": _plain(cap(stale, budget)), "reason": "stale"}
+        return {"action": "remove_routes", "routes": _plain(_cap(stale, budget)), "reason": "stale"}
     return {"action": "stop", "reason": "limit"}
 
 
