@@ -44,7 +44,7 @@ class Polls:
 class MemberWaitRunner(OpenStackModule):
     def __init__(self, clock=None):
         super(MemberWaitRunner, self).__init__(clock=clock)
-        self.octavia = self.pool = self.lb_id = self.spec = None
+        self.octavia = self.pool = self.lb_id = self.wait_spec = None
         self.seen = Polls()
 
     def validate(self):
@@ -89,9 +89,9 @@ class MemberWaitRunner(OpenStackModule):
                 params["operating_status"], bool(self.pool.get("healthmonitor_id")), lb_members.label(self.pool))
         except ValueError as exc:
             raise ModuleFailure(str(exc), pool=_pick(self.pool, POOL_FIELDS))
-        self.spec = lb_members.WaitSpec(params["state"], selectors, accepted, params["wait_for_loadbalancer"])
+        self.wait_spec = lb_members.WaitSpec(params["state"], selectors, accepted, params["wait_for_loadbalancer"])
         try:
-            outcome = wait_for(self.look, lambda obs, _elapsed: lb_members.judge(obs, self.spec),
+            outcome = wait_for(self.look, lambda obs, _elapsed: lb_members.judge(obs, self.wait_spec),
                                params["timeout"], params["poll_interval"], clock=self.clock, start=self.started)
         except DeadlineExceeded as exc:
             raise ModuleFailure(self.deadline_text(exc), **self.result_data())
@@ -101,23 +101,23 @@ class MemberWaitRunner(OpenStackModule):
         if not self.seen.count:
             return "%s. No poll of pool %s completed, so the members' states are unknown." % (
                 exc, lb_members.label(self.pool))
-        return "%s. At the last completed poll: %s" % (exc, lb_members.judge(self.seen.last, self.spec).message)
+        return "%s. At the last completed poll: %s" % (exc, lb_members.judge(self.seen.last, self.wait_spec).message)
 
     def report(self, outcome):
         data = self.result_data()
-        if self.spec.state == "absent" and data["not_seen_at_start"]:
+        if self.wait_spec.state == "absent" and data["not_seen_at_start"]:
             self.ansible.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
                               "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
                                                        lb_members.label(self.pool)))
         if outcome.succeeded:
             self.exit(msg=outcome.verdict.message, **data)
-        self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, self.spec, outcome.elapsed,
+        self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, self.wait_spec, outcome.elapsed,
                                              outcome.timed_out, self.params["timeout"]),
                   timed_out=outcome.timed_out, **data)
 
     def result_data(self):
         """The result fields; members, missing and loadbalancer are null when no poll completed."""
-        seen, spec = self.seen, self.spec
+        seen, spec = self.seen, self.wait_spec
         data = dict(
             members=None, missing=None, loadbalancer=None, pool=_pick(self.pool, POOL_FIELDS), polls=seen.count,
             not_seen_at_start=None,
