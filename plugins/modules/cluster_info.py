@@ -138,18 +138,13 @@ api_calls:
   type: int
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import (
-    CLUSTER_NAME_LABEL,
-    CORE_GROUP,
-    dig,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_view import build_view
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule, check_object_names
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.info_runner import ClusterInfoRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import SECONDS
 
 
-class ClusterInfo(KubernetesModule):
+class ClusterInfo(ClusterInfoRunner):
+    """The options; the work is the runner's."""
+
     argument_spec = dict(
         name=dict(type="str", required=True),
         namespace=dict(type="str", default="default"),
@@ -157,25 +152,6 @@ class ClusterInfo(KubernetesModule):
         timeout=dict(type="int", default=60),
     )
     number_ranges = dict(timeout=SECONDS)
-
-    def run(self):
-        params = self.params
-        check_object_names(params, dict(name="subdomain", namespace="label"))
-        deadline = self.started + params["timeout"]
-        kube = self.connect()
-        capi = CapiService(kube)
-        capi.discover(deadline)
-        contract = choose_version(capi.served, params["api_version"])
-        cluster = capi.get_cluster(params["name"], params["namespace"], contract, deadline)
-        namespace = cluster["metadata"]["namespace"]
-        control_plane = capi.get_ref(dig(cluster, "spec", "controlPlaneRef"), namespace, contract, deadline)
-        infrastructure = capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline)
-        machines = capi.list_kind(CORE_GROUP, contract, "Machine", namespace,
-                                  "%s=%s" % (CLUSTER_NAME_LABEL, params["name"]), deadline)
-        for machine in machines:
-            machine.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, contract))
-            machine.setdefault("kind", "Machine")
-        self.exit(changed=False, **build_view(cluster, control_plane, infrastructure, machines))
 
 
 def main():

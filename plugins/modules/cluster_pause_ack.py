@@ -206,24 +206,13 @@ retried_faults:
   elements: raw
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_objects import dig
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import KubernetesModule, check_object_names
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
-    POLL_SECONDS,
-    SECONDS,
-    ModuleFailure,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause_ack import (
-    Tracker,
-    assess,
-    blocker_identities,
-    decide,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import FAILED, Verdict, wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import POLL_SECONDS, SECONDS
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.runner import PauseAckRunner
 
 
-class ClusterPauseAck(KubernetesModule):
+class ClusterPauseAck(PauseAckRunner):
+    """The options; the work is the runner's."""
+
     argument_spec = dict(
         name=dict(type="str", required=True),
         namespace=dict(type="str", default="default"),
@@ -236,85 +225,6 @@ class ClusterPauseAck(KubernetesModule):
         poll_interval=dict(type="float", default=2),
     )
     number_ranges = dict(timeout=SECONDS, quiet_period=SECONDS, poll_interval=POLL_SECONDS)
-
-    def run(self):
-        params = self.params
-        check_object_names(params, dict(name="subdomain", namespace="label"))
-        if params["wait"] and params["state"] == "paused" and params["quiet_period"] > params["timeout"]:
-            raise ModuleFailure("quiet_period (%s s) is longer than timeout (%s s): the pause could never be "
-                                "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"
-                                % (params["quiet_period"], params["timeout"]))
-        paused = params["state"] == "paused"
-        deadline = self.started + params["timeout"]
-        kube = self.connect()
-        capi = CapiService(kube)
-        capi.discover(deadline)
-        contract = choose_version(capi.served, params["api_version"])
-        cluster = capi.get_cluster(params["name"], params["namespace"], contract, deadline)
-        kinds = capi.cluster_kinds(contract, deadline) if params["scope"] == "move" else []
-        before = bool(dig(cluster, "spec", "paused"))
-        changed = before != paused
-        self.summary = dict(name=params["name"], namespace=params["namespace"], api_version=cluster.get("apiVersion"),
-                            paused_before=before, paused=before)
-        diff = dict(before={"spec": {"paused": before}}, after={"spec": {"paused": paused}})
-        since = self.clock.monotonic()
-        if changed and not self.ansible.check_mode:
-            cluster = capi.set_paused(cluster, paused, deadline)
-            since = self.clock.monotonic()
-        if not changed or not self.ansible.check_mode:
-            self.summary["paused"] = paused
-
-        tracker = Tracker()
-
-        def probe(probe_deadline):
-            current = capi.get_cluster(params["name"], params["namespace"], contract, probe_deadline)
-            objects = capi.scope_objects(current, params["scope"], contract, kinds, probe_deadline)
-            now = self.clock.monotonic()
-            tracker.observe(objects, now)
-            items = [assess(obj, paused, tracker.get(obj), now, params["quiet_period"], since) for obj in objects]
-            return dict(cluster=current, items=items)
-
-        def judge(observation, _elapsed):
-            current = bool(dig(observation["cluster"], "spec", "paused"))
-            if current != paused and not (self.ansible.check_mode and changed):
-                return Verdict(FAILED, "spec.paused of Cluster %s/%s was changed back to %s by someone else during "
-                                       "the wait" % (params["namespace"], params["name"], str(current).lower()))
-            return decide(observation["items"])
-
-        result = dict(changed=changed, diff=diff)
-        if self.ansible.check_mode and changed or not params["wait"]:
-            observation = probe(deadline)
-            return self.exit(**self._report(result, observation["items"], 1, False))
-        poll = params["poll_interval"]
-        if paused and params["quiet_period"] > 0:
-            poll = min(poll, params["quiet_period"] / 2.0)
-        outcome = wait_for(probe, judge, timeout=max(0.0, deadline - self.clock.monotonic()), poll_interval=poll,
-                           clock=self.clock)
-        items = outcome.observation["items"]
-        self._report(result, items, outcome.polls, outcome.timed_out)
-        if outcome.succeeded:
-            return self.exit(**result)
-        what = "set spec.paused=%s" % str(paused).lower() if changed else "found spec.paused=%s already" % (
-            str(paused).lower())
-        if outcome.timed_out:
-            msg = ("Cluster %s/%s: this task %s (left as it is), but after %.0f s not every controller has acknowledged "
-                   "the %s: %s" % (params["namespace"], params["name"], what, outcome.elapsed,
-                                   "pause" if paused else "unpause", outcome.verdict.message))
-        else:
-            msg = "Cluster %s/%s: this task %s, then: %s" % (params["namespace"], params["name"], what,
-                                                             outcome.verdict.message)
-        return self.fail(msg, **result)
-
-    def _report(self, result, items, polls, timed_out):
-        result.update(
-            cluster=self.summary,
-            acknowledged=all(item["acknowledged"] for item in items),
-            objects=items,
-            blockers=blocker_identities(items),
-            polls=polls,
-            timed_out=timed_out,
-        )
-        return result
 
 
 def main():

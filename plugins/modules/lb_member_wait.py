@@ -262,144 +262,25 @@ retried_faults:
   sample: [429, 503]
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import lb_members
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
-    POLL_SECONDS,
-    SECONDS,
-    ModuleFailure,
-    OpenStackModule,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia_service import (
-    OctaviaService,
-    pool_loadbalancer_ids,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import is_not_found
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.waiter import wait_for
-
-LB_FIELDS = ("id", "name", "provisioning_status", "operating_status")
-POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import POLL_SECONDS, SECONDS
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.members.runner import MemberWaitRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import OPERATING_STATUSES
 
 
-def _pick(obj, fields):
-    return dict((k, (obj or {}).get(k)) for k in fields)
+class LbMemberWait(MemberWaitRunner):
+    """The options; the work is the runner's."""
 
-
-class LbMemberWait(OpenStackModule):
     argument_spec = dict(
         pool=dict(type="str", required=True),
         loadbalancer=dict(type="str"),
         members=dict(type="list", elements="str"),
         state=dict(type="str", default="present", choices=["present", "absent"]),
-        operating_status=dict(type="list", elements="str", choices=list(lb_members.OPERATING_STATUSES) + ["HEALTHY"]),
+        operating_status=dict(type="list", elements="str", choices=list(OPERATING_STATUSES) + ["HEALTHY"]),
         wait_for_loadbalancer=dict(type="bool", default=True),
         timeout=dict(type="int", default=300),
         poll_interval=dict(type="float", default=5),
     )
     number_ranges = dict(timeout=SECONDS, poll_interval=POLL_SECONDS)
-
-    def validate(self):
-        """Reject bad input before any API request."""
-        params = self.params
-        if params["state"] == "absent" and params["operating_status"]:
-            raise ModuleFailure("operating_status applies to state=present only; a member waited on with "
-                                "state=absent has no operating status to reach")
-        if params["members"] is not None and not params["members"]:
-            raise ModuleFailure("members is an empty list; omit it to wait for all members of the pool")
-        try:
-            return lb_members.parse_selectors(params["members"])
-        except ValueError as exc:
-            raise ModuleFailure(str(exc))
-
-    def run(self):
-        selectors = self.validate()
-        params = self.params
-        deadline = self.started + params["timeout"]
-        self.connect()
-        octavia = OctaviaService(self.client)
-        loadbalancer = None
-        if params["loadbalancer"]:
-            loadbalancer = octavia.find_loadbalancer(params["loadbalancer"], deadline)
-        pool = octavia.find_pool(params["pool"], deadline, loadbalancer)
-        lb_ids = pool_loadbalancer_ids(pool)
-        if not lb_ids:
-            raise ModuleFailure("pool %s belongs to no load balancer" % lb_members.label(pool))
-        lb_id = loadbalancer["id"] if loadbalancer else lb_ids[0]
-        try:
-            accepted = lb_members.resolve_accepted(
-                params["operating_status"], bool(pool.get("healthmonitor_id")), lb_members.label(pool))
-        except ValueError as exc:
-            raise ModuleFailure(str(exc), pool=_pick(pool, POOL_FIELDS))
-        spec = lb_members.WaitSpec(params["state"], selectors, accepted, params["wait_for_loadbalancer"])
-        seen = Polls()
-
-        def probe(probe_deadline):
-            try:
-                observation = {
-                    "pool": pool,
-                    "members": octavia.list_members(pool["id"], probe_deadline),
-                    "loadbalancer": octavia.get_loadbalancer(lb_id, probe_deadline),
-                }
-            except Exception as exc:  # pylint: disable=broad-except
-                if not is_not_found(exc):
-                    raise
-                raise ModuleFailure(
-                    "pool %s or its load balancer %s disappeared during the wait (HTTP 404: %s)" % (
-                        lb_members.label(pool), lb_id, exc), **self.result_data(seen, spec, pool))
-            seen.record(observation)
-            return observation
-
-        try:
-            outcome = wait_for(probe, lambda obs, _elapsed: lb_members.decide(obs, spec),
-                               params["timeout"], params["poll_interval"], clock=self.clock, start=self.started)
-        except DeadlineExceeded as exc:
-            if not seen.count:
-                raise ModuleFailure("%s. No poll of pool %s completed, so the members' states are unknown." % (
-                    exc, lb_members.label(pool)), **self.result_data(seen, spec, pool))
-            raise ModuleFailure("%s. At the last completed poll: %s" % (exc, lb_members.decide(seen.last, spec).message),
-                                **self.result_data(seen, spec, pool))
-        data = self.result_data(seen, spec, pool)
-        if spec.state == "absent" and data["not_seen_at_start"]:
-            self.ansible.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
-                              "wait proved nothing" % (", ".join(data["not_seen_at_start"]), lb_members.label(pool)))
-        if outcome.succeeded:
-            self.exit(msg=outcome.verdict.message, **data)
-        self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, spec, outcome.elapsed,
-                                             outcome.timed_out, params["timeout"]),
-                  timed_out=outcome.timed_out, **data)
-
-    @staticmethod
-    def result_data(seen, spec, pool):
-        """The result fields; members, missing and loadbalancer are null when no poll completed."""
-        data = dict(
-            members=None, missing=None, loadbalancer=None, pool=_pick(pool, POOL_FIELDS), polls=seen.count,
-            not_seen_at_start=None,
-            accepted_operating_status=sorted(spec.accepted) if spec.accepted is not None else None,
-        )
-        if seen.count:
-            chosen, unmatched = lb_members.select(seen.last["members"], spec.selectors)
-            data.update(
-                members=[lb_members.member_view(m, spec) for m in chosen],
-                missing=[s.text for s in unmatched] if spec.state == "present" else [],
-                loadbalancer=_pick(seen.last["loadbalancer"], LB_FIELDS),
-                not_seen_at_start=[s.text for s in lb_members.select(seen.first["members"], spec.selectors)[1]],
-            )
-        return data
-
-
-class Polls:
-    """The first and the last completed observation, and how many polls completed."""
-
-    def __init__(self):
-        self.first = None
-        self.last = None
-        self.count = 0
-
-    def record(self, observation):
-        if self.first is None:
-            self.first = observation
-        self.last = observation
-        self.count += 1
 
 
 def main():

@@ -40,6 +40,8 @@ options:
   servers:
     description:
       - The cluster's servers. Each entry is a server id, a name, or a glob pattern on names (C(prod-node-*)).
+      - A name that several servers have fails the task before any request that changes something (use ids or a
+        pattern), as in M(flightcontrol.openstack.secgroup_ensure).
       - With I(server_metadata), a server must match both.
     type: list
     elements: str
@@ -207,28 +209,13 @@ retried_faults:
   elements: raw
 '''
 
-import time
-
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import registration_plan as rp
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.k8s_module import OpenStackKubernetesModule
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
-    SECONDS,
-    ModuleFailure,
-    NumberRange,
-    is_sdk_error,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
-    describe_fault,
-    service_message,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration_service import (
-    ServerService,
-    list_nodes,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration.runner import RegistrationRunner
 
 
-class NodeRegistrationAudit(OpenStackKubernetesModule):
+class NodeRegistrationAudit(RegistrationRunner):
+    """The options; the work is the runner's."""
+
     argument_spec = dict(
         servers=dict(type="list", elements="str"),
         server_metadata=dict(type="dict"),
@@ -243,80 +230,6 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
         timeout=SECONDS, registration_timeout=SECONDS,
         max_deletions=NumberRange(minimum=1, maximum=1000, hint="use state=audited to delete nothing"))
     module_kwargs = dict(required_one_of=[["servers", "server_metadata"]])
-
-    # The wall clock Nova's ``created`` times are compared with; tests replace it.
-    wall_clock = staticmethod(time.time)
-
-    def validate(self):
-        params = self.params
-        if params["servers"] is not None and not [p for p in params["servers"] if p]:
-            raise ModuleFailure("servers is empty; name the cluster's servers (a glob such as prod-node-*)")
-        if params["server_metadata"] is not None and not params["server_metadata"] and not params["servers"]:
-            raise ModuleFailure("server_metadata is empty and servers is not given: that would be every server of "
-                                "the project")
-
-    def run(self):
-        self.validate()
-        params = self.params
-        deadline = self.started + params["timeout"]
-        check = self.ansible.check_mode
-        kube = self.connect_kubernetes()
-        nodes = list_nodes(kube, deadline, label_selector=params.get("node_selector"))
-        self.connect()
-        api = ServerService(self.client)
-        servers = rp.select_servers(api.list_servers(deadline), params["servers"], params["server_metadata"])
-        now = rp.epoch_time(self.wall_clock())
-        try:
-            records = rp.classify(servers, nodes, now, params["registration_timeout"])
-        except rp.PlanError as exc:
-            raise ModuleFailure(str(exc))
-        findings = [r for r in records if r["state"] in (rp.UNREGISTERED, rp.ERROR)]
-        counts = rp.counts(records)
-        counts["nodes"] = len(nodes)
-        result = dict(servers=records, unregistered=findings, deleted=[], not_deleted=[], refused=None, counts=counts)
-        if not records:
-            self.ansible.warn("no server matched servers=%s server_metadata=%s" % (
-                params["servers"], params["server_metadata"]))
-        if params["state"] == "cleaned":
-            self.clean(api, records, servers, nodes, check, deadline, result)
-        gone = set(d["id"] for d in result["deleted"])
-        result["remaining"] = [r for r in findings if r["id"] not in gone]
-        result["healthy"] = not result["remaining"]
-        result["changed"] = bool(result["deleted"]) and any(d["status"] in ("done", "planned")
-                                                            for d in result["deleted"])
-        if self.ansible._diff:
-            names = [r["name"] for r in records if r["state"] != rp.DELETING]
-            result["diff"] = dict(before=dict(servers=names),
-                                  after=dict(servers=[r["name"] for r in records
-                                                      if r["state"] != rp.DELETING and r["id"] not in gone]))
-        if params["fail_on_findings"] and result["remaining"]:
-            raise ModuleFailure("%d server(s) never became a Node or are in ERROR: %s" % (
-                len(result["remaining"]), "; ".join("%s (%s): %s" % (r["name"], r["id"], r["reason"])
-                                                    for r in result["remaining"])), **result)
-        self.exit(**result)
-
-    def clean(self, api, records, servers, nodes, check, deadline, result):
-        delete, skipped, refusal = rp.plan_deletions(records, self.params["max_deletions"], len(nodes),
-                                                     dict((s["id"], s.get("metadata")) for s in servers))
-        result["not_deleted"], result["refused"] = skipped, refusal
-        if refusal:
-            self.ansible.warn(refusal)
-        for record in delete:
-            entry = dict(id=record["id"], name=record["name"], status="planned" if check else "done",
-                         state=record["state"], age=record["age"], created=record["created"], reason=record["reason"])
-            if not check:
-                try:
-                    if not api.delete_server(record["id"], deadline):
-                        entry["status"] = "gone"
-                except Exception as exc:  # pylint: disable=broad-except
-                    if not isinstance(exc, DeadlineExceeded) and describe_fault(exc) is None \
-                            and not is_sdk_error(exc):
-                        raise
-                    result["changed"] = bool(result["deleted"])
-                    raise ModuleFailure("deleting server %s (%s, %s) failed: %s; deleted before it: %s" % (
-                        record["name"], record["id"], record["reason"], service_message(exc),
-                        ", ".join(d["name"] for d in result["deleted"]) or "none"), **result)
-            result["deleted"].append(entry)
 
 
 def main():

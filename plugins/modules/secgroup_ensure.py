@@ -323,23 +323,10 @@ retried_faults:
   elements: raw
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import secgroup_rules as sr
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.identifiers import is_uuid, normalize_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
-    SECONDS,
-    ModuleFailure,
-    NumberRange,
-    OpenStackModule,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.network_service import NetworkService
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import (
-    error_message,
-    http_status,
-    service_message,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.retry import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups.rules import DEFAULT_MAX_REMOVAL_SHARE
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups.runner import SecgroupRunner
 
-PORT_UPDATE_ATTEMPTS = 5
 RULE_OPTIONS = dict(
     direction=dict(type="str", choices=["ingress", "egress"], default="ingress"),
     ethertype=dict(type="str", choices=["IPv4", "IPv6"]),
@@ -353,7 +340,9 @@ RULE_OPTIONS = dict(
 )
 
 
-class SecgroupEnsure(OpenStackModule):
+class SecgroupEnsure(SecgroupRunner):
+    """The options; the work is the runner's."""
+
     argument_spec = dict(
         security_group=dict(type="str", required=True),
         description=dict(type="str"),
@@ -361,257 +350,13 @@ class SecgroupEnsure(OpenStackModule):
         pod_cidr=dict(type="list", elements="str"),
         rules=dict(type="list", elements="dict", options=RULE_OPTIONS),
         exclusive=dict(type="bool", default=False),
-        max_removal_share=dict(type="float", default=sr.DEFAULT_MAX_REMOVAL_SHARE),
+        max_removal_share=dict(type="float", default=DEFAULT_MAX_REMOVAL_SHARE),
         servers=dict(type="list", elements="str"),
         skip_ports_without_port_security=dict(type="bool", default=False),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         timeout=dict(type="int", default=300),
     )
     number_ranges = dict(timeout=SECONDS, max_removal_share=NumberRange(minimum=0, maximum=1))
-
-    def validate(self):
-        """Check all input before any request; returns the wanted rules (remote group names unresolved)."""
-        params = self.params
-        if params["exclusive"] and params["state"] == "absent":
-            raise ModuleFailure("exclusive applies to state=present only")
-        if params["exclusive"] and not params["pod_cidr"] and not params["rules"]:
-            raise ModuleFailure("exclusive with neither pod_cidr nor rules would remove every rule of the group; "
-                                "nothing was changed (give the rules the group keeps)")
-        problems = [sr.text_problem("security_group", params["security_group"], required=True),
-                    sr.text_problem("description", params["description"])]
-        problems += [sr.text_problem("rules[%d].description" % i, r.get("description"))
-                     for i, r in enumerate(params["rules"] or [])]
-        problems += [sr.text_problem("rules[%d].remote_group" % i, r.get("remote_group"), required=True)
-                     for i, r in enumerate(params["rules"] or []) if r.get("remote_group") is not None]
-        problems = [p for p in problems if p]
-        if problems:
-            raise ModuleFailure("; ".join(problems))
-        if params["servers"] is not None and not params["servers"]:
-            raise ModuleFailure("servers is an empty list; omit it to leave memberships alone")
-        try:
-            wanted = sr.pod_cidr_rules(params["pod_cidr"] or [])
-        except sr.RuleError as exc:
-            raise ModuleFailure(str(exc))
-        names, ids = set(), set()
-        for index, spec in enumerate(params["rules"] or []):
-            group = spec.get("remote_group")
-            if group:
-                (ids if is_uuid(group) else names).add(group)
-            try:  # with every name resolvable, to check everything else now
-                sr.normalize_rule(spec, dict((n, "00000000-0000-0000-0000-000000000000") for n in names))
-            except sr.RuleError as exc:
-                raise ModuleFailure("rules[%d]: %s" % (index, exc))
-        return wanted, names, ids
-
-    def resolve_rules(self, wanted, group_ids):
-        rules = list(wanted)
-        for index, spec in enumerate(self.params["rules"] or []):
-            try:
-                rules.append(sr.normalize_rule(spec, group_ids))
-            except sr.RuleError as exc:
-                raise ModuleFailure("rules[%d]: %s" % (index, exc))
-        return sr.dedupe(rules)
-
-    def run(self):
-        wanted, remote_names, remote_ids = self.validate()
-        params = self.params
-        state = params["state"]
-        deadline = self.started + params["timeout"]
-        check = self.ansible.check_mode
-        self.connect()
-        api = NetworkService(self.client)
-        ref = params["security_group"]
-
-        group = api.find_group(ref, deadline, is_id=is_uuid(ref))
-        if group is None and state == "present" and (not params["create"] or is_uuid(ref)):
-            raise ModuleFailure("security group %s not found%s" % (
-                ref, " (an id cannot be created; give a name)" if is_uuid(ref) and params["create"]
-                else " and create is false"))
-        group_id = group["id"] if group else None
-        name = group["name"] if group else ref
-
-        group_ids = {}
-        if remote_names:
-            group_ids = api.group_ids_by_name(sorted(n for n in remote_names if n != name), deadline)
-        if name in remote_names:
-            group_ids[name] = group_id or sr.NEW_GROUP
-        unknown = sorted(remote_names - set(group_ids))
-        if unknown:
-            raise ModuleFailure("remote_group %s: no security group with that name; nothing was changed"
-                                % ", ".join(unknown))
-        other_ids = sorted(set(normalize_uuid(i) for i in remote_ids) - set([normalize_uuid(group_id or "")]))
-        missing_ids = sorted(set(other_ids) - api.existing_group_ids(other_ids, deadline))
-        if missing_ids:
-            raise ModuleFailure("remote_group %s: no security group with that id; nothing was changed"
-                                % ", ".join(missing_ids))
-        rules = self.resolve_rules(wanted, group_ids)
-
-        # Servers and ports: everything is read before the first write.
-        chosen, changes, skipped, portless = [], [], [], []
-        if params["servers"]:
-            servers = api.list_servers(deadline)
-            try:
-                chosen, missing = sr.select_servers(servers, params["servers"])
-            except sr.RuleError as exc:
-                raise ModuleFailure(str(exc))
-            if missing:
-                raise ModuleFailure("server(s) %s not found (looked up by id and by name among %d servers of "
-                                    "this project); nothing was changed" % (", ".join(missing), len(servers)))
-            if chosen and not (group_id is None and state == "absent"):  # no group: nothing to take off
-                ports = api.list_ports([s["id"] for s in chosen], deadline)
-                changes, skipped, portless = sr.plan_ports(chosen, ports, group_id or sr.NEW_GROUP, state)
-            if skipped and not params["skip_ports_without_port_security"] and state == "present":
-                raise ModuleFailure(
-                    "%d port(s) cannot carry security group %s because port security is disabled on them: %s; "
-                    "nothing was changed (set skip_ports_without_port_security to leave them alone)" % (
-                        len(skipped), name, ", ".join("%s (server %s)" % (s["port"], s["server"]) for s in skipped)),
-                    ports_skipped=skipped)
-
-        existing = [sr.rule_from_neutron(r) for r in (group or {}).get("security_group_rules") or []]
-        plan = sr.plan_rules(rules, existing, state, params["exclusive"]) if group or state == "present" \
-            else sr.RulePlan([], [], [])
-        created_group = group is None and state == "present"
-        if params["exclusive"] and not created_group:
-            refusal = sr.exclusive_refusal(plan, existing, params["max_removal_share"])
-            if refusal:
-                raise ModuleFailure("security group %s: %s" % (name, refusal))
-        before = self.snapshot(existing, changes, "before")
-
-        result = dict(conflicts=[], servers=[dict(id=s["id"], name=s.get("name")) for s in chosen],
-                      servers_without_ports=[s.get("name") or s["id"] for s in portless], ports_skipped=skipped)
-        if check:
-            after_rules = [r for r in existing if r.key not in set(d.key for d in plan.delete)] + plan.create
-            self.finish(result, group_id, name, created_group, plan.create, plan.delete, plan.present,
-                        [c.view() for c in changes], before, self.snapshot(after_rules, changes, "after"))
-            return
-
-        progress = dict(group_created=False, created=[], unchanged=list(plan.present), deleted=[], updated=[],
-                        group_id=group_id, deletes_made=[], ports_made=[])
-        try:
-            before = self.write(api, progress, plan, changes, existing, before, wanted, group_ids, result, deadline)
-        except Exception as exc:  # pylint: disable=broad-except
-            self.fail_halfway(exc, progress, plan, changes, name, result)
-        created, deleted, updated = progress["created"], progress["deleted"], progress["updated"]
-        after_rules = [r for r in existing if r.key not in set(d.key for d in deleted)] + created
-        after = self.snapshot(after_rules, [], "after")
-        after["ports"] = dict(before["ports"])
-        for view in updated:
-            after["ports"][view["port"]] = view["after"]
-        self.finish(result, progress["group_id"], name, created_group, created, deleted, progress["unchanged"],
-                    updated, before, after)
-
-    def write(self, api, progress, plan, changes, existing, before, wanted, group_ids, result, deadline):
-        """Make the planned writes, recording each in ``progress`` as it is done; returns the diff's before."""
-        params = self.params
-        state = params["state"]
-        if progress["group_id"] is None and state == "present":
-            group = api.create_group(params["security_group"], params["description"], deadline)
-            progress.update(group_id=group["id"], group_created=True)
-            existing[:] = [sr.rule_from_neutron(r) for r in group.get("security_group_rules") or []]
-            group_ids = dict((k, group["id"] if v == sr.NEW_GROUP else v) for k, v in group_ids.items())
-            fresh = sr.plan_rules(self.resolve_rules(wanted, group_ids), existing, state, params["exclusive"])
-            plan.create, plan.delete, plan.present = fresh.create, fresh.delete, fresh.present
-            progress["unchanged"] = list(plan.present)
-            for change in changes:
-                change.after = [group["id"] if g == sr.NEW_GROUP else g for g in change.after]
-            before = self.snapshot(existing, changes, "before")
-        group_id = progress["group_id"]
-        for rule in plan.create:
-            made, is_new = api.create_rule(rule.to_api(group_id), deadline)
-            if is_new:
-                progress["created"].append(sr.rule_from_neutron(made))
-            else:
-                progress["unchanged"].append(rule)
-                result["conflicts"].append(dict(kind="rule_exists", rule=rule.view(),
-                                                detail="created by someone else meanwhile (HTTP 409)"))
-        for rule in plan.delete:
-            if api.delete_rule(rule.id, deadline):
-                progress["deleted"].append(rule)
-            progress["deletes_made"].append(rule)
-        for change in changes:
-            view = self.update_port(api, change, group_id, state, deadline, result["conflicts"])
-            if view is not None:
-                progress["updated"].append(view)
-            progress["ports_made"].append(change)
-        return before
-
-    def fail_halfway(self, exc, progress, plan, changes, name, result):
-        """A write failed: fail saying what was done (``changed`` true if anything was), what was not, and the
-        service's own words; a re-run finishes the job."""
-        if isinstance(exc, ModuleFailure):
-            reason = str(exc)
-        elif isinstance(exc, DeadlineExceeded) or self.describe_error(exc) is not None:
-            reason = service_message(exc)
-        else:
-            raise exc
-        made_keys = set(r.key for r in progress["created"] + progress["unchanged"])
-        deletes_made = set(id(r) for r in progress["deletes_made"])
-        ports_made = set(id(c) for c in progress["ports_made"])
-        not_done = [dict(what="create_rule", item=r.view()) for r in plan.create if r.key not in made_keys]
-        not_done += [dict(what="delete_rule", item=r.view()) for r in plan.delete if id(r) not in deletes_made]
-        not_done += [dict(what="update_port", item=c.view()) for c in changes if id(c) not in ports_made]
-        made = (["the group created"] if progress["group_created"] else []) + [
-            "%d %s" % (len(progress[key]), what) for key, what in (
-                ("created", "rule(s) created"), ("deleted", "rule(s) deleted"), ("updated", "port(s) updated"))
-            if progress[key]]
-        result.update(
-            security_group=dict(id=progress["group_id"], name=name, created=progress["group_created"]),
-            rules_created=[r.view() for r in progress["created"]],
-            rules_deleted=[r.view() for r in progress["deleted"]],
-            rules_unchanged=[r.view() for r in progress["unchanged"]],
-            ports_updated=progress["updated"], not_done=not_done, changed=bool(made))
-        raise ModuleFailure("security group %s: a write failed halfway: %s. %s; %d change(s) not made (see not_done); "
-                            "a re-run finishes the job" % (
-                                name, reason, "Made before it: " + ", ".join(made) if made else
-                                "Nothing was written before it", len(not_done)), **result)
-
-    def update_port(self, api, change, group_id, state, deadline, conflicts):
-        """Send the change with If-Match; on 412 read the port again and recompute. None if nothing was left
-        to do (someone else made the same change)."""
-        port = change.port
-        current = list(change.before)
-        after = list(change.after)
-        for attempt in range(1, PORT_UPDATE_ATTEMPTS + 1):
-            try:
-                updated = api.update_port_groups(port["id"], after, port.get("revision_number"), deadline)
-            except Exception as exc:  # pylint: disable=broad-except
-                if http_status(exc) is None:
-                    raise
-                raise ModuleFailure("updating the security groups of port %s (server %s) failed: HTTP %s: %s" % (
-                    port["id"], change.server.get("name"), http_status(exc), error_message(exc)))
-            if updated is not None:
-                view = change.view()
-                view.update(before=list(change.before), after=list(updated.get("security_groups") or after),
-                            attempts=attempt)
-                return view
-            port = api.get_port(port["id"], deadline)
-            conflicts.append(dict(kind="port_changed", port=port["id"], server=change.server.get("name"),
-                                  detail="HTTP 412: the port changed meanwhile (now revision %s, groups %s); "
-                                         "read again" % (port.get("revision_number"), port.get("security_groups"))))
-            current = list(port.get("security_groups") or [])
-            after = sr.wanted_groups(current, group_id, state)
-            if after == current:
-                return None
-        raise ModuleFailure("port %s (server %s) kept changing: %d updates were refused with HTTP 412" % (
-            port["id"], change.server.get("name"), PORT_UPDATE_ATTEMPTS))
-
-    @staticmethod
-    def snapshot(rules, changes, side):
-        return dict(rules=sorted(r.label() for r in rules),
-                    ports=dict((c.port["id"], list(getattr(c, side))) for c in changes))
-
-    def finish(self, result, group_id, name, created_group, created, deleted, unchanged, updated, before, after):
-        result.update(
-            security_group=dict(id=group_id, name=name, created=created_group),
-            rules_created=[r.view() for r in created],
-            rules_deleted=[r.view() for r in deleted],
-            rules_unchanged=[r.view() for r in unchanged],
-            ports_updated=updated,
-        )
-        result["changed"] = bool(created_group or created or deleted or updated)
-        if self.ansible._diff:
-            result["diff"] = dict(before=before, after=after)
-        self.exit(**result)
 
 
 def main():

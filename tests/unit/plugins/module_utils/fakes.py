@@ -17,3 +17,11 @@ class FakeClock:
     def sleep(self, seconds):
         self.sleeps.append(seconds)
         self.now += seconds
+
+    def time(self):
+        """Wall-clock seconds: the fake's epoch is its monotonic time."""
+        return self.now
+
+    def utc_now(self):
+        import datetime
+        return datetime.datetime.fromtimestamp(self.now, datetime.timezone.utc)

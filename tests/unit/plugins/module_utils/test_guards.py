@@ -11,20 +11,20 @@ import ssl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import k8s_client
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import registration_plan as reg
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import rollout_plan as plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import route_plan as rp
-from ansible_collections.flightcontrol.openstack.plugins.module_utils import secgroup_rules as sr
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.lb_members import parse_selector
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.module_base import (
-    SECONDS,
-    NumberRange,
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import client as k8s_client
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as registration_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     number_problems,
+    NumberRange,
+    SECONDS,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.os_connection import service_message
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import service_message
 
-CLUSTER = rp.normalize_cluster_cidrs(["198.19.0.0/16"])
+CLUSTER = route_plan.normalize_cluster_cidrs(["198.19.0.0/16"])
 
 
 def stale(destination):
@@ -39,17 +39,17 @@ def routes(count):
 
 def test_empty_node_view_never_removes_a_route_unless_lifted():
     findings = [stale(r["destination"]) for r in routes(3)]
-    refusal = rp.removal_refusal(findings, routes(3), 0, "nodes", 0.5)
+    refusal = route_plan.removal_refusal(findings, routes(3), 0, "nodes", 0.5)
     assert "3 of the 3 pod CIDRs" in refusal and "node view is empty" in refusal
-    assert rp.removal_refusal(findings, routes(3), 0, "kubernetes", 0.99) is not None
-    assert rp.removal_refusal(findings, routes(3), 0, "nodes", 1) is None
+    assert route_plan.removal_refusal(findings, routes(3), 0, "kubernetes", 0.99) is not None
+    assert route_plan.removal_refusal(findings, routes(3), 0, "nodes", 1) is None
 
 
 def test_share_counts_destinations_not_routes():
     # Two routes of one destination (a duplicate) are one pod CIDR.
     cluster = routes(4) + [{"destination": "198.19.0.0/24", "nexthop": "10.180.0.99"}]
-    assert rp.removal_refusal([stale("198.19.0.0/24"), stale("198.19.1.0/24")], cluster, 2, "nodes", 0.5) is None
-    refusal = rp.removal_refusal([stale("198.19.%d.0/24" % i) for i in range(3)], cluster, 1, "nodes", 0.5)
+    assert route_plan.removal_refusal([stale("198.19.0.0/24"), stale("198.19.1.0/24")], cluster, 2, "nodes", 0.5) is None
+    refusal = route_plan.removal_refusal([stale("198.19.%d.0/24" % i) for i in range(3)], cluster, 1, "nodes", 0.5)
     assert "3 of the 4 pod CIDRs" in refusal and "max_removal_share 0.5" in refusal
 
 
@@ -58,7 +58,7 @@ def test_share_counts_destinations_not_routes():
 def test_removal_guard_property(routed, lost, nodes, share):
     lost = min(lost, routed)
     findings = [stale(r["destination"]) for r in routes(routed)[:lost]]
-    refusal = rp.removal_refusal(findings, routes(routed), nodes, "nodes", share)
+    refusal = route_plan.removal_refusal(findings, routes(routed), nodes, "nodes", share)
     if share >= 1 or lost == 0:
         assert refusal is None
     elif nodes == 0 or float(lost) / routed > share:
@@ -69,11 +69,11 @@ def test_removal_guard_property(routed, lost, nodes, share):
 
 def test_cluster_cidr_covering_the_routers_subnets_is_refused():
     subnets = [ipaddress.ip_network(u"10.180.0.0/24"), ipaddress.ip_network(u"fd00:180::/64")]
-    assert rp.cidr_scope_problem(CLUSTER, subnets) is None
-    assert "overlaps the router's subnet 10.180.0.0/24" in rp.cidr_scope_problem(
-        rp.normalize_cluster_cidrs(["10.0.0.0/8"]), subnets)
-    assert "overlaps" in rp.cidr_scope_problem(rp.normalize_cluster_cidrs(["10.180.0.128/25"]), subnets)
-    assert "every address" in rp.cidr_scope_problem(rp.normalize_cluster_cidrs(["::/0"]), subnets)
+    assert route_plan.cidr_scope_problem(CLUSTER, subnets) is None
+    assert "overlaps the router's subnet 10.180.0.0/24" in route_plan.cidr_scope_problem(
+        route_plan.normalize_cluster_cidrs(["10.0.0.0/8"]), subnets)
+    assert "overlaps" in route_plan.cidr_scope_problem(route_plan.normalize_cluster_cidrs(["10.180.0.128/25"]), subnets)
+    assert "every address" in route_plan.cidr_scope_problem(route_plan.normalize_cluster_cidrs(["::/0"]), subnets)
 
 
 # -- rollout_guard direct ---------------------------------------------------------------------------
@@ -128,12 +128,12 @@ def record(server_id, state):
 
 
 def test_a_candidate_with_another_clusters_mark_is_never_deleted():
-    records = [record("a", reg.REGISTERED), record("b", reg.REGISTERED), record("c", reg.UNREGISTERED),
-               record("d", reg.UNREGISTERED)]
+    records = [record("a", registration_plan.REGISTERED), record("b", registration_plan.REGISTERED), record("c", registration_plan.UNREGISTERED),
+               record("d", registration_plan.UNREGISTERED)]
     metadata = {"a": {"cluster": "prod", "pool": "x"}, "b": {"cluster": "prod", "pool": "y"},
                 "c": {"cluster": "staging"}, "d": {"pool": "z"}}
-    assert reg.cluster_marks(records, metadata) == {"cluster": "prod"}
-    delete, skipped, refusal = reg.plan_deletions(records, 5, 2, metadata)
+    assert registration_plan.cluster_marks(records, metadata) == {"cluster": "prod"}
+    delete, skipped, refusal = registration_plan.plan_deletions(records, 5, 2, metadata)
     assert refusal is None and [r["id"] for r in delete] == ["d"]
     assert [s["id"] for s in skipped] == ["c"] and "carries cluster=staging" in skipped[0]["reason"]
 

@@ -1,0 +1,275 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One normalized view of a Cluster API cluster, the same for v1beta1 and v1beta2 objects.  Pure.
+
+Readiness moved between the contracts (see ``seeds``/CAPI's "improving status" proposal):
+
+=================  ==========================================  ==============================================
+                   v1beta1                                     v1beta2
+=================  ==========================================  ==============================================
+provisioned        status.infrastructureReady and              status.initialization.infrastructureProvisioned
+                   status.controlPlaneReady                    and .controlPlaneInitialized
+ready              Ready condition (status.conditions)         Available condition (status.conditions)
+failure            status.failureReason / failureMessage       status.deprecated.v1beta1.failureReason / ...
+conditions         status.v1beta2.conditions (new style)        status.conditions
+=================  ==========================================  ==============================================
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    BLOCK_MOVE_ANNOTATION,
+    CONTROL_PLANE_LABEL,
+    DELETION_HOOK_PREFIXES,
+    PAUSED_ANNOTATION,
+    annotations,
+    condition_true,
+    contract_version,
+    deleting,
+    dig,
+    find_condition,
+    labels,
+    meta,
+    new_conditions,
+    old_conditions,
+    simple_condition,
+)
+
+
+def _bool(value):
+    return None if value is None else bool(value)
+
+
+def _both(*values):
+    """True if all are True, False if any is False, None when unknown."""
+    if any(v is False for v in values):
+        return False
+    if all(v is True for v in values):
+        return True
+    return None
+
+
+def failure(obj):
+    """The terminal failure fields where they still exist (removed from the v1beta2 contract)."""
+    status = obj.get("status") or {}
+    if contract_version(obj) == "v1beta2":
+        status = dig(status, "deprecated", "v1beta1") or {}
+    reason, message = status.get("failureReason"), status.get("failureMessage")
+    if not reason and not message:
+        return None
+    return {"reason": reason, "message": message}
+
+
+def conditions(obj):
+    """New-style conditions first (they carry reasons CAPI documents), then old-style ones not already named."""
+    new, where = new_conditions(obj)
+    result = [simple_condition(c, where) for c in new]
+    names = set(c["type"] for c in result)
+    old_where = "status.deprecated.v1beta1.conditions" if contract_version(obj) == "v1beta2" else "status.conditions"
+    for condition in old_conditions(obj):
+        if where == old_where and condition in new:
+            continue
+        if condition.get("type") not in names:
+            result.append(simple_condition(condition, old_where))
+    return result
+
+
+def _ready_condition(obj, new_type):
+    """Readiness from the new-style condition ``new_type`` where present, else the old Ready condition."""
+    new, _where = new_conditions(obj)
+    condition = find_condition(new, new_type)
+    if condition is None:
+        condition = find_condition(old_conditions(obj), "Ready")
+    if condition is None:
+        return None
+    return condition_true(condition)
+
+
+def _initialized(obj, v1beta2_name, v1beta1_name):
+    """An initialization flag in either contract: ``status.initialization.<v1beta2_name>`` (v1beta2) or
+    ``status.<v1beta1_name>`` (v1beta1)."""
+    status = obj.get("status") or {}
+    if contract_version(obj) == "v1beta2":
+        return _bool((status.get("initialization") or {}).get(v1beta2_name))
+    return _bool(status.get(v1beta1_name))
+
+
+def cluster_summary(cluster):
+    status = cluster.get("status") or {}
+    infrastructure = _initialized(cluster, "infrastructureProvisioned", "infrastructureReady")
+    control_plane = _initialized(cluster, "controlPlaneInitialized", "controlPlaneReady")
+    metadata = meta(cluster)
+    return {
+        "name": metadata.get("name"),
+        "namespace": metadata.get("namespace"),
+        "api_version": cluster.get("apiVersion"),
+        "uid": metadata.get("uid"),
+        "generation": metadata.get("generation"),
+        "phase": status.get("phase"),
+        "paused": bool(dig(cluster, "spec", "paused")) or PAUSED_ANNOTATION in annotations(cluster),
+        "infrastructure_provisioned": infrastructure,
+        "control_plane_initialized": control_plane,
+        "provisioned": _both(infrastructure, control_plane),
+        "ready": _ready_condition(cluster, "Available"),
+        "failure": failure(cluster),
+        "deleting": deleting(cluster),
+        "control_plane_endpoint": dig(cluster, "spec", "controlPlaneEndpoint"),
+        "conditions": conditions(cluster),
+    }
+
+
+def _addresses(obj):
+    return [{"type": a.get("type"), "address": a.get("address")}
+            for a in (dig(obj, "status", "addresses") or []) if isinstance(a, dict)]
+
+
+def machine_summary(machine):
+    status = machine.get("status") or {}
+    metadata = meta(machine)
+    infrastructure = _initialized(machine, "infrastructureProvisioned", "infrastructureReady")
+    bootstrap = _initialized(machine, "bootstrapDataSecretCreated", "bootstrapReady")
+    hooks = sorted(k for k in annotations(machine) if k.startswith(DELETION_HOOK_PREFIXES))
+    return {
+        "name": metadata.get("name"),
+        "namespace": metadata.get("namespace"),
+        "phase": status.get("phase"),
+        "control_plane": CONTROL_PLANE_LABEL in labels(machine),
+        "provider_id": dig(machine, "spec", "providerID"),
+        "version": dig(machine, "spec", "version"),
+        "node_name": dig(status, "nodeRef", "name"),
+        "addresses": _addresses(machine),
+        "infrastructure_provisioned": infrastructure,
+        "bootstrap_ready": bootstrap,
+        "ready": _ready_condition(machine, "Ready"),
+        "deleting": deleting(machine),
+        "deletion_timestamp": metadata.get("deletionTimestamp"),
+        "deletion_hooks": hooks,
+        "failure": failure(machine),
+        "created": metadata.get("creationTimestamp"),
+    }
+
+
+def control_plane_summary(control_plane):
+    if control_plane is None:
+        return None
+    status = control_plane.get("status") or {}
+    spec = control_plane.get("spec") or {}
+    metadata = meta(control_plane)
+    if contract_version(control_plane) == "v1beta2":
+        initialized = _bool(dig(status, "initialization", "controlPlaneInitialized"))
+        ready_replicas = status.get("readyReplicas")
+        available_replicas = status.get("availableReplicas")
+        up_to_date = status.get("upToDateReplicas")
+    else:
+        initialized = _bool(status.get("initialized"))
+        ready_replicas = status.get("readyReplicas")
+        available_replicas = status.get("availableReplicas", ready_replicas)
+        up_to_date = status.get("updatedReplicas")
+    return {
+        "kind": control_plane.get("kind"),
+        "name": metadata.get("name"),
+        "api_version": control_plane.get("apiVersion"),
+        "version": spec.get("version"),
+        "replicas": spec.get("replicas"),
+        "status_replicas": status.get("replicas"),
+        "ready_replicas": ready_replicas,
+        "available_replicas": available_replicas,
+        "up_to_date_replicas": up_to_date,
+        "initialized": initialized,
+        "ready": _ready_condition(control_plane, "Available"),
+        "failure": failure(control_plane),
+        "deleting": deleting(control_plane),
+    }
+
+
+def infrastructure_summary(infra):
+    """The infrastructure cluster (an OpenStackCluster for CAPO), with its API load balancer."""
+    if infra is None:
+        return None
+    status = infra.get("status") or {}
+    provisioned = dig(status, "initialization", "provisioned")
+    if provisioned is None:
+        provisioned = status.get("ready")
+    lb = status.get("apiServerLoadBalancer")
+    load_balancer = None
+    if isinstance(lb, dict):
+        load_balancer = {
+            "id": lb.get("id"),
+            "name": lb.get("name"),
+            "ip": lb.get("ip"),
+            "internal_ip": lb.get("internalIP"),
+            "allowed_cidrs": lb.get("allowedCIDRs") or [],
+        }
+    metadata = meta(infra)
+    return {
+        "kind": infra.get("kind"),
+        "name": metadata.get("name"),
+        "api_version": infra.get("apiVersion"),
+        "provisioned": _bool(provisioned),
+        "ready": _ready_condition(infra, "Ready"),
+        "api_server_load_balancer": load_balancer,
+        "failure": {"reason": status.get("failureReason"), "message": status.get("failureMessage")}
+        if status.get("failureReason") or status.get("failureMessage") else None,
+        "deleting": deleting(infra),
+        "block_move": BLOCK_MOVE_ANNOTATION in annotations(infra),
+    }
+
+
+def blockers(view):
+    """Why the cluster is not fit for a change (a rollout, a move): plain sentences, empty when fit.
+
+    A block-move annotation is no blocker: providers such as CAPZ keep it while they reconcile a healthy
+    cluster, and clusterctl waits for it after pausing (``infrastructure.block_move`` still shows it)."""
+    found = []
+    cluster = view["cluster"]
+    name = "Cluster %s/%s" % (cluster["namespace"], cluster["name"])
+    if cluster["deleting"]:
+        found.append("%s is being deleted" % name)
+    if cluster["paused"]:
+        found.append("%s is paused" % name)
+    if cluster["provisioned"] is not True:
+        found.append("%s is not provisioned (infrastructure %s, control plane %s)" % (
+            name, _word(cluster["infrastructure_provisioned"]), _word(cluster["control_plane_initialized"])))
+    if cluster["ready"] is not True:
+        found.append("%s is not ready/available" % name)
+    if cluster["failure"]:
+        found.append("%s failed: %s" % (name, cluster["failure"]["message"] or cluster["failure"]["reason"]))
+    infra = view.get("infrastructure")
+    if infra:
+        if infra["provisioned"] is not True:
+            found.append("%s %s is not provisioned" % (infra["kind"], infra["name"]))
+        if infra["failure"]:
+            found.append("%s %s failed: %s" % (infra["kind"], infra["name"],
+                                               infra["failure"]["message"] or infra["failure"]["reason"]))
+    for machine in view.get("control_plane_machines") or []:
+        if machine["deleting"]:
+            found.append("control-plane Machine %s is being deleted" % machine["name"])
+        elif machine["ready"] is False:
+            found.append("control-plane Machine %s is not ready" % machine["name"])
+        if machine["failure"]:
+            found.append("control-plane Machine %s failed: %s" % (
+                machine["name"], machine["failure"]["message"] or machine["failure"]["reason"]))
+    return found
+
+
+def _word(value):
+    return {True: "yes", False: "no", None: "unknown"}[value]
+
+
+def build_view(cluster, control_plane, infrastructure, machines):
+    """The whole normalized view; machines sorted by creation, control-plane ones first."""
+    summaries = [machine_summary(m) for m in machines]
+    summaries.sort(key=lambda m: (not m["control_plane"], m["created"] or "", m["name"] or ""))
+    view = {
+        "cluster": cluster_summary(cluster),
+        "control_plane": control_plane_summary(control_plane),
+        "infrastructure": infrastructure_summary(infrastructure),
+        "control_plane_machines": [m for m in summaries if m["control_plane"]],
+        "machines": summaries,
+    }
+    view["blockers"] = blockers(view)
+    view["healthy"] = not view["blockers"]
+    return view

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading Cluster API objects the same way whichever contract version they are served in.
+
+Pure functions over the plain dicts the Kubernetes API returns.  Cluster API v1.9 and v1.10 serve
+v1beta1 objects whose new-style conditions (``Paused`` among them) live under
+``status.v1beta2.conditions`` while ``status.conditions`` holds the old ones; v1.11 and later serve
+v1beta2 objects with the new conditions under ``status.conditions`` and the old ones under
+``status.deprecated.v1beta1.conditions``.  Readiness moved from ``status.ready`` /
+``status.infrastructureReady`` / ``status.controlPlaneReady`` to ``status.initialization.*``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
+BLOCK_MOVE_ANNOTATION = "clusterctl.cluster.x-k8s.io/block-move"
+CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
+CONTROL_PLANE_LABEL = "cluster.x-k8s.io/control-plane"
+# Machine deletion hooks: annotations ``<prefix><name>`` that keep a Machine from being drained / terminated.
+PRE_DRAIN_HOOK_PREFIX = "pre-drain.delete.hook.machine.cluster.x-k8s.io/"
+PRE_TERMINATE_HOOK_PREFIX = "pre-terminate.delete.hook.machine.cluster.x-k8s.io/"
+DELETION_HOOK_PREFIXES = (PRE_DRAIN_HOOK_PREFIX, PRE_TERMINATE_HOOK_PREFIX)
+
+CORE_GROUP = "cluster.x-k8s.io"
+# The groups whose objects belong to a cluster and are reconciled by a controller.
+CLUSTER_GROUPS = ("cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io",
+                  "infrastructure.cluster.x-k8s.io")
+CONTRACT_VERSIONS = ("v1beta1", "v1beta2")
+
+
+def dig(obj, *path):
+    """``obj[path[0]][path[1]]...`` or None when any step is missing."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def meta(obj):
+    return obj.get("metadata") or {}
+
+
+def annotations(obj):
+    return meta(obj).get("annotations") or {}
+
+
+def labels(obj):
+    return meta(obj).get("labels") or {}
+
+
+def api_group(api_version):
+    return api_version.split("/")[0] if "/" in (api_version or "") else ""
+
+
+def api_version_of(obj):
+    return obj.get("apiVersion") or ""
+
+
+def contract_version(obj):
+    """``v1beta1`` or ``v1beta2``: the contract the object is served in (other versions read as v1beta1)."""
+    version = api_version_of(obj).split("/")[-1]
+    return "v1beta2" if version == "v1beta2" else "v1beta1"
+
+
+def identity(obj):
+    """``Kind namespace/name``, the way messages name an object."""
+    metadata = meta(obj)
+    where = "%s/%s" % (metadata.get("namespace"), metadata.get("name")) if metadata.get("namespace") \
+        else metadata.get("name")
+    return "%s %s" % (obj.get("kind") or "object", where)
+
+
+def new_conditions(obj):
+    """The new-style (metav1) conditions, wherever the served version keeps them, and where that is."""
+    nested = dig(obj, "status", "v1beta2", "conditions")
+    if isinstance(nested, list):
+        return nested, "status.v1beta2.conditions"
+    if contract_version(obj) == "v1beta2" or api_group(api_version_of(obj)) not in CLUSTER_GROUPS[:3]:
+        # v1beta2 objects, and provider objects, keep new-style conditions in status.conditions
+        return dig(obj, "status", "conditions") or [], "status.conditions"
+    return [], "status.v1beta2.conditions"
+
+
+def old_conditions(obj):
+    """The old-style (v1beta1, with severity) conditions, wherever the served version keeps them."""
+    if contract_version(obj) == "v1beta2" and api_group(api_version_of(obj)) in CLUSTER_GROUPS[:3]:
+        return dig(obj, "status", "deprecated", "v1beta1", "conditions") or []
+    return dig(obj, "status", "conditions") or []
+
+
+def find_condition(conditions, kind):
+    for condition in conditions or []:
+        if isinstance(condition, dict) and condition.get("type") == kind:
+            return condition
+    return None
+
+
+def paused_condition(obj):
+    """The ``Paused`` condition and where it was found, or (None, None)."""
+    conditions, where = new_conditions(obj)
+    condition = find_condition(conditions, "Paused")
+    if condition is None:
+        # a provider may report Paused among its own conditions whatever the layout
+        condition = find_condition(dig(obj, "status", "conditions"), "Paused")
+        where = "status.conditions"
+    return (condition, where) if condition is not None else (None, None)
+
+
+def condition_true(condition):
+    return condition is not None and str(condition.get("status")) == "True"
+
+
+def generation(obj):
+    return meta(obj).get("generation")
+
+
+def resource_version(obj):
+    return meta(obj).get("resourceVersion")
+
+
+def deleting(obj):
+    return bool(meta(obj).get("deletionTimestamp"))
+
+
+def is_paused(obj, cluster=None):
+    """Whether CAPI considers ``obj`` paused: its Cluster's spec.paused or its own paused annotation."""
+    if PAUSED_ANNOTATION in annotations(obj):
+        return True
+    if cluster is not None and dig(cluster, "spec", "paused"):
+        return True
+    return obj.get("kind") == "Cluster" and bool(dig(obj, "spec", "paused"))
+
+
+def simple_condition(condition, location=None):
+    """A condition as results show it, whichever style it has."""
+    if condition is None:
+        return None
+    result = {
+        "type": condition.get("type"),
+        "status": condition.get("status"),
+        "reason": condition.get("reason"),
+        "message": condition.get("message"),
+        "last_transition_time": condition.get("lastTransitionTime"),
+    }
+    if "observedGeneration" in condition:
+        result["observed_generation"] = condition.get("observedGeneration")
+    if "severity" in condition:
+        result["severity"] = condition.get("severity")
+    if location:
+        result["location"] = location
+    return result
+
+
+def reference(ref, namespace, default_group=None):
+    """A spec reference (v1beta1 ``apiVersion`` or v1beta2 ``apiGroup``) as (group, version, kind, name,
+    namespace); version is None when the reference does not say (v1beta2)."""
+    if not isinstance(ref, dict) or not ref.get("name"):
+        return None
+    if ref.get("apiVersion"):
+        group, version = ref["apiVersion"].rsplit("/", 1) if "/" in ref["apiVersion"] else ("", ref["apiVersion"])
+    else:
+        group, version = ref.get("apiGroup") or default_group, None
+    return dict(group=group, version=version, kind=ref.get("kind"), name=ref["name"],
+                namespace=ref.get("namespace") or namespace)

@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cluster API objects through the Kubernetes API: discovery, the Cluster, the objects of a cluster.
+
+Every call goes through ``KubernetesClient.call`` (retries, deadline, counting).  Objects come back as
+plain dicts (what the API sent), so the decision modules never see client classes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    CLUSTER_GROUPS,
+    CLUSTER_NAME_LABEL,
+    CONTRACT_VERSIONS,
+    CORE_GROUP,
+    dig,
+    reference,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed, ResolveError
+
+# Resources of the cluster groups that no controller reconciles per cluster, so nothing acknowledges a pause.
+NOT_RECONCILED_SUFFIXES = ("templates",)
+
+
+def choose_version(served, requested=None):
+    """The contract version to read CAPI objects in: ``requested`` if served, else v1beta2 if served,
+    else v1beta1.  ``served`` maps group -> list of versions."""
+    versions = served.get(CORE_GROUP) or []
+    if not versions:
+        raise NotServed("the Kubernetes API does not serve %s: Cluster API is not installed there "
+                        "(check kubeconfig and context)" % CORE_GROUP)
+    if requested:
+        if requested not in versions:
+            raise NotServed("api_version %s is not served by this Cluster API (served: %s)" % (
+                requested, ", ".join(versions)))
+        return requested
+    for candidate in reversed(CONTRACT_VERSIONS):
+        if candidate in versions:
+            return candidate
+    return versions[0]
+
+
+class CapiService:
+    def __init__(self, kube):
+        self.kube = kube
+        self.served = None
+        self.preferred = {}
+        self.resources = {}
+
+    def _plain(self, value):
+        return self.kube.api_client.sanitize_for_serialization(value)
+
+    def discover(self, deadline):
+        """The API groups and versions served (one request)."""
+        groups = self._plain(self.kube.call(self.kube.apis.get_api_versions, "discovering API groups", deadline))
+        self.served = {}
+        for group in groups.get("groups") or []:
+            self.served[group["name"]] = [v["version"] for v in group.get("versions") or []]
+            preferred = dig(group, "preferredVersion", "version")
+            if preferred:
+                self.preferred[group["name"]] = preferred
+        return self.served
+
+    def version_for(self, group, contract):
+        """The version to read ``group`` in: the contract version for CAPI's own groups when served,
+        else the group's preferred version."""
+        versions = self.served.get(group) or []
+        if contract in versions and group in CLUSTER_GROUPS[:3]:
+            return contract
+        return self.preferred.get(group) or (versions[0] if versions else None)
+
+    def resource_list(self, group, version, deadline):
+        """Namespaced, listable resources of ``group/version``: kind -> plural (one request, cached)."""
+        key = (group, version)
+        if key not in self.resources:
+            data = self._plain(self.kube.call(lambda: self.kube.custom.get_api_resources(group, version),
+                                              "discovering %s/%s" % (group, version), deadline))
+            found = {}
+            for resource in data.get("resources") or []:
+                if "/" in resource["name"] or not resource.get("namespaced"):
+                    continue
+                if "list" not in (resource.get("verbs") or []):
+                    continue
+                found[resource["kind"]] = resource["name"]
+            self.resources[key] = found
+        return self.resources[key]
+
+    def plural(self, group, version, kind, deadline):
+        plural = self.resource_list(group, version, deadline).get(kind)
+        if plural is None:
+            raise NotServed("%s/%s does not serve kind %s" % (group, version, kind))
+        return plural
+
+    def get_cluster(self, name, namespace, version, deadline):
+        try:
+            return self.kube.call(
+                lambda: self.kube.custom.get_namespaced_custom_object(CORE_GROUP, version, namespace, "clusters", name),
+                "reading Cluster %s/%s" % (namespace, name), deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if not is_status(exc, 404):
+                raise
+        elsewhere = self.namespaces_with_cluster(name, version, deadline)
+        hint = ""
+        if elsewhere:
+            hint = "; a Cluster of that name exists in namespace %s" % ", ".join(elsewhere)
+        raise ResolveError("Cluster %s/%s not found%s" % (namespace, name, hint), cluster=None)
+
+    def namespaces_with_cluster(self, name, version, deadline):
+        try:
+            found = self.kube.call(
+                lambda: self.kube.custom.list_cluster_custom_object(
+                    CORE_GROUP, version, "clusters", field_selector="metadata.name=%s" % name),
+                "looking for Cluster %s in all namespaces" % name, deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if is_status(exc, 403):
+                return []  # may not list across namespaces: no hint then
+            raise
+        return sorted(set(dig(item, "metadata", "namespace") for item in found.get("items") or []))
+
+    def get_ref(self, ref, namespace, contract, deadline):
+        """The object a Cluster reference points to, or None when it does not exist (yet)."""
+        target = reference(ref, namespace)
+        if target is None:
+            return None
+        version = target["version"] or self.version_for(target["group"], contract)
+        plural = self.plural(target["group"], version, target["kind"], deadline)
+        try:
+            return self.kube.call(
+                lambda: self.kube.custom.get_namespaced_custom_object(
+                    target["group"], version, target["namespace"], plural, target["name"]),
+                "reading %s %s/%s" % (target["kind"], target["namespace"], target["name"]), deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if is_status(exc, 404):
+                return None
+            raise
+
+    def list_kind(self, group, version, kind, namespace, label_selector, deadline):
+        plural = self.plural(group, version, kind, deadline)
+        found = self.kube.call(
+            lambda: self.kube.custom.list_namespaced_custom_object(
+                group, version, namespace, plural, label_selector=label_selector),
+            "listing %s in %s" % (plural, namespace), deadline)
+        return found.get("items") or []
+
+    def cluster_kinds(self, contract, deadline):
+        """(group, version, kind) of every reconciled, namespaced kind in the cluster groups."""
+        kinds = []
+        for group in CLUSTER_GROUPS:
+            version = self.version_for(group, contract)
+            if version is None:
+                continue
+            for kind, plural in sorted(self.resource_list(group, version, deadline).items()):
+                if plural.endswith(NOT_RECONCILED_SUFFIXES):
+                    continue
+                kinds.append((group, version, kind))
+        return kinds
+
+    def labelled_objects(self, name, namespace, kinds, deadline):
+        """Every object of ``kinds`` labelled as belonging to cluster ``name`` (one list per kind)."""
+        selector = "%s=%s" % (CLUSTER_NAME_LABEL, name)
+        objects = []
+        for group, version, kind in kinds:
+            items = self.list_kind(group, version, kind, namespace, selector, deadline)
+            for item in items:
+                item.setdefault("apiVersion", "%s/%s" % (group, version))
+                item.setdefault("kind", kind)
+            objects.extend(items)
+        return objects
+
+    def set_paused(self, cluster, paused, deadline):
+        """Merge-patch ``spec.paused`` (only that field: a concurrent change elsewhere is kept)."""
+        metadata = cluster["metadata"]
+        group, version = cluster["apiVersion"].rsplit("/", 1)
+        body = {"spec": {"paused": paused}}
+        return self.kube.call(
+            lambda: self.kube.custom.patch_namespaced_custom_object(
+                group, version, metadata["namespace"], "clusters", metadata["name"], body),
+            "setting spec.paused=%s on Cluster %s/%s" % (str(paused).lower(), metadata["namespace"], metadata["name"]),
+            deadline)
+
+    def scope_objects(self, cluster, scope, contract, kinds, deadline):
+        """The Cluster and the objects in ``scope``: ``cluster`` (its infrastructure and control-plane
+        references) or ``move`` (every reconciled object labelled with the cluster's name, as
+        ``clusterctl move`` would take them, plus the references, read only when not labelled)."""
+        metadata = cluster["metadata"]
+        objects = [cluster]
+        if scope == "move":
+            objects.extend(self.labelled_objects(metadata["name"], metadata["namespace"], kinds, deadline))
+        have = set((o.get("kind"), dig(o, "metadata", "namespace"), dig(o, "metadata", "name")) for o in objects)
+        for field in ("infrastructureRef", "controlPlaneRef"):
+            target = reference(dig(cluster, "spec", field), metadata["namespace"])
+            if target is None or (target["kind"], target["namespace"], target["name"]) in have:
+                continue
+            found = self.get_ref(dig(cluster, "spec", field), metadata["namespace"], contract, deadline)
+            if found is not None:
+                objects.append(found)
+        unique = []
+        seen = set()
+        for obj in objects:
+            key = dig(obj, "metadata", "uid") or (obj.get("kind"), dig(obj, "metadata", "name"))
+            if key not in seen:
+                seen.add(key)
+                unique.append(obj)
+        return unique

@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one clock of the collection: every wait, retry and deadline (``monotonic``, ``sleep``) and every
+wall-clock time a plan compares with the API's timestamps (``time``, ``utc_now``). Tests pass a fake with
+the same methods."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import time
+
+
+class Clock:
+    """Monotonic time and sleep for waiting; wall-clock time for comparing with the API's timestamps."""
+
+    def monotonic(self):
+        return time.monotonic()
+
+    def sleep(self, seconds):
+        if seconds > 0:
+            time.sleep(seconds)
+
+    def time(self):
+        """Wall-clock seconds since the epoch."""
+        return time.time()
+
+    def utc_now(self):
+        """The wall-clock time as an aware UTC datetime."""
+        return datetime.datetime.now(datetime.timezone.utc)

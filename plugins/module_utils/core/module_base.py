@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The base class of the modules: spec, number ranges, deadline, results and error mapping.
+
+A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``KubernetesModule`` or
+``OpenStackKubernetesModule`` (``kubernetes.module_base``), all built on ``BaseModule``; the module file adds
+``argument_spec`` / ``number_ranges`` / ``module_kwargs``. ``run()`` calls ``self.exit(...)`` or
+``self.fail(...)``; the collection's errors (``core.errors``) become ``fail_json`` with a message a person can
+act on, never a traceback.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.results import complete
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    FlightcontrolError,
+    ModuleFailure,
+)
+
+
+# The largest number any option takes: ten times a year in seconds, far above any sensible value, far below
+# what makes time arithmetic overflow. Options of their own have tighter ranges (``number_ranges``).
+LARGEST_NUMBER = 10 ** 9
+# The longest wait or age any seconds option takes: 30 days.
+MAX_SECONDS = 30 * 24 * 3600
+
+
+class NumberRange:
+    """The values a number option accepts: ``minimum`` (inclusive) or ``above`` (exclusive), ``maximum``,
+    and a ``hint`` added to the refusal."""
+
+    def __init__(self, minimum=None, maximum=None, above=None, hint=None, unit=""):
+        self.minimum, self.maximum, self.above, self.hint, self.unit = minimum, maximum, above, hint, unit
+
+    def problem(self, name, value):
+        """The refusal of ``value`` for option ``name`` in words, or None when it is accepted."""
+        if self.above is not None and not value > self.above:
+            wanted = "more than %s%s" % (_amount(self.above), self.unit)
+        elif self.minimum is not None and value < self.minimum:
+            wanted = "%s or more%s" % (_amount(self.minimum), self.unit)
+        elif self.maximum is not None and value > self.maximum:
+            wanted = "at most %s%s" % (_amount(self.maximum), self.unit)
+        else:
+            return None
+        return "%s must be %s, got %s%s" % (name, wanted, value, " (%s)" % self.hint if self.hint else "")
+
+
+def _amount(number):
+    return "zero" if number == 0 else str(number)
+
+
+#: ``timeout`` and the other waits: zero (one look, no waiting) up to 30 days.
+SECONDS = NumberRange(minimum=0, maximum=MAX_SECONDS, unit=" seconds")
+#: ``poll_interval``: above zero (zero would busy-poll) up to an hour.
+POLL_SECONDS = NumberRange(above=0, maximum=3600, unit=" seconds")
+
+
+def number_problems(spec, params, ranges, prefix=""):
+    """Every refusal of a number in ``params`` (options of ``spec``, suboptions included): NaN and
+    infinities, anything beyond +-LARGEST_NUMBER, and what ``ranges`` (option name -> NumberRange)
+    refuses."""
+    problems = []
+    for name, option in spec.items():
+        value = (params or {}).get(name)
+        if value is None:
+            continue
+        label = prefix + name
+        kind = option.get("type", "str")
+        values = value if kind == "list" and isinstance(value, list) else [value]
+        if option.get("options") and kind in ("list", "dict"):
+            for index, item in enumerate(values):
+                if isinstance(item, dict):
+                    where = "%s[%d]." % (label, index) if kind == "list" else label + "."
+                    problems += number_problems(option["options"], item, ranges, where)
+            continue
+        if kind not in ("int", "float") and option.get("elements") not in ("int", "float"):
+            continue
+        for number in values:
+            if not isinstance(number, (int, float)) or isinstance(number, bool):
+                continue
+            if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
+                problems.append("%s must be a finite number, got %s" % (label, number))
+            elif abs(number) > LARGEST_NUMBER:
+                problems.append("%s is out of range: %s (the largest accepted is %d)" % (label, number,
+                                                                                         LARGEST_NUMBER))
+            elif name in ranges and ranges[name].problem(label, number):
+                problems.append(ranges[name].problem(label, number))
+    return problems
+
+
+class BaseModule:
+    """Spec, clock, deadline, results and error mapping shared by every module.
+
+    Subclasses give the connection options (``connection_argument_spec``), register each client they
+    connect in ``self.clients`` (anything with ``api_calls`` and ``policy.retried``), and map the
+    errors of their client libraries in ``describe_error``.
+    """
+
+    argument_spec = {}
+    module_kwargs = {}
+    #: option name -> NumberRange, checked (with NaN, infinities and magnitude for every number) before run()
+    number_ranges = {}
+
+    def __init__(self, clock=None):
+        spec = self.connection_argument_spec()
+        spec.update(self.argument_spec)
+        self.spec = spec
+        self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
+        self.params = self.ansible.params
+        self.clock = clock or Clock()
+        self.started = self.clock.monotonic()
+        self.clients = []
+
+    @staticmethod
+    def connection_argument_spec():
+        return {}
+
+    def _complete(self, data):
+        api_calls = sum(client.api_calls for client in self.clients)
+        retried = None
+        if self.clients:
+            retried = [fault for client in self.clients for fault in client.policy.retried]
+        return complete(data, self.started, self.clock.monotonic(), api_calls, retried)
+
+    def exit(self, **data):
+        self.ansible.exit_json(**self._complete(data))
+
+    def fail(self, msg, **data):
+        self.ansible.fail_json(msg=msg, **self._complete(data))
+
+    def run(self):
+        raise NotImplementedError
+
+    def describe_error(self, exc):
+        """A message for an exception of a client library, or None to let it propagate."""
+        return None
+
+    def check_numbers(self):
+        problems = number_problems(self.spec, self.params, self.number_ranges)
+        if problems:
+            raise ModuleFailure("; ".join(problems) + "; nothing was changed")
+
+    def __call__(self):
+        try:
+            self.check_numbers()
+            self.run()
+        except FlightcontrolError as exc:
+            self.fail(str(exc), **exc.data)
+        except Exception as exc:  # pylint: disable=broad-except
+            message = self.describe_error(exc)
+            if message is None:
+                raise
+            self.fail(message)

@@ -1,0 +1,19 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Result helpers: every module returns ``changed``, ``elapsed`` and ``api_calls`` the same way."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+def complete(data, started, now, api_calls, retried=None):
+    """Add the fields every result carries to ``data`` and return it."""
+    result = dict(data)
+    result.setdefault("changed", False)
+    result["elapsed"] = round(max(0.0, now - started), 3)
+    result["api_calls"] = api_calls
+    if retried is not None:
+        result["retried_faults"] = list(retried)
+    return result

@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One retry policy for every API call a module makes.
+
+Transient faults (HTTP 429 honouring Retry-After, 502/503/504, connection errors and resets) are
+retried with jittered exponential backoff; an expired token (HTTP 401) gets exactly one re-auth;
+everything else is terminal and raised at once.  A retry never sleeps past the caller's deadline:
+when the next wait would cross it, the last fault is raised with the reason.
+
+The policy is plain Python with an injectable clock and random source, so it is unit-tested without
+a cloud.  Classification of exceptions is done by ``classify``, a pure function over the status code
+and headers that callers extract from whatever library raised.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import email.utils
+import random
+import time
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
+
+TRANSIENT_STATUS = frozenset([429, 502, 503, 504])
+
+RETRY = "retry"
+REAUTH = "reauth"
+FATAL = "fatal"
+
+
+class Fault:
+    """What a failed call looked like, independent of the client library that raised it."""
+
+    def __init__(self, status=None, retry_after=None, connection_error=False, description=""):
+        self.status = status
+        self.retry_after = retry_after
+        self.connection_error = connection_error
+        self.description = description
+
+
+def parse_retry_after(value, now_epoch=None):
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date), or None."""
+    if value is None:
+        return None
+    value = str(value).strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    now_epoch = time.time() if now_epoch is None else now_epoch
+    return max(0.0, when.timestamp() - now_epoch)
+
+
+def classify(fault, can_reauth):
+    """Decide what to do with a fault: RETRY, REAUTH (only while ``can_reauth``) or FATAL."""
+    if fault.connection_error:
+        return RETRY
+    if fault.status in TRANSIENT_STATUS:
+        return RETRY
+    if fault.status == 401 and can_reauth:
+        return REAUTH
+    return FATAL
+
+
+class RetryPolicy:
+    """Jittered exponential backoff ("full jitter", as amazon.aws and the AWS architecture blog do).
+
+    ``delay(attempt)`` is uniform in [0, min(max_delay, base * 2**attempt)]; a Retry-After from the
+    server is a floor, never shortened by jitter.
+    """
+
+    def __init__(self, base_delay=0.5, max_delay=20.0, clock=None, rng=None):
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.clock = clock or Clock()
+        self.rng = rng or random.Random()
+        self.retried = []
+
+    def backoff(self, attempt, retry_after=None):
+        ceiling = min(self.max_delay, self.base_delay * (2 ** attempt))
+        delay = self.rng.uniform(0, ceiling)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    def call(self, func, describe_fault, deadline, reauth=None, what="API call"):
+        """Run ``func()`` until it succeeds, a fault is terminal, or the deadline is reached.
+
+        A backoff that would cross the deadline is shortened to end at it, for one last attempt; a
+        Retry-After that crosses it ends the call at once (the server said it will not be ready).
+
+        ``describe_fault(exc)`` returns a ``Fault`` for exceptions worth looking at, or None for
+        exceptions that are not API faults (they propagate unchanged).  ``deadline`` is a value of
+        ``clock.monotonic()``.  ``reauth()`` drops the cached token and is called at most once; pass
+        None when the client library already renews an expired token itself (keystoneauth does).
+        Every retried fault is recorded in ``self.retried`` (status or "connection") for results.
+        """
+        attempt = 0
+        reauth_done = False
+        while True:
+            try:
+                return func()
+            except Exception as exc:  # pylint: disable=broad-except
+                fault = describe_fault(exc)
+                if fault is None:
+                    raise
+                decision = classify(fault, can_reauth=reauth is not None and not reauth_done)
+                if decision == FATAL:
+                    raise
+                if decision == REAUTH:
+                    reauth_done = True
+                    reauth()
+                    continue
+                delay = self.backoff(attempt, fault.retry_after)
+                remaining = deadline - self.clock.monotonic()
+                if fault.retry_after is not None and fault.retry_after > remaining:
+                    raise DeadlineExceeded(
+                        "%s failed with a transient fault (%s) and the server asked to retry after %.1f s but only "
+                        "%.1f s are left before the deadline (attempt %d)" % (
+                            what, fault.description, fault.retry_after, max(0.0, remaining), attempt + 1),
+                        last_error=exc, attempts=attempt + 1)
+                if remaining <= 0:
+                    raise DeadlineExceeded(
+                        "%s failed with a transient fault (%s) until the deadline (attempt %d)" % (
+                            what, fault.description, attempt + 1),
+                        last_error=exc, attempts=attempt + 1)
+                delay = min(delay, remaining)
+                self.retried.append(fault.status if fault.status is not None else "connection")
+                self.clock.sleep(delay)
+                attempt += 1

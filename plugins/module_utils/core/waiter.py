@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one waiting loop every module uses.
+
+A wait is a ``probe`` (reads the world once, returns plain data, writes nothing), optionally an ``act``
+step (makes the writes the observation calls for and returns what to judge), and a ``judge`` function
+(pure: observation and elapsed seconds in, ``Verdict`` out).  The loop owns time: it polls until the verdict
+is DONE or FAILED, or the deadline passes, and it never sleeps past the deadline.  The clock is
+injectable (``monotonic()`` and ``sleep()``), so waits are unit-tested in microseconds.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+
+DONE = "done"
+FAILED = "failed"
+WAITING = "waiting"
+
+
+class Verdict:
+    """The decision about one observation."""
+
+    def __init__(self, state, message=""):
+        if state not in (DONE, FAILED, WAITING):
+            raise ValueError("unknown verdict state %r" % (state,))
+        self.state = state
+        self.message = message
+
+    @property
+    def finished(self):
+        return self.state in (DONE, FAILED)
+
+    def __repr__(self):
+        return "Verdict(%s, %r)" % (self.state, self.message)
+
+
+class WaitResult:
+    """How a wait ended: the last verdict and observation, whether it timed out, polls, elapsed."""
+
+    def __init__(self, verdict, observation, timed_out, polls, elapsed):
+        self.verdict = verdict
+        self.observation = observation
+        self.timed_out = timed_out
+        self.polls = polls
+        self.elapsed = elapsed
+
+    @property
+    def succeeded(self):
+        return self.verdict.state == DONE and not self.timed_out
+
+
+def wait_for(probe, judge, timeout, poll_interval, clock=None, start=None, act=None):
+    """Poll ``probe(deadline)`` and ``judge(observation, elapsed)`` until finished or timed out.
+
+    ``act(observation, deadline)``, when given, runs after every probe: it is the one place a wait
+    writes (holds, releases, deletions), and returns the observation to judge (read again after its
+    writes, or a decision about it).
+
+    ``start`` lets a caller count time already spent (resolving names, say) against ``timeout``.
+    The probe receives the absolute deadline so its own retries stay inside it.  At least one
+    probe always runs, even with ``timeout=0``: a wait never reports on a guess.
+    """
+    if poll_interval <= 0:
+        raise ValueError("poll_interval must be positive")
+    clock = clock or Clock()
+    start = clock.monotonic() if start is None else start
+    deadline = start + timeout
+    polls = 0
+    while True:
+        observation = probe(deadline)
+        if act is not None:
+            observation = act(observation, deadline)
+        polls += 1
+        now = clock.monotonic()
+        verdict = judge(observation, now - start)
+        if verdict.finished:
+            return WaitResult(verdict, observation, False, polls, now - start)
+        remaining = deadline - now
+        if remaining <= 0:
+            return WaitResult(verdict, observation, True, polls, now - start)
+        clock.sleep(min(poll_interval, remaining))

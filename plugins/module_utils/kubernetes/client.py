@@ -1,0 +1,293 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes connection: options compatible with kubernetes.core, request counting, retries.
+
+Option names, their ``K8S_AUTH_*`` environment variables and the order in which credentials are looked
+for follow kubernetes.core, so a user's ``module_defaults`` and variables carry over.  Every HTTP
+request the official ``kubernetes`` client sends is counted at its REST layer (whose timeout is cut
+to the time left before the caller's deadline), and every API call a module makes goes through
+``KubernetesClient.call`` so the one retry policy applies.  urllib3's own retries are switched off:
+one policy, and honest request counts.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import ssl
+import traceback
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
+    Fault,
+    parse_retry_after,
+    RetryPolicy,
+)
+
+K8S_IMPORT_ERROR = None
+try:
+    import kubernetes
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    import urllib3
+    import yaml
+    CONFIG_ERRORS = (ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, KeyError)
+except ImportError:
+    kubernetes = None
+    urllib3 = None
+    ApiException = None
+    ConfigException = None
+    CONFIG_ERRORS = ()
+    K8S_IMPORT_ERROR = traceback.format_exc()
+
+DEFAULT_REQUEST_TIMEOUT = 30
+LAST_REQUEST_TIMEOUT = 1.0
+# An API that never answered gets this long (connection refused, unknown host) before the module
+# says it is unreachable: a wrong host or port should not cost the whole wait timeout.
+FIRST_CONTACT_SECONDS = 10.0
+
+# option name -> attribute of kubernetes.client.Configuration (kubernetes.core's AUTH_ARG_MAP)
+AUTH_OPTIONS = (
+    ("kubeconfig", "kubeconfig"),
+    ("context", "context"),
+    ("host", "host"),
+    ("api_key", "api_key"),
+    ("username", "username"),
+    ("password", "password"),
+    ("validate_certs", "verify_ssl"),
+    ("ca_cert", "ssl_ca_cert"),
+    ("client_cert", "cert_file"),
+    ("client_key", "key_file"),
+    ("proxy", "proxy"),
+    ("no_proxy", "no_proxy"),
+)
+BOOL_OPTIONS = ("validate_certs",)
+
+
+def kubernetes_argument_spec():
+    """The connection options shared by every Kubernetes module (doc fragment ``kubernetes_auth``)."""
+    return dict(
+        kubeconfig=dict(type="raw"),
+        context=dict(type="str"),
+        host=dict(type="str"),
+        api_key=dict(type="str", no_log=True),
+        username=dict(type="str"),
+        password=dict(type="str", no_log=True),
+        validate_certs=dict(type="bool", aliases=["verify_ssl"]),
+        ca_cert=dict(type="path", aliases=["ssl_ca_cert"]),
+        client_cert=dict(type="path", aliases=["cert_file"]),
+        client_key=dict(type="path", aliases=["key_file"], no_log=False),
+        proxy=dict(type="str"),
+        no_proxy=dict(type="str"),
+    )
+
+
+def auth_settings(params, environ=None):
+    """The connection settings from the options, each missing one from ``K8S_AUTH_<OPTION>`` (or the
+    kubernetes client's attribute name, ``K8S_AUTH_VERIFY_SSL`` say), as kubernetes.core does."""
+    environ = os.environ if environ is None else environ
+    settings = {}
+    for option, attribute in AUTH_OPTIONS:
+        value = params.get(option)
+        if value is None:
+            value = environ.get("K8S_AUTH_%s" % option.upper()) or environ.get("K8S_AUTH_%s" % attribute.upper())
+            if value is not None and option in BOOL_OPTIONS:
+                value = value.lower() not in ("0", "false", "no")
+        if value is not None and value != "":
+            settings[option] = value
+    return settings
+
+
+def credential_source(settings):
+    """Where the credentials come from: ``options`` (host with api_key or username/password),
+    ``kubeconfig`` (a file, a dict, or a context given), or ``default`` (in-cluster, else ~/.kube/config)."""
+    if settings.get("host") and (settings.get("api_key") or (settings.get("username") and settings.get("password"))):
+        return "options"
+    if settings.get("kubeconfig") or settings.get("context"):
+        return "kubeconfig"
+    return "default"
+
+
+def build_configuration(settings):
+    """A ``kubernetes.client.Configuration`` for ``settings`` (raises ConfigException, OSError)."""
+    configuration = kubernetes.client.Configuration()
+    source = credential_source(settings)
+    if source == "kubeconfig":
+        _load_kubeconfig(settings, configuration)
+    elif source == "default":
+        try:
+            kubernetes.config.load_incluster_config(client_configuration=configuration)
+        except ConfigException:
+            _load_kubeconfig(settings, configuration)
+    for option, attribute in AUTH_OPTIONS:
+        if option in ("kubeconfig", "context") or option not in settings:
+            continue
+        value = settings[option]
+        if option == "host":
+            value = value.rstrip("/")
+        if option == "api_key":
+            configuration.api_key = {"authorization": "Bearer %s" % value}
+            continue
+        setattr(configuration, attribute, value)
+    if settings.get("username") and settings.get("password") and "api_key" not in settings:
+        configuration.api_key = {"authorization": configuration.get_basic_auth_token()}
+    configuration.retries = False  # the retry policy is the only one
+    return configuration
+
+
+def _load_kubeconfig(settings, configuration):
+    kubeconfig = settings.get("kubeconfig")
+    context = settings.get("context")
+    if isinstance(kubeconfig, dict):
+        kubernetes.config.load_kube_config_from_dict(kubeconfig, context=context,
+                                                     client_configuration=configuration)
+        return
+    if kubeconfig is not None and not isinstance(kubeconfig, str):
+        raise ConfigException("kubeconfig must be the path of a kubeconfig file or a kubeconfig as a dict, got a %s"
+                              % type(kubeconfig).__name__)
+    path = os.path.expanduser(kubeconfig) if kubeconfig else None
+    if path and not os.path.isfile(path):
+        raise ConfigException("kubeconfig file %s does not exist" % path)
+    kubernetes.config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
+
+
+def status_message(exc):
+    """The message of a Kubernetes ``Status`` error body, else the HTTP reason."""
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            data = json.loads(body)
+        except (TypeError, ValueError):
+            data = None
+        if isinstance(data, dict) and data.get("message"):
+            return data["message"]
+    return "%s %s" % (getattr(exc, "status", ""), getattr(exc, "reason", "") or "")
+
+
+def tls_error(exc):
+    """The TLS failure (certificate not trusted, wrong host name, handshake refused) behind ``exc``, or
+    None. urllib3 wraps it (``MaxRetryError.reason``, exception chaining); it never heals by retrying."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLError) or (urllib3 is not None and isinstance(exc, urllib3.exceptions.SSLError)):
+            return exc
+        exc = getattr(exc, "reason", None) if isinstance(getattr(exc, "reason", None), BaseException) \
+            else (exc.__cause__ or exc.__context__)
+    return None
+
+
+def describe_fault(exc):
+    """Turn a kubernetes client or urllib3 exception into a ``Fault``; None if it is no API fault."""
+    if tls_error(exc) is not None:
+        return None  # a certificate problem does not heal by retrying
+    if ApiException is not None and isinstance(exc, ApiException):
+        if not exc.status:
+            return Fault(connection_error=True, description="connection error: %s" % (exc.reason,))
+        headers = exc.headers or {}
+        retry_after = parse_retry_after(headers.get("Retry-After"))
+        return Fault(status=exc.status, retry_after=retry_after,
+                     description="HTTP %s%s" % (exc.status, " (Retry-After %s s)" % retry_after
+                                                if retry_after is not None else ""))
+    if urllib3 is not None and isinstance(exc, urllib3.exceptions.HTTPError):
+        return Fault(connection_error=True, description="connection error: %s" % (exc,))
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return Fault(connection_error=True, description="connection error: %s" % (exc,))
+    return None
+
+
+def is_status(exc, status):
+    return ApiException is not None and isinstance(exc, ApiException) and exc.status == status
+
+
+class KubernetesClient:
+    """The official client's ``ApiClient`` with request counting, deadline-capped timeouts and the retry policy."""
+
+    def __init__(self, settings, clock=None, policy=None):
+        self.clock = clock or Clock()
+        self.policy = policy or RetryPolicy(clock=self.clock)
+        self.configuration = build_configuration(settings)
+        self.api_client = kubernetes.client.ApiClient(self.configuration)
+        self.api_client.user_agent = "flightcontrol.openstack"
+        self.total = 0
+        self.deadline = None
+        self.contacted = False
+        rest = self.api_client.rest_client
+        rest.request = self._guarded(rest.request)
+        self.custom = kubernetes.client.CustomObjectsApi(self.api_client)
+        self.core = kubernetes.client.CoreV1Api(self.api_client)
+        self.apis = kubernetes.client.ApisApi(self.api_client)
+
+    @property
+    def host(self):
+        return self.configuration.host
+
+    @property
+    def api_calls(self):
+        return self.total
+
+    def _timeout(self):
+        if self.deadline is None:
+            return DEFAULT_REQUEST_TIMEOUT
+        return min(DEFAULT_REQUEST_TIMEOUT, max(LAST_REQUEST_TIMEOUT, self.deadline - self.clock.monotonic()))
+
+    def _guarded(self, request):
+        def guarded_request(*args, **kwargs):
+            self.total += 1
+            if not kwargs.get("_request_timeout"):
+                kwargs["_request_timeout"] = self._timeout()
+            response = request(*args, **kwargs)
+            self.contacted = True
+            return response
+        return guarded_request
+
+    def call(self, func, what, deadline):
+        """Run one API call under the retry policy, within ``deadline``.  Until the API has answered
+        once, connection failures get only FIRST_CONTACT_SECONDS before the API is called unreachable."""
+        effective = deadline
+        if not self.contacted:
+            effective = min(deadline, self.clock.monotonic() + FIRST_CONTACT_SECONDS)
+        self.deadline = effective
+        try:
+            return self.policy.call(func, self._describe, effective, reauth=None, what=what)
+        except Exception as exc:  # pylint: disable=broad-except
+            fault = describe_fault(getattr(exc, "last_error", None) or exc)
+            if not self.contacted and fault is not None and fault.connection_error:
+                raise UnreachableError("the Kubernetes API at %s does not answer (%s)" % (self.host, fault.description))
+            raise
+        finally:
+            self.deadline = None
+
+    def _describe(self, exc):
+        fault = describe_fault(exc)
+        if fault is not None and fault.status is not None:
+            self.contacted = True  # it answered, even if with an error
+        return fault
+
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def name_problem(option, value, kind="subdomain"):
+    """Why ``value`` can never name a Kubernetes object (the API server's own rules), or None. ``kind``:
+    ``subdomain`` (most objects, 253 characters), ``label`` (namespaces, 63) or ``qualified`` (the name part
+    of an annotation key, 63, upper case and ``_`` allowed)."""
+    if value is None:
+        return None
+    limit, pattern, words = dict(
+        subdomain=(253, _DNS_SUBDOMAIN, "lower-case letters, digits, '-' and '.', starting and ending with a "
+                                        "letter or digit"),
+        label=(63, _DNS_LABEL, "lower-case letters, digits and '-', starting and ending with a letter or digit"),
+        qualified=(63, _QUALIFIED_NAME, "letters, digits, '-', '_' and '.', starting and ending with a letter or "
+                                        "digit"),
+    )[kind]
+    if len(value) > limit or not pattern.match(value):
+        return "%s %r is no valid Kubernetes name: at most %d characters of %s" % (option, value, limit, words)
+    return None

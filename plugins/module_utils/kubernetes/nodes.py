@@ -1,0 +1,45 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cluster's nodes as the Kubernetes API sees them: every node's ``spec.podCIDRs`` and InternalIPs.
+
+One list request per 500 nodes (the API's pagination), through ``KubernetesClient.call`` (retries,
+deadline, counting).  Plain data out, the shape route_audit's ``nodes`` option has.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+PAGE_SIZE = 500
+
+
+def node_record(node):
+    """``{"name", "pod_cidrs", "address", "provider_id"}`` of one Node (a dict as the API sends it)."""
+    metadata = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    pod_cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
+    addresses = [a.get("address") for a in ((node.get("status") or {}).get("addresses") or [])
+                 if isinstance(a, dict) and a.get("type") == "InternalIP" and a.get("address")]
+    return {"name": metadata.get("name"), "pod_cidrs": list(pod_cidrs), "address": addresses,
+            "provider_id": spec.get("providerID")}
+
+
+def list_nodes(kube, deadline, label_selector=None):
+    """Every Node (matching ``label_selector``) of the cluster ``kube`` talks to, as ``node_record``
+    dicts, sorted by name."""
+    records = []
+    token = None
+    while True:
+        kwargs = {"limit": PAGE_SIZE}
+        if label_selector:
+            kwargs["label_selector"] = label_selector
+        if token:
+            kwargs["_continue"] = token
+        page = kube.call(lambda: kube.core.list_node(**kwargs), "listing Kubernetes nodes", deadline)
+        page = kube.api_client.sanitize_for_serialization(page)
+        records.extend(node_record(node) for node in page.get("items") or [])
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            break
+    return sorted(records, key=lambda r: r["name"] or "")

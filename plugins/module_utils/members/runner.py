@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of lb_member_wait: resolve the pool, then wait with one member list (and one load balancer
+GET) per poll until ``octavia.members.judge`` says done or failed. The module file gives the argument spec."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    ModuleFailure,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
+
+LB_FIELDS = ("id", "name", "provisioning_status", "operating_status")
+POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
+
+
+def _pick(obj, fields):
+    return dict((k, (obj or {}).get(k)) for k in fields)
+
+
+class Polls:
+    """The first and the last completed observation, and how many polls completed."""
+
+    def __init__(self):
+        self.first = None
+        self.last = None
+        self.count = 0
+
+    def record(self, observation):
+        if self.first is None:
+            self.first = observation
+        self.last = observation
+        self.count += 1
+
+
+class MemberWaitRunner(OpenStackModule):
+    def __init__(self, clock=None):
+        super(MemberWaitRunner, self).__init__(clock=clock)
+        self.octavia = self.pool = self.lb_id = self.wait_spec = None
+        self.seen = Polls()
+
+    def validate(self):
+        """Reject bad input before any API request."""
+        params = self.params
+        if params["state"] == "absent" and params["operating_status"]:
+            raise ModuleFailure("operating_status applies to state=present only; a member waited on with "
+                                "state=absent has no operating status to reach")
+        if params["members"] is not None and not params["members"]:
+            raise ModuleFailure("members is an empty list; omit it to wait for all members of the pool")
+        try:
+            return lb_members.parse_selectors(params["members"])
+        except ValueError as exc:
+            raise ModuleFailure(str(exc))
+
+    def look(self, deadline):
+        """The pool's members and its load balancer: one list and one GET (reads only)."""
+        try:
+            observation = {
+                "pool": self.pool,
+                "members": self.octavia.list_members(self.pool["id"], deadline),
+                "loadbalancer": self.octavia.get_loadbalancer(self.lb_id, deadline),
+            }
+        except Exception as exc:  # pylint: disable=broad-except
+            if not is_not_found(exc):
+                raise
+            raise ModuleFailure(
+                "pool %s or its load balancer %s disappeared during the wait (HTTP 404: %s)" % (
+                    lb_members.label(self.pool), self.lb_id, exc), **self.result_data())
+        self.seen.record(observation)
+        return observation
+
+    def run(self):
+        selectors = self.validate()
+        params = self.params
+        deadline = self.started + params["timeout"]
+        self.connect()
+        self.octavia = OctaviaService(self.client)
+        self.pool, self.lb_id = self.octavia.resolve_pool(params["pool"], params["loadbalancer"], deadline)
+        try:
+            accepted = lb_members.resolve_accepted(
+                params["operating_status"], bool(self.pool.get("healthmonitor_id")), lb_members.label(self.pool))
+        except ValueError as exc:
+            raise ModuleFailure(str(exc), pool=_pick(self.pool, POOL_FIELDS))
+        self.wait_spec = lb_members.WaitSpec(params["state"], selectors, accepted, params["wait_for_loadbalancer"])
+        try:
+            outcome = wait_for(self.look, lambda obs, _elapsed: lb_members.judge(obs, self.wait_spec),
+                               params["timeout"], params["poll_interval"], clock=self.clock, start=self.started)
+        except DeadlineExceeded as exc:
+            raise ModuleFailure(self.deadline_text(exc), **self.result_data())
+        self.report(outcome)
+
+    def deadline_text(self, exc):
+        if not self.seen.count:
+            return "%s. No poll of pool %s completed, so the members' states are unknown." % (
+                exc, lb_members.label(self.pool))
+        return "%s. At the last completed poll: %s" % (exc, lb_members.judge(self.seen.last, self.wait_spec).message)
+
+    def report(self, outcome):
+        data = self.result_data()
+        if self.wait_spec.state == "absent" and data["not_seen_at_start"]:
+            self.ansible.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
+                              "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
+                                                       lb_members.label(self.pool)))
+        if outcome.succeeded:
+            self.exit(msg=outcome.verdict.message, **data)
+        self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, self.wait_spec, outcome.elapsed,
+                                             outcome.timed_out, self.params["timeout"]),
+                  timed_out=outcome.timed_out, **data)
+
+    def result_data(self):
+        """The result fields; members, missing and loadbalancer are null when no poll completed."""
+        seen, spec = self.seen, self.wait_spec
+        data = dict(
+            members=None, missing=None, loadbalancer=None, pool=_pick(self.pool, POOL_FIELDS), polls=seen.count,
+            not_seen_at_start=None,
+            accepted_operating_status=sorted(spec.accepted) if spec.accepted is not None else None,
+        )
+        if seen.count:
+            chosen, unmatched = lb_members.select(seen.last["members"], spec.selectors)
+            data.update(
+                members=[lb_members.member_view(m, spec) for m in chosen],
+                missing=[s.text for s in unmatched] if spec.state == "present" else [],
+                loadbalancer=_pick(seen.last["loadbalancer"], LB_FIELDS),
+                not_seen_at_start=[s.text for s in lb_members.select(seen.first["members"], spec.selectors)[1]],
+            )
+        return data

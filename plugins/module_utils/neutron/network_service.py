@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Neutron requests of secgroup_ensure (security groups, rules, ports), each one API request under the retry policy.
+
+Plain REST through the connection's service proxies (so the request count and the bodies are exactly
+what is written here), returning plain dicts with the services' own field names. The proxies do not
+raise on an HTTP error by default: every call passes ``raise_exc=True`` so faults reach the retry policy.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import error_type, http_status
+
+# Ports are listed for this many servers a request (device_id=...&device_id=...): about 7 KB of query,
+# under the 8 KB request-line limit of common proxies.
+DEVICE_IDS_PER_LIST = 150
+PORT_FIELDS = ("id", "name", "device_id", "security_groups", "port_security_enabled", "revision_number")
+
+
+class NetworkService(ServiceBase):
+    proxy = "network"
+
+    # -- security groups -----------------------------------------------------------------
+
+    def find_group(self, name_or_id, deadline, is_id):
+        """The group (with its rules) by id or by name; None when there is none. One request."""
+        if is_id:
+            try:
+                return self._get("/security-groups/%s" % name_or_id, "GET security group %s" % name_or_id,
+                                 deadline)["security_group"]
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) == 404:
+                    return None
+                raise
+        found = self._get("/security-groups", "list security groups named %s" % name_or_id, deadline,
+                          params={"name": name_or_id})["security_groups"]
+        if len(found) > 1:
+            raise ResolveError("security group name %r is ambiguous: %d groups have it (%s); use the id" % (
+                name_or_id, len(found), ", ".join(g["id"] for g in found)))
+        return found[0] if found else None
+
+    def group_ids_by_name(self, names, deadline):
+        """name -> id for the remote groups named in rules; one request for all names."""
+        if not names:
+            return {}
+        found = self._get("/security-groups", "list security groups by name", deadline,
+                          params={"name": sorted(names), "fields": ["id", "name"]})["security_groups"]
+        result = {}
+        for group in found:
+            if group["name"] in result:
+                raise ResolveError("security group name %r (a remote_group) is ambiguous; use the id" % group["name"])
+            result[group["name"]] = group["id"]
+        return result
+
+    def existing_group_ids(self, ids, deadline):
+        """The ids among ``ids`` that are security groups this project sees; one request for all."""
+        if not ids:
+            return set()
+        found = self._get("/security-groups", "list security groups by id", deadline,
+                          params={"id": sorted(ids), "fields": ["id"]})["security_groups"]
+        return set(g["id"] for g in found)
+
+    def create_group(self, name, description, deadline):
+        body = {"security_group": {"name": name, "description": description or ""}}
+        return self.client.call(lambda: self.api.post("/security-groups", json=body, raise_exc=True).json(),
+                                "create security group %s" % name, deadline)["security_group"]
+
+    def create_rule(self, body, deadline):
+        """Create a rule; returns (rule, True), or (None, False) when Neutron says it exists (409)."""
+        try:
+            created = self.client.call(
+                lambda: self.api.post("/security-group-rules", json={"security_group_rule": body},
+                                      raise_exc=True).json(),
+                "create security group rule", deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) == 409 and error_type(exc) == "SecurityGroupRuleExists":
+                return None, False
+            raise
+        return created["security_group_rule"], True
+
+    def delete_rule(self, rule_id, deadline):
+        """Delete a rule; a rule already gone (404) is fine."""
+        try:
+            self.client.call(lambda: self.api.delete("/security-group-rules/%s" % rule_id, raise_exc=True),
+                             "delete security group rule %s" % rule_id, deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) != 404:
+                raise
+            return False
+        return True
+
+    # -- servers and ports ---------------------------------------------------------------
+
+    def list_ports(self, device_ids, deadline):
+        """The ports of these servers: one request per DEVICE_IDS_PER_LIST servers."""
+        ports = []
+        ids = sorted(set(device_ids))
+        for start in range(0, len(ids), DEVICE_IDS_PER_LIST):
+            chunk = ids[start:start + DEVICE_IDS_PER_LIST]
+            ports += self._get("/ports", "list ports of %d servers" % len(chunk), deadline,
+                               params={"device_id": chunk, "fields": list(PORT_FIELDS)})["ports"]
+        return ports
+
+    def get_port(self, port_id, deadline):
+        return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
+                         params={"fields": list(PORT_FIELDS)})["port"]
+
+    def update_port_groups(self, port_id, groups, revision, deadline):
+        """Set the port's security groups only if its revision is still ``revision`` (If-Match).
+        Returns the updated port, or None when the port changed meanwhile (412)."""
+        headers = {"If-Match": "revision_number=%s" % revision}
+        body = {"port": {"security_groups": list(groups)}}
+        try:
+            return self.client.call(
+                lambda: self.api.put("/ports/%s" % port_id, json=body, headers=headers, raise_exc=True).json(),
+                "update security groups of port %s" % port_id, deadline)["port"]
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) == 412:
+                return None
+            raise

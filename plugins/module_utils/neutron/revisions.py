@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Updates that must not lose a concurrent change: sent with ``If-Match: revision_number=N``; on HTTP 412
+the object is read again and the update computed anew from what it holds now."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import KeptChanging
+
+#: How many times an update is sent before the object counts as changing too often to update.
+IF_MATCH_ATTEMPTS = 5
+
+
+def update_with_reread(current, compute, send, reread, on_conflict=None, attempts=IF_MATCH_ATTEMPTS):
+    """Update ``current`` (a dict with ``revision_number``) until the service takes it.
+
+    ``compute(obj)`` is the new value for the object as it is, or None when there is nothing left to do;
+    ``send(obj, value)`` sends it with If-Match on ``obj``'s revision and returns the updated object, or
+    None on 412; ``reread(obj)`` reads the object again; ``on_conflict(obj)`` is told of each 412 with the
+    object read again. Returns (object, sent, attempts): the updated object and True, or the object as last
+    read and False when nothing was (or is any longer) to do. KeptChanging (with the last object read) when
+    ``attempts`` updates were refused and the object still needs the update."""
+    for attempt in range(1, attempts + 1):
+        value = compute(current)
+        if value is None:
+            return current, False, attempt - 1
+        updated = send(current, value)
+        if updated is not None:
+            return updated, True, attempt
+        current = reread(current)
+        if on_conflict is not None:
+            on_conflict(current)
+    if compute(current) is None:
+        return current, False, attempts
+    raise KeptChanging("%d updates were refused with HTTP 412" % attempts, current=current, attempts=attempts)

@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Neutron requests of route_audit, each one API request under the retry policy.
+
+Plain REST through the connection's network proxy (so the request count and the bodies are exactly
+what is written here), returning plain dicts with Neutron's field names. Reading a router for an audit
+is a constant number of requests however many nodes: the router, the extensions, the router's ports,
+their subnets, the ports of those networks, and the project's quota.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    ResolveError,
+    RouteLimitReached,
+    RouteRejected,
+    RouterChanged,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
+    error_message,
+    error_type,
+    http_status,
+)
+
+PORT_FIELDS = ("id", "name", "network_id", "device_id", "device_owner", "fixed_ips", "mac_address",
+               "allowed_address_pairs", "port_security_enabled", "revision_number")
+# Errors that say the router has no room for more routes: Neutron before 2026.2 (max_routes) and since
+# (the router_route quota).
+LIMIT_ERRORS = ("RoutesExhausted", "OverQuota")
+
+
+def classify_write_error(exc):
+    """Turn a failed route write into RouteLimitReached / RouteRejected / RouterChanged, else None."""
+    status = http_status(exc)
+    kind = error_type(exc)
+    if kind in LIMIT_ERRORS or (status == 409 and kind is None):
+        return RouteLimitReached("%s (HTTP %s %s)" % (error_message(exc), status, kind or ""))
+    if status == 412:
+        return RouterChanged(error_message(exc))
+    if status == 400:
+        return RouteRejected(error_message(exc), status=status, kind=kind)
+    return None
+
+
+class RouterService(ServiceBase):
+    proxy = "network"
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def find_router(self, name_or_id, deadline, is_id):
+        """The router by id or by name (one request); ResolveError when there is none or several."""
+        if is_id:
+            try:
+                return self._get("/routers/%s" % name_or_id, "GET router %s" % name_or_id, deadline)["router"]
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) != 404:
+                    raise
+                raise ResolveError("router %s not found" % name_or_id)
+        found = self._get("/routers", "list routers named %s" % name_or_id, deadline,
+                          params={"name": name_or_id})["routers"]
+        if not found:
+            raise ResolveError("router %s not found (no router of this project has that name)" % name_or_id)
+        if len(found) > 1:
+            raise ResolveError("router name %r is ambiguous: %d routers have it (%s); use the id" % (
+                name_or_id, len(found), ", ".join(r["id"] for r in found)))
+        return found[0]
+
+    def get_router(self, router_id, deadline):
+        return self._get("/routers/%s" % router_id, "GET router %s" % router_id, deadline)["router"]
+
+    def extension_aliases(self, deadline):
+        return set(e["alias"] for e in self._get("/extensions", "list network extensions", deadline)["extensions"])
+
+    def router_ports(self, router_id, deadline):
+        return self._get("/ports", "list ports of router %s" % router_id, deadline,
+                         params={"device_id": router_id, "fields": ["id", "fixed_ips", "network_id"]})["ports"]
+
+    def subnets(self, subnet_ids, deadline):
+        if not subnet_ids:
+            return []
+        return self._get("/subnets", "list the router's subnets", deadline,
+                         params={"id": sorted(subnet_ids), "fields": ["id", "cidr", "network_id", "ip_version"]}
+                         )["subnets"]
+
+    def network_ports(self, network_ids, deadline):
+        """Every port on these networks (the nodes' ports are among them), one request."""
+        if not network_ids:
+            return []
+        return self._get("/ports", "list ports of the router's networks", deadline,
+                         params={"network_id": sorted(network_ids), "fields": list(PORT_FIELDS)})["ports"]
+
+    def route_quota(self, project_id, deadline):
+        """The project's router_route quota (Neutron 2026.2+): an int (-1 unlimited), or None when the
+        cloud has no such quota or does not let this user read it."""
+        try:
+            quota = self._get("/quotas/%s" % project_id, "GET quota of project %s" % project_id, deadline)["quota"]
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) in (403, 404):
+                return None
+            raise
+        value = quota.get("router_route")
+        return value if isinstance(value, int) else None
+
+    def get_port(self, port_id, deadline):
+        return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
+                         params={"fields": list(PORT_FIELDS)})["port"]
+
+    # -- writes --------------------------------------------------------------------------
+
+    def _put(self, path, body, what, deadline, headers=None):
+        try:
+            return self.client.call(
+                lambda: self.api.put(path, json=body, headers=headers, raise_exc=True).json(), what, deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            known = classify_write_error(exc)
+            if known is None:
+                raise
+            raise known
+
+    def add_routes(self, router_id, routes, deadline):
+        """extraroute-atomic add; returns the router's routes afterwards."""
+        return self._put("/routers/%s/add_extraroutes" % router_id, {"router": {"routes": routes}},
+                         "add %d route(s) to router %s" % (len(routes), router_id), deadline)["router"]["routes"]
+
+    def remove_routes(self, router_id, routes, deadline):
+        """extraroute-atomic remove (a route already gone is no error); returns the routes afterwards."""
+        return self._put("/routers/%s/remove_extraroutes" % router_id, {"router": {"routes": routes}},
+                         "remove %d route(s) from router %s" % (len(routes), router_id), deadline)["router"]["routes"]
+
+    def replace_routes(self, router_id, routes, revision, deadline):
+        """Plain router update of the whole list, only if the router is still at ``revision`` (when
+        given); RouterChanged on 412. Returns (routes, revision) afterwards."""
+        headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
+        router = self._put("/routers/%s" % router_id, {"router": {"routes": routes}},
+                           "update the routes of router %s" % router_id, deadline, headers=headers)["router"]
+        return router["routes"], router.get("revision_number")
+
+    def update_address_pairs(self, port_id, pairs, revision, deadline):
+        """Set the port's allowed_address_pairs if its revision is still ``revision``; None on 412."""
+        headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
+        try:
+            return self.client.call(
+                lambda: self.api.put("/ports/%s" % port_id, json={"port": {"allowed_address_pairs": pairs}},
+                                     headers=headers, raise_exc=True).json(),
+                "update allowed_address_pairs of port %s" % port_id, deadline)["port"]
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) == 412:
+                return None
+            raise

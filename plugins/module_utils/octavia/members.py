@@ -1,0 +1,299 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure decisions for waiting on Octavia pool members: no API access, plain dicts in and out.
+
+An observation is ``{"loadbalancer": {...}, "pool": {...}, "members": [{...}, ...]}`` with the
+fields Octavia returns (id, name, address, protocol_port, provisioning_status, operating_status).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+import re
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import (
+    is_uuid,
+    normalize_address,
+    normalize_uuid,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import (
+    DONE,
+    FAILED,
+    WAITING,
+    Verdict,
+)
+
+OPERATING_STATUSES = ("ONLINE", "DRAINING", "OFFLINE", "DEGRADED", "ERROR", "NO_MONITOR")
+HEALTHY = "HEALTHY"
+PENDING_PREFIX = "PENDING_"
+
+_DOTTED_RE = re.compile(r"^\d{1,3}(\.\d{1,3}){3}(:\d*)?$")
+
+
+class Selector:
+    """One way of naming members: by id, by name, or by address with an optional port."""
+
+    def __init__(self, text, kind, value, port=None):
+        self.text = text
+        self.kind = kind
+        self.value = value
+        self.port = port
+
+    def matches(self, member):
+        if self.kind == "id":
+            return normalize_uuid(member.get("id")) == self.value
+        if self.kind == "name":
+            return member.get("name") == self.value
+        address = normalize_address(member.get("address"))
+        if address != self.value:
+            return False
+        return self.port is None or member.get("protocol_port") == self.port
+
+    def __repr__(self):
+        return "Selector(%s=%r%s)" % (self.kind, self.value, "" if self.port is None else ":%d" % self.port)
+
+
+def _parse_port(text, original):
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise ValueError("member %r: port %r is not a number from 1 to 65535" % (original, text))
+    return int(text)
+
+
+def parse_selector(text):
+    """Parse one ``members`` entry.  Raises ValueError with a message naming the entry."""
+    original = text
+    text = str(text).strip()
+    if not text:
+        raise ValueError("members: an entry is empty")
+    if is_uuid(text):
+        return Selector(original, "id", normalize_uuid(text))
+    # [v6]:port
+    bracketed = re.match(r"^\[([^\]]+)\](?::(.*))?$", text)
+    if bracketed:
+        host, port = bracketed.group(1), bracketed.group(2)
+        try:
+            address = str(ipaddress.IPv6Address(host))
+        except ValueError:
+            raise ValueError("member %r: %r is not a valid IPv6 address" % (original, host))
+        return Selector(original, "address", address, _parse_port(port, original) if port is not None else None)
+    try:
+        return Selector(original, "address", str(ipaddress.ip_address(text)))
+    except ValueError:
+        pass
+    if _DOTTED_RE.match(text):
+        host, _sep, port = text.partition(":")
+        try:
+            address = str(ipaddress.IPv4Address(host))
+        except ValueError:
+            raise ValueError("member %r: %r is not a valid IPv4 address" % (original, host))
+        return Selector(original, "address", address, _parse_port(port, original))
+    if text.count(":") >= 2:
+        raise ValueError("member %r looks like an IPv6 address but is not one; write [address]:port "
+                         "for an address with a port" % (original,))
+    return Selector(original, "name", text)
+
+
+def parse_selectors(entries):
+    return [parse_selector(entry) for entry in (entries or [])]
+
+
+def resolve_accepted(requested, has_monitor, pool_label):
+    """The set of accepted operating statuses, or raise ValueError when it can never be met.
+
+    None means any operating status is accepted.  ``HEALTHY`` means ONLINE when the pool has a
+    health monitor and NO_MONITOR when it has none (Octavia only reports ONLINE with a monitor).
+    """
+    if not requested:
+        return None
+    accepted = set()
+    for status in requested:
+        status = str(status).upper()
+        if status == HEALTHY:
+            accepted.add("ONLINE" if has_monitor else "NO_MONITOR")
+        elif status in OPERATING_STATUSES:
+            accepted.add(status)
+        else:
+            raise ValueError("operating_status %r is not one of %s" % (status, ", ".join(OPERATING_STATUSES + (HEALTHY,))))
+    if not has_monitor and not accepted & {"NO_MONITOR", "OFFLINE"}:
+        raise ValueError(
+            "pool %s has no health monitor, so Octavia reports operating_status NO_MONITOR for its members "
+            "and never %s; accept HEALTHY (or NO_MONITOR), or add a health monitor to the pool"
+            % (pool_label, "/".join(sorted(accepted))))
+    if has_monitor and accepted == {"NO_MONITOR"}:
+        raise ValueError(
+            "pool %s has a health monitor, so its members never report NO_MONITOR; accept HEALTHY (or ONLINE)"
+            % (pool_label,))
+    return frozenset(accepted)
+
+
+def label(obj):
+    """A human name for an Octavia object: ``name (id)`` or the id alone."""
+    if not obj:
+        return "?"
+    name, oid = obj.get("name"), obj.get("id")
+    return "%s (%s)" % (name, oid) if name else str(oid)
+
+
+def member_label(member):
+    return "%s %s:%s" % (member.get("name") or member.get("id"), member.get("address"), member.get("protocol_port"))
+
+
+def member_states(member):
+    return "provisioning_status=%s operating_status=%s" % (
+        member.get("provisioning_status"), member.get("operating_status"))
+
+
+class WaitSpec:
+    """What the user asked for."""
+
+    def __init__(self, state, selectors, accepted, wait_for_loadbalancer):
+        self.state = state
+        self.selectors = selectors
+        self.accepted = accepted
+        self.wait_for_loadbalancer = wait_for_loadbalancer
+
+
+def select(members, selectors):
+    """Members chosen by the selectors (all members when there are none) and the selectors that matched nothing."""
+    if not selectors:
+        return list(members), []
+    chosen, unmatched = [], []
+    for selector in selectors:
+        hits = [m for m in members if selector.matches(m)]
+        if not hits:
+            unmatched.append(selector)
+        for member in hits:
+            if all(member is not c for c in chosen):
+                chosen.append(member)
+    return chosen, unmatched
+
+
+def member_ready(member, accepted):
+    """Whether one member is where ``state: present`` wants it, and if not, why."""
+    status = member.get("provisioning_status")
+    if status != "ACTIVE":
+        return False, "provisioning_status is %s" % status
+    if accepted is not None and member.get("operating_status") not in accepted:
+        return False, "operating_status is %s, waiting for %s" % (
+            member.get("operating_status"), " or ".join(sorted(accepted)))
+    return True, ""
+
+
+def judge(observation, spec):
+    """The verdict on one observation.  ERROR anywhere relevant fails at once."""
+    lb = observation.get("loadbalancer") or {}
+    pool = observation.get("pool") or {}
+    members = observation.get("members") or []
+    if lb.get("provisioning_status") == "ERROR":
+        return Verdict(FAILED, "load balancer %s is in provisioning_status ERROR" % label(lb))
+    if pool.get("provisioning_status") == "ERROR":
+        return Verdict(FAILED, "pool %s is in provisioning_status ERROR" % label(pool))
+    chosen, unmatched = select(members, spec.selectors)
+    errored = [m for m in chosen if m.get("provisioning_status") == "ERROR"]
+    if errored:
+        return Verdict(FAILED, "%s in provisioning_status ERROR: %s" % (
+            "member is" if len(errored) == 1 else "members are",
+            "; ".join("%s (%s)" % (member_label(m), member_states(m)) for m in errored)))
+    waiting = []
+    if spec.state == "present":
+        waiting.extend("no member matches %r yet" % s.text for s in unmatched)
+        if not spec.selectors and not members:
+            waiting.append("pool %s has no members" % label(pool))
+        for member in chosen:
+            ready, why = member_ready(member, spec.accepted)
+            if not ready:
+                waiting.append("%s: %s" % (member_label(member), why))
+    else:
+        waiting.extend("%s still exists (%s)" % (member_label(m), member_states(m)) for m in chosen)
+    if not waiting and spec.wait_for_loadbalancer and lb.get("provisioning_status") != "ACTIVE":
+        waiting.append("load balancer %s is %s" % (label(lb), lb.get("provisioning_status")))
+    if waiting:
+        return Verdict(WAITING, "; ".join(waiting))
+    if spec.state == "present":
+        return Verdict(DONE, "%d member(s) ready" % len(chosen))
+    return Verdict(DONE, "the chosen members are gone" if spec.selectors else "the pool has no members left")
+
+
+def advice(observation, spec):
+    """What a person should check, one line per stuck object, for a timeout or failure message."""
+    lb = observation.get("loadbalancer") or {}
+    pool = observation.get("pool") or {}
+    members = observation.get("members") or []
+    chosen, unmatched = select(members, spec.selectors)
+    lb_status = lb.get("provisioning_status")
+    lines = []
+    for selector in unmatched if spec.state == "present" else []:
+        lines.append("no member of pool %s matches %r: check that it was created in this pool "
+                     "(and with the address and port you expect)" % (label(pool), selector.text))
+    for member in chosen:
+        status = member.get("provisioning_status")
+        if spec.state == "absent":
+            if status == "ERROR":
+                lines.append("%s: the delete failed; check the Octavia worker logs, then delete the member again"
+                             % member_label(member))
+            elif lb_status == "ACTIVE" and str(status).startswith(PENDING_PREFIX):
+                lines.append("%s is %s while the load balancer is ACTIVE: the provider lost track of it; "
+                             "check the Octavia worker logs for this member" % (member_label(member), status))
+            else:
+                lines.append("%s is still there (%s)" % (member_label(member), member_states(member)))
+            continue
+        if status == "ERROR":
+            lines.append("%s: Octavia failed to configure this member (provisioning_status ERROR); check the "
+                         "Octavia worker and amphora logs, then delete and re-create the member" % member_label(member))
+        elif str(status).startswith(PENDING_PREFIX) and lb_status == "ACTIVE":
+            lines.append("%s is still %s although the load balancer is ACTIVE: the provider lost track of it "
+                         "(the amphora v2 failure) and Octavia will not finish it by itself; check the Octavia "
+                         "worker logs for this member, then delete and re-create it" % (member_label(member), status))
+        elif str(status).startswith(PENDING_PREFIX):
+            lines.append("%s is %s while the load balancer is %s: the provider is still working; check the Octavia "
+                         "worker if this lasts" % (member_label(member), status, lb_status))
+        elif status == "ACTIVE":
+            if not member_ready(member, spec.accepted)[0]:
+                lines.append(
+                    "%s is provisioned but not serving (operating_status %s): check the backend at %s:%s and the "
+                    "pool's health monitor" % (member_label(member), member.get("operating_status"),
+                                               member.get("address"), member.get("protocol_port")))
+    if spec.state == "present" and not spec.selectors and not members:
+        lines.append("pool %s has no members at all: check what should have added them" % label(pool))
+    if spec.wait_for_loadbalancer and lb_status != "ACTIVE" and lb_status != "ERROR":
+        lines.append("load balancer %s is still %s: an operation is in flight; mutations get HTTP 409 until it is "
+                     "ACTIVE" % (label(lb), lb_status))
+    return lines
+
+
+def failure_message(verdict, observation, spec, elapsed, timed_out, timeout):
+    """The whole failure text: what is stuck, the LB's own state, how long, what to check."""
+    lb = observation.get("loadbalancer") or {}
+    pool = observation.get("pool") or {}
+    if timed_out:
+        head = "Timed out after %.0f s (timeout %s s) waiting for members of pool %s to be %s" % (
+            elapsed, timeout, label(pool), spec.state)
+    else:
+        head = "Failed after %.0f s waiting for members of pool %s to be %s: %s" % (
+            elapsed, label(pool), spec.state, verdict.message)
+    parts = [head + "."]
+    if timed_out and verdict.message:
+        parts.append("Still waiting on: %s." % verdict.message)
+    parts.append("Load balancer %s: provisioning_status=%s operating_status=%s." % (
+        label(lb), lb.get("provisioning_status"), lb.get("operating_status")))
+    lines = advice(observation, spec)
+    if lines:
+        parts.append("Check: " + " | ".join(lines))
+    return " ".join(parts)
+
+
+def member_view(member, spec):
+    """A member as the module returns it."""
+    view = dict((k, member.get(k)) for k in (
+        "id", "name", "address", "protocol_port", "provisioning_status", "operating_status", "admin_state_up",
+        "weight", "backup", "monitor_address", "monitor_port", "subnet_id"))
+    if spec.state == "present":
+        view["ready"], view["waiting_for"] = member_ready(member, spec.accepted)
+    else:
+        view["ready"], view["waiting_for"] = False, "still exists"
+    if spec.selectors:
+        view["selected_by"] = [s.text for s in spec.selectors if s.matches(member)]
+    return view

@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Octavia reads used by the modules, each one API request under the retry policy.
+
+Everything returned is a plain dict with Octavia's own field names, so decisions stay pure.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status, is_not_found
+
+
+def _plain(resource):
+    return resource.to_dict(original_names=True, computed=False)
+
+
+class OctaviaService(ServiceBase):
+    proxy = "load_balancer"
+
+    def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
+        """``get`` names the proxy's getter; ``list_by_name(name)`` lists the objects with that name."""
+        if is_uuid(name_or_id):
+            try:
+                return _plain(self.client.call(lambda: getattr(self.api, get)(normalize_uuid(name_or_id)),
+                                               "GET %s %s" % (kind, name_or_id), deadline))
+            except Exception as exc:  # pylint: disable=broad-except
+                if not is_not_found(exc):
+                    raise
+        found = self.client.call(lambda: [_plain(r) for r in list_by_name(name_or_id)],
+                                 "list %ss named %s" % (kind, name_or_id), deadline)
+        if not found:
+            raise ResolveError("%s %r not found%s (looked up by id and by name as the user of this connection)"
+                               % (kind, name_or_id, scope))
+        if len(found) > 1:
+            raise ResolveError("%s name %r is ambiguous%s: %d %ss have it (%s); use the id"
+                               % (kind, name_or_id, scope, len(found), kind, ", ".join(f["id"] for f in found)))
+        return found[0]
+
+    def find_loadbalancer(self, name_or_id, deadline):
+        return self._by_name_or_id(
+            "load balancer", name_or_id, "get_load_balancer",
+            lambda name: self.api.load_balancers(name=name), deadline)
+
+    def find_pool(self, name_or_id, deadline, loadbalancer=None):
+        scope = ""
+        query = {}
+        if loadbalancer:
+            scope = " on load balancer %s" % (loadbalancer.get("name") or loadbalancer["id"])
+            query["loadbalancer_id"] = loadbalancer["id"]
+        pool = self._by_name_or_id(
+            "pool", name_or_id, "get_pool",
+            lambda name: self.api.pools(name=name, **query), deadline, scope)
+        if loadbalancer and loadbalancer["id"] not in pool_loadbalancer_ids(pool):
+            raise ResolveError("pool %s does not belong to load balancer %s (it belongs to %s)" % (
+                name_or_id, loadbalancer.get("name") or loadbalancer["id"], ", ".join(pool_loadbalancer_ids(pool)) or "none"))
+        return pool
+
+    def resolve_pool(self, pool_name_or_id, lb_name_or_id, deadline):
+        """(pool, load balancer id): the pool, on the load balancer when one is named; ResolveError when the
+        pool belongs to no load balancer."""
+        loadbalancer = self.find_loadbalancer(lb_name_or_id, deadline) if lb_name_or_id else None
+        pool = self.find_pool(pool_name_or_id, deadline, loadbalancer)
+        lb_ids = pool_loadbalancer_ids(pool)
+        if not lb_ids:
+            raise ResolveError("pool %s belongs to no load balancer" % label(pool))
+        return pool, (loadbalancer["id"] if loadbalancer else lb_ids[0])
+
+    def get_loadbalancer(self, lb_id, deadline):
+        return _plain(self.client.call(lambda: self.api.get_load_balancer(lb_id),
+                                       "GET load balancer %s" % lb_id, deadline))
+
+    def list_members(self, pool_id, deadline):
+        """All members of a pool in one list request (the SDK follows pagination links if any)."""
+        return self.client.call(lambda: [_plain(m) for m in self.api.members(pool_id)],
+                                "list members of pool %s" % pool_id, deadline)
+
+    def delete_members(self, pool_id, members, deadline):
+        """Delete the members (one request each; a member already gone is fine). False when the load
+        balancer refused a deletion with 409 (it is busy: PENDING_*), True when all are deleted."""
+        for member in members:
+            try:
+                self.client.call(lambda m=member: self.api.delete_member(m["id"], pool_id),
+                                 "DELETE member %s" % member.get("name"), deadline)
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) == 409:
+                    return False
+                if http_status(exc) != 404:
+                    raise
+        return True
+
+
+def pool_loadbalancer_ids(pool):
+    return [lb["id"] if isinstance(lb, dict) else lb for lb in pool.get("loadbalancers") or []]

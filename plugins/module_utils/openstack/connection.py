@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The OpenStack connection: options compatible with openstack.cloud, request counting, retries.
+
+Option names and semantics follow openstack.cloud so a user's ``module_defaults`` and variables carry
+over.  Every HTTP request the SDK sends (token requests included) is counted at the transport, and
+every API call a module makes goes through ``OpenStackClient.call`` so the one retry policy applies.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import RetryPolicy
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import COLLECTION_NAME, openstack
+
+COLLECTION_VERSION = "0.1.0"
+DEFAULT_REQUEST_TIMEOUT = 30
+# A request started at (or just before) the deadline still gets this long to answer.
+LAST_REQUEST_TIMEOUT = 1.0
+# Options that only apply when ``cloud`` names a cloud; a ``cloud`` dict carries its own.
+CONNECTION_OPTIONS = ("auth", "auth_type", "region_name", "validate_certs", "ca_cert", "client_cert", "client_key",
+                      "api_timeout")
+SECRET_KEY_WORDS = ("password", "secret", "token", "key", "credential")
+
+
+def openstack_argument_spec():
+    """The connection options shared by every OpenStack module (doc fragment ``openstack_auth``)."""
+    return dict(
+        cloud=dict(type="raw"),
+        auth_type=dict(type="str"),
+        auth=dict(type="dict", no_log=True),
+        region_name=dict(type="str"),
+        validate_certs=dict(type="bool", aliases=["verify"]),
+        ca_cert=dict(type="str", aliases=["cacert"]),
+        client_cert=dict(type="str", aliases=["cert"]),
+        client_key=dict(type="str", no_log=True, aliases=["key"]),
+        api_timeout=dict(type="int"),
+        interface=dict(type="str", default="public", choices=["public", "internal", "admin"],
+                       aliases=["endpoint_type"]),
+    )
+
+
+def cloud_dict_problem(params):
+    """Why the options cannot be used together, or None.  A ``cloud`` dict is a complete cloud
+    configuration, so the other connection options would be silently ignored (openstack.cloud refuses
+    this combination too)."""
+    cloud = params.get("cloud")
+    if cloud is not None and not isinstance(cloud, (str, dict)):
+        return ("cloud must be the name of a cloud in clouds.yaml or a dict of connection settings, got a %s"
+                % type(cloud).__name__)
+    if not isinstance(cloud, dict):
+        return None
+    wrong = sorted(key for key in ("auth", "region_name", "auth_type") if key in cloud and not isinstance(
+        cloud[key], dict if key == "auth" else str))
+    if wrong:
+        return "cloud: %s of the cloud dict has the wrong type (auth is a dict, auth_type and region_name strings)" % (
+            ", ".join(wrong))
+    clashing = [name for name in CONNECTION_OPTIONS if params.get(name) is not None]
+    if clashing:
+        return ("cloud is a complete cloud configuration (a dict), so %s would be ignored: put them inside the "
+                "cloud dict, or name a cloud from clouds.yaml instead" % ", ".join(clashing))
+    return None
+
+
+def secret_values(value, key=""):
+    """The values under secret-looking keys of a (nested) ``cloud`` dict, to be masked in output."""
+    found = set()
+    if isinstance(value, dict):
+        for name, item in value.items():
+            found |= secret_values(item, str(name))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found |= secret_values(item, key)
+    elif value not in (None, "") and any(word in key.lower() for word in SECRET_KEY_WORDS):
+        found.add(str(value))
+    return found
+
+
+class RequestGuard:
+    """Sits at the HTTP transport: counts every request sent, and caps each request's timeout at the
+    time left before the caller's deadline, so a hung connection cannot outlive the module's wait."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.total = 0
+        self.deadline = None
+
+    def attach(self, http_session):
+        for adapter in set(http_session.adapters.values()):
+            adapter.send = self._guarded(adapter.send)
+
+    def capped_timeout(self, timeout):
+        if self.deadline is None:
+            return timeout
+        cap = max(LAST_REQUEST_TIMEOUT, self.deadline - self.clock.monotonic())
+        if timeout is None:
+            return cap
+        if isinstance(timeout, tuple):
+            return tuple(cap if part is None else min(part, cap) for part in timeout)
+        return min(timeout, cap)
+
+    def _guarded(self, send):
+        def guarded_send(request, *args, **kwargs):
+            self.total += 1
+            kwargs["timeout"] = self.capped_timeout(kwargs.get("timeout"))
+            return send(request, *args, **kwargs)
+        return guarded_send
+
+
+class OpenStackClient:
+    """A connected openstacksdk ``Connection`` with request counting and the retry policy."""
+
+    def __init__(self, params, clock=None, policy=None):
+        self.params = params
+        self.clock = clock or Clock()
+        self.policy = policy or RetryPolicy(clock=self.clock)
+        self.guard = RequestGuard(self.clock)
+        self.conn = self._connect(params)
+        self.guard.attach(self.conn.session.session)
+
+    @staticmethod
+    def _connect(params):
+        cloud = params.get("cloud")
+        api_timeout = params.get("api_timeout") or DEFAULT_REQUEST_TIMEOUT
+        app = dict(app_name=COLLECTION_NAME, app_version=COLLECTION_VERSION)
+        if isinstance(cloud, dict):
+            config = dict(cloud)
+            config.setdefault("api_timeout", api_timeout)
+            return openstack.connect(**dict(config, **app))
+        kwargs = dict(
+            cloud=cloud,
+            auth_type=params.get("auth_type"),
+            auth=params.get("auth"),
+            region_name=params.get("region_name"),
+            cacert=params.get("ca_cert"),
+            cert=params.get("client_cert"),
+            key=params.get("client_key"),
+            api_timeout=api_timeout,
+            interface=params.get("interface"),
+        )
+        if params.get("validate_certs") is not None:
+            kwargs["verify"] = params["validate_certs"]
+        return openstack.connect(**dict(((k, v) for k, v in kwargs.items() if v is not None), **app))
+
+    @property
+    def api_calls(self):
+        return self.guard.total
+
+    def call(self, func, what, deadline):
+        """Run one API call under the retry policy, never retrying (or waiting on a request) past ``deadline``.
+
+        No re-auth callback: keystoneauth already renews an expired token once when a request gets 401.
+        """
+        self.guard.deadline = deadline
+        try:
+            return self.policy.call(func, describe_fault, deadline, reauth=None, what=what)
+        finally:
+            self.guard.deadline = None

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""openstacksdk, keystoneauth and requests behind one import guard, and the SDK's version check.
+
+Every other file imports the libraries from here, so ``SDK_IMPORT_ERROR`` is the one place that
+knows whether they are installed."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import traceback
+
+SDK_IMPORT_ERROR = None
+try:
+    # Imported here for the other files (the one import guard), hence unused in this one.
+    import openstack  # pylint: disable=unused-import
+    from openstack import exceptions as sdk_exceptions  # pylint: disable=unused-import
+    from keystoneauth1 import exceptions as ksa_exceptions
+    import requests  # pylint: disable=unused-import
+except ImportError:
+    openstack = None
+    sdk_exceptions = None
+    ksa_exceptions = None
+    requests = None
+    SDK_IMPORT_ERROR = traceback.format_exc()
+
+from importlib import metadata as importlib_metadata  # noqa: E402
+
+MINIMUM_SDK_VERSION = "1.0.0"
+COLLECTION_NAME = "flightcontrol.openstack"
+
+
+def sdk_version():
+    """The installed openstacksdk version string, read from package metadata (never a submodule)."""
+    try:
+        return importlib_metadata.version("openstacksdk")
+    except importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def _version_tuple(text):
+    parts = []
+    for piece in str(text).split("."):
+        digits = ""
+        for char in piece:
+            if not char.isdigit():
+                break
+            digits += char
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def sdk_version_error():
+    """A message when openstacksdk is missing or too old for this collection, else None."""
+    version = sdk_version()
+    if version is None:
+        return None
+    if _version_tuple(version) < _version_tuple(MINIMUM_SDK_VERSION):
+        return "openstacksdk %s is installed; %s needs %s or newer" % (
+            version, COLLECTION_NAME, MINIMUM_SDK_VERSION)
+    return None

@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of cluster_pause_ack: set (or clear) ``spec.paused`` on a Cluster, then wait until every
+object in scope acknowledges it (``pause.ack`` decides what counts). The module file gives the argument spec."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import FAILED, Verdict, wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+    KubernetesModule,
+    check_object_names,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import (
+    Tracker,
+    assess,
+    blocker_identities,
+    judge,
+)
+
+
+@dataclass
+class PauseTarget:
+    """The Cluster and the objects whose acknowledgement counts, as read before the wait."""
+
+    contract: str
+    kinds: list
+    paused: bool  # the wanted spec.paused
+    changed: bool  # whether this task changes spec.paused
+    since: float  # when the change was written (monotonic), or when the task found it already made
+
+
+class PauseAckRunner(KubernetesModule):
+    def __init__(self, clock=None):
+        super(PauseAckRunner, self).__init__(clock=clock)
+        self.capi = self.target = self.summary = None
+        self.tracker = Tracker()
+
+    def validate(self):
+        params = self.params
+        check_object_names(params, dict(name="subdomain", namespace="label"))
+        if params["wait"] and params["state"] == "paused" and params["quiet_period"] > params["timeout"]:
+            raise ModuleFailure("quiet_period (%s s) is longer than timeout (%s s): the pause could never be "
+                                "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"
+                                % (params["quiet_period"], params["timeout"]))
+
+    def set_paused(self, deadline):
+        """Read the Cluster and set spec.paused (not in check mode); the PauseTarget of the wait."""
+        params = self.params
+        paused = params["state"] == "paused"
+        contract = choose_version(self.capi.served, params["api_version"])
+        cluster = self.capi.get_cluster(params["name"], params["namespace"], contract, deadline)
+        kinds = self.capi.cluster_kinds(contract, deadline) if params["scope"] == "move" else []
+        before = bool(dig(cluster, "spec", "paused"))
+        changed = before != paused
+        self.summary = dict(name=params["name"], namespace=params["namespace"], api_version=cluster.get("apiVersion"),
+                            paused_before=before, paused=before)
+        since = self.clock.monotonic()
+        if changed and not self.ansible.check_mode:
+            self.capi.set_paused(cluster, paused, deadline)
+            since = self.clock.monotonic()
+        if not changed or not self.ansible.check_mode:
+            self.summary["paused"] = paused
+        return PauseTarget(contract=contract, kinds=kinds, paused=paused, changed=changed, since=since)
+
+    def look(self, deadline):
+        """The Cluster and every object in scope, each assessed (reads only)."""
+        params, target = self.params, self.target
+        current = self.capi.get_cluster(params["name"], params["namespace"], target.contract, deadline)
+        objects = self.capi.scope_objects(current, params["scope"], target.contract, target.kinds, deadline)
+        now = self.clock.monotonic()
+        self.tracker.observe(objects, now)
+        items = [assess(obj, target.paused, self.tracker.get(obj), now, params["quiet_period"], target.since)
+                 for obj in objects]
+        return dict(cluster=current, items=items)
+
+    def judge(self, observation, _elapsed):
+        params, target = self.params, self.target
+        current = bool(dig(observation["cluster"], "spec", "paused"))
+        if current != target.paused and not (self.ansible.check_mode and target.changed):
+            return Verdict(FAILED, "spec.paused of Cluster %s/%s was changed back to %s by someone else during "
+                                   "the wait" % (params["namespace"], params["name"], str(current).lower()))
+        return judge(observation["items"])
+
+    def run(self):
+        params = self.params
+        self.validate()
+        deadline = self.started + params["timeout"]
+        self.capi = CapiService(self.connect())
+        self.capi.discover(deadline)
+        self.target = target = self.set_paused(deadline)
+        result = dict(changed=target.changed, diff=dict(before={"spec": {"paused": self.summary["paused_before"]}},
+                                                        after={"spec": {"paused": target.paused}}))
+        if self.ansible.check_mode and target.changed or not params["wait"]:
+            return self.exit(**self.report(result, self.look(deadline)["items"], 1, False))
+        poll = params["poll_interval"]
+        if target.paused and params["quiet_period"] > 0:
+            poll = min(poll, params["quiet_period"] / 2.0)
+        outcome = wait_for(self.look, self.judge, timeout=max(0.0, deadline - self.clock.monotonic()),
+                           poll_interval=poll, clock=self.clock)
+        self.report(result, outcome.observation["items"], outcome.polls, outcome.timed_out)
+        if outcome.succeeded:
+            return self.exit(**result)
+        return self.fail(self.failure_text(outcome), **result)
+
+    def failure_text(self, outcome):
+        params, paused = self.params, self.target.paused
+        what = "set spec.paused=%s" % str(paused).lower() if self.target.changed else \
+            "found spec.paused=%s already" % str(paused).lower()
+        if outcome.timed_out:
+            return ("Cluster %s/%s: this task %s (left as it is), but after %.0f s not every controller has "
+                    "acknowledged the %s: %s" % (params["namespace"], params["name"], what, outcome.elapsed,
+                                                 "pause" if paused else "unpause", outcome.verdict.message))
+        return "Cluster %s/%s: this task %s, then: %s" % (params["namespace"], params["name"], what,
+                                                          outcome.verdict.message)
+
+    def report(self, result, items, polls, timed_out):
+        result.update(
+            cluster=self.summary,
+            acknowledged=all(item["acknowledged"] for item in items),
+            objects=items,
+            blockers=blocker_identities(items),
+            polls=polls,
+            timed_out=timed_out,
+        )
+        return result

@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_registration_audit's decisions, pure functions over plain data (no API access, no clock).
+
+Which Nova servers belong to the cluster, which Kubernetes Node each one became, which servers never
+registered within the timeout (or are in ERROR), and which of those a clean-up may delete: at most
+``max_deletions``, oldest first, never a server that is a Node, never every server of the cluster, and
+nothing at all when no server is a Node (then the Node source is broken, not the servers).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import fnmatch
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import refuse_ambiguous_names
+
+REGISTERED = "registered"
+WAITING = "waiting"
+UNREGISTERED = "unregistered"
+ERROR = "error"
+DELETING = "deleting"
+
+# Statuses of servers that are going away or parked on purpose: never findings, never deleted.
+GONE_STATUSES = frozenset(["DELETED", "SOFT_DELETED", "SHELVED", "SHELVED_OFFLOADED"])
+PROVIDER_PREFIX = "openstack://"
+
+
+def parse_time(text):
+    """An aware UTC datetime from Nova's ``created`` (``2024-05-01T10:00:00Z``, with or without
+    fractions or an offset; a time without an offset is UTC)."""
+    if not text:
+        raise PlanError("a server has no created time")
+    value = str(text).strip()
+    if value.endswith("Z"):
+        value = value[:-1] + "+00:00"
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise PlanError("created time %r is not an ISO 8601 time" % (text,))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+UTC = datetime.timezone.utc
+
+
+def epoch_time(seconds):
+    """An aware UTC datetime from epoch seconds (the module's wall clock)."""
+    return datetime.datetime.fromtimestamp(seconds, UTC)
+
+
+def select_servers(servers, patterns=None, metadata=None):
+    """The servers of the cluster: those whose name or id matches one of ``patterns`` (globs; exact
+    names and ids match themselves) and whose metadata has every key/value of ``metadata``. A criterion
+    not given selects everything; the caller makes sure at least one is given. A plain name that several
+    servers have is refused (ResolveError), as everywhere a ``servers`` option names servers."""
+    refuse_ambiguous_names(servers, patterns or [])
+    chosen = []
+    for server in servers:
+        if patterns:
+            name = server.get("name") or ""
+            if not any(server.get("id") == p or fnmatch.fnmatchcase(name, p) for p in patterns):
+                continue
+        if metadata:
+            have = server.get("metadata") or {}
+            if any(str(have.get(k)) != str(v) or k not in have for k, v in metadata.items()):
+                continue
+        chosen.append(server)
+    return chosen
+
+
+def provider_server_id(provider_id):
+    """The server id of an OpenStack providerID (``openstack:///<id>`` or ``openstack://<region>/<id>``)."""
+    if not provider_id or not str(provider_id).startswith(PROVIDER_PREFIX):
+        return None
+    rest = str(provider_id)[len(PROVIDER_PREFIX):]
+    server_id = rest.rsplit("/", 1)[-1]
+    return server_id or None
+
+
+def match_nodes(servers, nodes):
+    """server id -> (node name, how) for the servers that are a Node: by providerID first, else by name
+    (case-insensitive, as kubelet lowercases the hostname). A Node is matched to one server at most."""
+    by_provider = {}
+    by_name = {}
+    for node in nodes:
+        server_id = provider_server_id(node.get("provider_id"))
+        if server_id:
+            by_provider.setdefault(server_id, node["name"])
+        else:
+            by_name.setdefault((node.get("name") or "").lower(), node["name"])
+    used = set()
+    matched = {}
+    for server in servers:
+        if server["id"] in by_provider:
+            matched[server["id"]] = (by_provider[server["id"]], "providerID")
+            used.add(by_provider[server["id"]])
+    for server in servers:
+        if server["id"] in matched:
+            continue
+        name = by_name.get((server.get("name") or "").lower())
+        if name and name not in used:
+            matched[server["id"]] = (name, "name")
+            used.add(name)
+    return matched
+
+
+def classify(servers, nodes, now, timeout):
+    """One record per server, sorted oldest first: ``id``, ``name``, ``status``, ``created``, ``age``
+    (seconds), ``node`` (name or None), ``matched_by``, ``state`` (registered, waiting, unregistered,
+    error, deleting) and ``reason`` (words)."""
+    matched = match_nodes(servers, nodes)
+    records = []
+    for server in servers:
+        created = parse_time(server.get("created"))
+        age = max(0, int((now - created).total_seconds()))
+        status = (server.get("status") or "").upper()
+        node, how = matched.get(server["id"], (None, None))
+        task = server.get("task_state")
+        if node:
+            state = REGISTERED
+            reason = "registered as Node %s (matched by %s)" % (node, how)
+            if status == "ERROR":
+                reason += "; the server is in ERROR but its Node exists, so it is left alone"
+        elif task == "deleting" or status in GONE_STATUSES:
+            state = DELETING
+            reason = "being deleted (task_state deleting)" if task == "deleting" else "status %s" % status
+        elif status == "ERROR":
+            state = ERROR
+            reason = "server in ERROR and no Node"
+        elif age >= timeout:
+            state = UNREGISTERED
+            reason = "no Node after %s (registration_timeout %s)" % (duration(age), duration(timeout))
+        else:
+            state = WAITING
+            reason = "no Node yet, %s of the %s registration_timeout left" % (
+                duration(timeout - age), duration(timeout))
+        records.append(dict(id=server["id"], name=server.get("name"), status=status, created=server.get("created"),
+                            age=age, node=node, matched_by=how, state=state, reason=reason))
+    records.sort(key=lambda r: (-r["age"], r["name"] or "", r["id"]))
+    return records
+
+
+def cluster_marks(records, metadata_by_id):
+    """The Nova metadata every registered server of the cluster carries with one value (``{key: value}``):
+    what marks a server as this cluster's (CAPO's and most tools' cluster tags)."""
+    registered = [metadata_by_id.get(r["id"]) or {} for r in records if r["state"] == REGISTERED]
+    if not registered:
+        return {}
+    marks = dict(registered[0])
+    for metadata in registered[1:]:
+        marks = dict((k, v) for k, v in marks.items() if k in metadata and str(metadata[k]) == str(v))
+    return marks
+
+
+def foreign_mark(metadata, marks):
+    """``key=value`` of ``metadata`` that contradicts the cluster's ``marks`` (another cluster's tag), or None."""
+    for key in sorted(marks):
+        if key in (metadata or {}) and str(metadata[key]) != str(marks[key]):
+            return "%s=%s" % (key, metadata[key])
+    return None
+
+
+def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None):
+    """(to delete, skipped, refusal) for a clean-up.
+
+    Candidates are the ``unregistered`` and ``error`` records, oldest first. ``refusal`` is a message
+    when nothing may be deleted at all: no Node visible, or no server of the cluster is a Node (every
+    candidate is then more likely a broken Node source than a broken server). Otherwise at most
+    ``max_deletions`` are deleted; the rest are skipped with the reason. A candidate whose Nova metadata
+    contradicts what every registered server of the cluster carries (``metadata_by_id``: server id ->
+    metadata) is another cluster's server matched by a too wide selection: skipped, never deleted.
+    """
+    metadata_by_id = metadata_by_id or {}
+    marks = cluster_marks(records, metadata_by_id)
+    foreign = []
+    candidates = []
+    for record in records:
+        if record["state"] not in (UNREGISTERED, ERROR):
+            continue
+        mark = foreign_mark(metadata_by_id.get(record["id"]), marks)
+        if mark:
+            foreign.append(dict(_brief(record), reason="refused: it carries %s, while every registered server of the "
+                                "cluster carries %s; it belongs to another cluster (narrow servers or use "
+                                "server_metadata)" % (mark, ", ".join("%s=%s" % kv for kv in sorted(marks.items())))))
+        else:
+            candidates.append(record)
+    registered = [r for r in records if r["state"] == REGISTERED]
+    refusal = None
+    if candidates and not nodes_visible:
+        refusal = ("no Kubernetes Node is visible (check the kubernetes options and node_selector); the Node source "
+                   "looks broken, so no server is deleted")
+    elif candidates and not registered:
+        refusal = ("none of the cluster's %d server(s) is a Node (%d Node(s) visible); deleting would remove every "
+                   "server of the cluster, so none is deleted: check the server selection and the Node source"
+                   % (len(records), nodes_visible))
+    if refusal:
+        return [], foreign + [dict(_brief(r), reason="refused: " + refusal) for r in candidates], refusal
+    cap = max(0, int(max_deletions))
+    delete = candidates[:cap]
+    skipped = [dict(_brief(r), reason="max_deletions (%d per run) reached; a later run deletes it" % cap)
+               for r in candidates[cap:]]
+    return delete, foreign + skipped, None
+
+
+def _brief(record):
+    return dict(id=record["id"], name=record["name"], status=record["status"], created=record["created"],
+                age=record["age"], state=record["state"])
+
+
+def counts(records):
+    result = dict((state, 0) for state in (REGISTERED, WAITING, UNREGISTERED, ERROR, DELETING))
+    for record in records:
+        result[record["state"]] += 1
+    result["servers"] = len(records)
+    return result
+
+
+def duration(seconds):
+    """``45m``, ``1h30m``, ``20s``: a short form a person reads at a glance."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return "%ds" % seconds
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return "%dm%s" % (minutes, "%02ds" % sec if sec else "")
+    hours, minutes = divmod(minutes, 60)
+    return "%dh%s" % (hours, "%02dm" % minutes if minutes else "")

@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rollout_guard in mode=direct: replace members managed outside Cluster API, pair by pair, deleting an
+old member only when its new one serves and the pool keeps enough serving members.
+
+Each poll: ``look`` reads the pool's members and the load balancer (no write); ``act`` asks
+``plan.direct_next`` and deletes the old member it releases; ``judge`` turns the action into a verdict.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass, field
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    ModuleFailure,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
+    judge_action,
+    member_rows,
+    pool_view,
+    refuse_pairs,
+    stuck_view,
+)
+
+
+@dataclass
+class DirectProgress:
+    """What the run remembers between polls."""
+
+    min_healthy: object = None
+    not_serving_since: dict = field(default_factory=dict)
+    deleted: set = field(default_factory=set)  # indexes of the pairs whose old member this run deleted
+    gone: set = field(default_factory=set)  # ... and whose old member left the pool since
+    members: list = field(default_factory=list)
+    last: object = None  # the last plan.Action
+
+
+class DirectRollout:
+    def __init__(self, module, log, pairs):
+        self.module = module
+        self.params = module.params
+        self.clock = module.clock
+        self.check_mode = module.ansible.check_mode
+        self.log = log
+        self.pairs = pairs
+        self.progress = DirectProgress(min_healthy=self.params["min_healthy_members"])
+        self.octavia = self.pool = self.lb_id = None
+
+    @property
+    def has_monitor(self):
+        return bool(self.pool.get("healthmonitor_id"))
+
+    # -- one poll: look (reads only), act (writes), judge ------------------------------
+
+    def look(self, deadline):
+        return (self.octavia.list_members(self.pool["id"], deadline),
+                self.octavia.get_loadbalancer(self.lb_id, deadline))
+
+    def act(self, seen, deadline):
+        """Note what left, ask the plan, and delete the old member it releases; returns the action to judge."""
+        members, lb_now = seen
+        progress, pairs = self.progress, self.pairs
+        if progress.min_healthy is None:
+            progress.min_healthy = sum(1 for m in members if plan.serving(m, self.has_monitor)
+                                       and not any(new.matches(m) for _old, new in pairs))
+        self.note_gone(members)
+        action, progress.not_serving_since = plan.direct_next(
+            pairs, members, self.has_monitor, progress.min_healthy, progress.deleted, progress.not_serving_since,
+            self.clock.monotonic(), self.params["member_timeout"])
+        lb_status = lb_now.get("provisioning_status")
+        if lb_status == "ERROR":
+            action = plan.Action(plan.STUCK, state="ERROR", reason="load balancer %s is in provisioning_status "
+                                 "ERROR" % self.lb_id)
+        if action.kind == plan.RELEASE and not self.check_mode:
+            action = self.release(action, lb_status, deadline)
+        progress.last, progress.members = action, members
+        return action
+
+    def judge(self, action, _elapsed):
+        return judge_action(action, self.check_mode)
+
+    def note_gone(self, members):
+        progress = self.progress
+        for index in progress.deleted - progress.gone:
+            old = self.pairs[index][0]
+            if not any(old.matches(m) for m in members):
+                progress.gone.add(index)
+                self.log.members_gone.append(old.text)
+                self.log.record("member_gone", member=old.text)
+
+    # -- the writes --------------------------------------------------------------------
+
+    def release(self, action, lb_status, deadline):
+        """Delete the old member of the released pair once the load balancer accepts it; the action to judge."""
+        if lb_status != "ACTIVE":
+            return plan.Action(plan.WAIT, reason="load balancer to be ACTIVE before deleting %s (is %s)" % (
+                action.member, lb_status))
+        if not self.octavia.delete_members(self.pool["id"], action.targets, deadline):
+            return plan.Action(plan.WAIT, reason="the load balancer to accept the deletion of %s (409)" %
+                               action.member)
+        old = self.pairs[action.pair][0].text
+        self.progress.deleted.add(action.pair)
+        self.log.released.append(old)
+        self.log.record("delete_member", member=old)
+        return plan.Action(plan.WAIT, member=action.member, reason="old member %s to be gone" % old)
+
+    # -- the run -----------------------------------------------------------------------
+
+    def run(self, deadline):
+        params = self.params
+        self.module.connect()
+        self.octavia = OctaviaService(self.module.client)
+        self.pool, self.lb_id = self.octavia.resolve_pool(params["pool"], params["loadbalancer"], deadline)
+        refuse_pairs(plan.pair_problems(self.pairs, self.octavia.list_members(self.pool["id"], deadline)))
+        try:
+            outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
+                               start=self.module.started, act=self.act)
+        except DeadlineExceeded as exc:
+            raise ModuleFailure(str(exc), **self.result())
+        data = self.result()
+        if self.check_mode:
+            data["changed"] = self.progress.last.kind == plan.RELEASE
+            self.module.exit(msg="check mode: next step would be %s" % self.progress.last.kind, **data)
+        if outcome.succeeded:
+            self.module.exit(msg=outcome.verdict.message, **data)
+        action = self.progress.last
+        if outcome.timed_out:
+            self.module.fail("Timed out after %.0f s (timeout %s s) replacing members of pool %s; still waiting "
+                             "for %s" % (outcome.elapsed, params["timeout"], label(self.pool), action.reason), **data)
+        data["stuck"] = stuck_view(action, [])
+        self.module.fail("Replacement stopped on pool %s: %s (member %s, provisioning/operating status %s). Old "
+                         "members not yet replaced are kept. Check: the Octavia worker and amphora of the load "
+                         "balancer; run again once the member serves." % (
+                             label(self.pool), action.reason, action.member, action.state), **data)
+
+    def result(self):
+        progress = self.progress
+        data = self.log.data(changed=bool(self.log.released))
+        data.update(
+            pool=pool_view(self.pool),
+            members=member_rows(progress.members, lambda m: plan.serving(m, self.has_monitor)),
+            serving_members=sum(1 for m in progress.members if plan.serving(m, self.has_monitor)),
+            min_healthy_members=progress.min_healthy,
+            plan=progress.last.to_dict() if progress.last else None)
+        return data

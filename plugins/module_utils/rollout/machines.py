@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Control-plane Machines and the KubeadmControlPlane as the rollout plan sees them (pure).
+
+Which Machines are old (to be replaced), in this order:
+
+1. the Machine's ``UpToDate`` condition (Cluster API v1.9+: ``status.conditions`` of v1beta2 objects,
+   ``status.v1beta2.conditions`` of v1beta1 ones) when it has one;
+2. the control plane's rollout time (v1beta1 ``spec.rolloutAfter``, v1beta2 ``spec.rollout.after``) when
+   it has passed: a Machine created before it is old, as KubeadmControlPlane decides;
+3. a Kubernetes version different from the control plane's;
+4. otherwise a Machine present when the run began is old while the control plane reports fewer
+   up-to-date replicas than replicas (a rollout someone else started); Machines that appear later are new.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
+
+ROLLOUT_AFTER_PATHS = (("spec", "rolloutAfter"), ("spec", "rollout", "after"))
+
+
+def parse_time(text):
+    """An RFC 3339 time (as Kubernetes writes it) as an aware datetime, or None."""
+    if not text:
+        return None
+    text = str(text).strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    if "." in text:  # fractional seconds: drop them (Kubernetes timestamps are whole seconds)
+        head, _dot, tail = text.partition(".")
+        zone = ""
+        for sign in ("+", "-"):
+            if sign in tail:
+                zone = sign + tail.split(sign, 1)[1]
+        text = head + zone
+    try:
+        return datetime.datetime.strptime(text.replace(":", ""), "%Y-%m-%dT%H%M%S%z")
+    except ValueError:
+        return None
+
+
+def format_time(moment):
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rollout_after(kcp):
+    for path in ROLLOUT_AFTER_PATHS:
+        value = dig(kcp or {}, *path)
+        if value:
+            return value
+    return None
+
+
+def rollout_after_patch(kcp, moment):
+    """The merge patch that asks the control plane to roll every Machine created before ``moment``."""
+    text = format_time(moment)
+    if str((kcp or {}).get("apiVersion", "")).endswith("/v1beta2"):
+        return {"spec": {"rollout": {"after": text}}}
+    return {"spec": {"rolloutAfter": text}}
+
+
+def kcp_replicas(kcp):
+    value = dig(kcp or {}, "spec", "replicas")
+    return int(value) if value is not None else None
+
+
+def kcp_all_up_to_date(kcp):
+    """Whether the control plane says every Machine is up to date (False when it does not say)."""
+    status = (kcp or {}).get("status") or {}
+    replicas = status.get("replicas")
+    up_to_date = status.get("upToDateReplicas")
+    if up_to_date is None:
+        up_to_date = status.get("updatedReplicas")
+    if up_to_date is None:
+        up_to_date = dig(status, "deprecated", "v1beta1", "updatedReplicas")
+    if replicas is None or up_to_date is None:
+        return False
+    return up_to_date >= replicas and replicas == kcp_replicas(kcp)
+
+
+def up_to_date_condition(machine):
+    status = machine.get("status") or {}
+    if str(machine.get("apiVersion", "")).endswith("/v1beta2"):
+        conditions = status.get("conditions") or []
+    else:
+        conditions = dig(status, "v1beta2", "conditions") or []
+    for condition in conditions:
+        if isinstance(condition, dict) and condition.get("type") == "UpToDate":
+            return condition.get("status") == "True"
+    return None
+
+
+def machine_data(machine, kcp, baseline, now, started_after=None):
+    """A Machine as the plan wants it.  ``baseline``: names present when the run began; ``started_after``:
+    the rollout time this run set (before the control plane shows it)."""
+    metadata = machine.get("metadata") or {}
+    name = metadata.get("name")
+    created = parse_time(metadata.get("creationTimestamp"))
+    up_to_date = up_to_date_condition(machine)
+    why = "UpToDate condition"
+    if up_to_date is None:
+        after = parse_time(rollout_after(kcp)) or started_after
+        if started_after is not None and after is not None and started_after > after:
+            after = started_after
+        if after is not None and after <= now and created is not None:
+            up_to_date = created >= after
+            why = "created %s the rollout time" % ("after" if up_to_date else "before")
+    if up_to_date is None:
+        version, wanted = dig(machine, "spec", "version"), dig(kcp or {}, "spec", "version")
+        if version and wanted and version != wanted:
+            up_to_date, why = False, "version %s, control plane wants %s" % (version, wanted)
+    if up_to_date is None:
+        up_to_date = name not in baseline or kcp_all_up_to_date(kcp)
+        why = "present before the run" if not up_to_date else "control plane up to date"
+    addresses = [a.get("address") for a in dig(machine, "status", "addresses") or []
+                 if isinstance(a, dict) and a.get("address")]
+    return {
+        "name": name,
+        "created": metadata.get("creationTimestamp") or "",
+        "deleting": bool(metadata.get("deletionTimestamp")),
+        "hooks": sorted((metadata.get("annotations") or {}).keys()),
+        "addresses": addresses,
+        "node_name": dig(machine, "status", "nodeRef", "name"),
+        "up_to_date": bool(up_to_date),
+        "up_to_date_reason": why,
+    }

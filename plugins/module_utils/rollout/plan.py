@@ -1,0 +1,357 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure decisions of a guarded control-plane rollout: no API access, plain data in and out.
+
+A ``Snapshot`` is one observation: the control-plane Machines (name, created, deleting, deletion hooks,
+addresses, up to date or not), the pool's members (Octavia's fields), whether the pool has a health
+monitor, and what this run remembers (the Machines it released, when each new member was first seen
+not serving).  ``next_action`` returns the next ``Action``:
+
+- ``hold``: put the deletion hook on these old Machines (all at once: holding is always safe);
+- ``release``: remove the hook from this one old Machine (KCP already chose it for deletion), because
+  a replacement of its own serves and the pool keeps ``min_healthy`` serving members without it;
+- ``wait``: nothing to do yet (``reason`` says what for);
+- ``done`` (``FINISHED``): no old Machine left, nothing being deleted, every new member serving, no hook of ours left;
+- ``stuck``: a member is in ERROR, or did not get where it should within ``member_timeout``.
+
+Serving means provisioning_status ACTIVE and operating_status ONLINE with a health monitor, NO_MONITOR
+without one (what lb_member_wait calls HEALTHY).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import PRE_DRAIN_HOOK_PREFIX
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import normalize_address
+
+DEFAULT_HOOK_NAME = "flightcontrol-rollout"
+
+HOLD = "hold"
+RELEASE = "release"
+WAIT = "wait"
+FINISHED = "done"
+STUCK = "stuck"
+
+
+def hook_key(hook_name):
+    return PRE_DRAIN_HOOK_PREFIX + hook_name
+
+
+def serving(member, has_monitor):
+    """ACTIVE and healthy for this pool."""
+    if member is None or member.get("provisioning_status") != "ACTIVE":
+        return False
+    return member.get("operating_status") == ("ONLINE" if has_monitor else "NO_MONITOR")
+
+
+def member_state(member):
+    if member is None:
+        return "absent"
+    return "%s/%s" % (member.get("provisioning_status"), member.get("operating_status"))
+
+
+class Action:
+    def __init__(self, kind, machines=(), member=None, state=None, since=None, reason=""):
+        self.kind = kind
+        self.machines = tuple(machines)
+        self.member = member
+        self.state = state
+        self.since = since
+        self.reason = reason
+
+    @property
+    def machine(self):
+        return self.machines[0] if self.machines else None
+
+    def to_dict(self):
+        return {"action": self.kind, "machines": list(self.machines), "member": self.member, "state": self.state,
+                "since": self.since, "reason": self.reason}
+
+    def __repr__(self):
+        return "Action(%s, %r, %r)" % (self.kind, self.machines, self.reason)
+
+
+class Snapshot:
+    """One observation plus what the run remembers.
+
+    ``machines``: dicts with name, created (sortable), deleting, hooks (annotation keys), addresses,
+    up_to_date.  ``members``: Octavia member dicts.  ``member_prefix``: CAPO names a member
+    ``<pool name>-<machine>`` (pool ``<lb>-<port>``), so ``"<pool name>-"``; members are also matched by
+    address.  ``released``: Machines this run released.  ``not_serving_since``: member key -> time
+    first seen not serving (see ``track``).  ``replicas``: the control plane's desired size.
+    """
+
+    def __init__(self, machines, members, has_monitor, min_healthy, hook_name=DEFAULT_HOOK_NAME,
+                 member_prefix=None, released=(), not_serving_since=None, now=0.0, member_timeout=600.0,
+                 replicas=None, lb_status="ACTIVE"):
+        self.machines = sorted(machines, key=lambda m: (m.get("created") or "", m["name"]))
+        self.members = list(members)
+        self.has_monitor = has_monitor
+        self.min_healthy = min_healthy
+        self.hook = hook_key(hook_name)
+        self.member_prefix = member_prefix
+        self.released = set(released)
+        self.not_serving_since = dict(not_serving_since or {})
+        self.now = now
+        self.member_timeout = member_timeout
+        self.replicas = replicas
+        self.lb_status = lb_status
+
+    def member_of(self, machine):
+        """The pool member of a Machine: by CAPO's name, else by address."""
+        if self.member_prefix:
+            wanted = self.member_prefix + machine["name"]
+            for member in self.members:
+                if member.get("name") == wanted:
+                    return member
+        addresses = set(normalize_address(a) for a in machine.get("addresses") or [])
+        for member in self.members:
+            if normalize_address(member.get("address")) in addresses:
+                return member
+        return None
+
+    def held(self, machine):
+        return self.hook in (machine.get("hooks") or ())
+
+    def old(self):
+        return [m for m in self.machines if not m.get("up_to_date")]
+
+    def new(self):
+        return [m for m in self.machines if m.get("up_to_date")]
+
+    def serving(self, member):
+        return serving(member, self.has_monitor)
+
+
+def member_key(member):
+    return member.get("id") or member.get("name") or "%s:%s" % (member.get("address"), member.get("protocol_port"))
+
+
+def track(snapshot):
+    """``not_serving_since`` updated for this observation: members of new Machines that do not serve
+    (and members of released Machines still there) keep their first-seen time; new Machines without a
+    member are tracked under ``machine:<name>``; the rest are dropped."""
+    since = {}
+    for machine in snapshot.machines:
+        member = snapshot.member_of(machine)
+        if machine.get("up_to_date") and not machine.get("deleting"):
+            if member is None:
+                key = "machine:" + machine["name"]
+            elif not snapshot.serving(member):
+                key = member_key(member)
+            else:
+                continue
+        elif machine["name"] in snapshot.released and member is not None:
+            key = member_key(member)
+        else:
+            continue
+        since[key] = snapshot.not_serving_since.get(key, snapshot.now)
+    return since
+
+
+def _stuck(snapshot, machine, member, why, since):
+    return Action(STUCK, [machine["name"]], member=member.get("name") if member else None,
+                  state=member_state(member), since=since, reason=why)
+
+
+def _problems(snapshot):
+    """A stuck action for the first member in ERROR or past member_timeout, else None."""
+    if snapshot.lb_status == "ERROR":
+        return Action(STUCK, reason="the load balancer is in provisioning_status ERROR", state="ERROR")
+    for machine in snapshot.machines:
+        member = snapshot.member_of(machine)
+        watched = machine.get("up_to_date") and not machine.get("deleting")
+        released = machine["name"] in snapshot.released
+        if not watched and not released:
+            continue
+        if member is not None and member.get("provisioning_status") == "ERROR":
+            return _stuck(snapshot, machine, member, "member is in provisioning_status ERROR", snapshot.now)
+        key = ("machine:" + machine["name"]) if member is None else member_key(member)
+        if key not in snapshot.not_serving_since or (watched and member is not None and snapshot.serving(member)):
+            continue
+        since = snapshot.not_serving_since[key]
+        if snapshot.now - since >= snapshot.member_timeout:
+            if released:
+                why = "member of the released Machine is still in the pool after %.0f s" % (snapshot.now - since)
+            elif member is None:
+                why = "the new Machine has no pool member after %.0f s" % (snapshot.now - since)
+            else:
+                why = "new member not ACTIVE and healthy after %.0f s" % (snapshot.now - since)
+            return _stuck(snapshot, machine, member, why, since)
+    return None
+
+
+def next_action(snapshot):
+    """The next action for one observation (see the module docstring)."""
+    problem = _problems(snapshot)
+    if problem is not None:
+        return problem
+    old = snapshot.old()
+    new = snapshot.new()
+    # 1. Hold every old Machine that can still be held (its member is still in the pool).
+    to_hold = [m["name"] for m in old if not snapshot.held(m) and m["name"] not in snapshot.released
+               and not (m.get("deleting") and snapshot.member_of(m) is None)]
+    if to_hold:
+        return Action(HOLD, to_hold, reason="old control-plane Machines not held yet")
+    # 2. One release at a time: a released Machine must be gone (member and Machine) first.
+    for machine in snapshot.machines:
+        if machine["name"] in snapshot.released:
+            member = snapshot.member_of(machine)
+            if member is not None:
+                why = "member %s of released Machine %s to be gone" % (member.get("name"), machine["name"])
+                return Action(WAIT, [machine["name"]], member=member.get("name"), state=member_state(member),
+                              reason=why)
+            return Action(WAIT, [machine["name"]], reason="released Machine %s to be gone" % machine["name"])
+    # Machines being deleted that we do not hold (deleted before we could, or not ours): wait for them.
+    for machine in snapshot.machines:
+        if machine.get("deleting") and not snapshot.held(machine):
+            return Action(WAIT, [machine["name"]], reason="Machine %s, deleted without our hook, to be gone"
+                          % machine["name"])
+    victims = [m for m in old if m.get("deleting")]
+    if not victims:
+        waiting_new = [m["name"] for m in new if not snapshot.serving(snapshot.member_of(m))]
+        if old:
+            why = "the control plane to create a replacement and pick the next old Machine (%d old left)" % len(old)
+            if waiting_new:
+                why = "the member of new Machine %s to serve" % ", ".join(waiting_new)
+            return Action(WAIT, [m["name"] for m in old], reason=why)
+        if waiting_new:
+            return Action(WAIT, waiting_new, reason="the member of new Machine %s to serve" % ", ".join(waiting_new))
+        ours = [m["name"] for m in snapshot.machines if snapshot.held(m)]
+        if ours:  # new Machines carrying our hook (a previous run held them): take it off
+            return Action(RELEASE, ours, reason="hook left on up-to-date Machines")
+        if snapshot.replicas is not None and len(snapshot.machines) < snapshot.replicas:
+            return Action(WAIT, reason="the control plane to reach %d Machines (has %d)" % (
+                snapshot.replicas, len(snapshot.machines)))
+        return Action(FINISHED, reason="%d up-to-date Machine(s), every member serving" % len(new))
+    victim = victims[0]
+    replacement = can_release(snapshot, victim)
+    if replacement is not True:
+        return Action(WAIT, [victim["name"]], reason=replacement)
+    return Action(RELEASE, [victim["name"]], reason="its replacement serves and the pool keeps %d serving member(s)"
+                  % snapshot.min_healthy)
+
+
+def can_release(snapshot, victim):
+    """True when ``victim`` (an old Machine being deleted) may go, else why not."""
+    old = snapshot.old()
+    new_serving = [m for m in snapshot.new() if not m.get("deleting") and snapshot.serving(snapshot.member_of(m))]
+    replicas = snapshot.replicas if snapshot.replicas is not None else len(snapshot.machines) - 1
+    # Old Machines already replaced and gone each took one serving new Machine; this one needs its own.
+    needed = max(1, replicas - len(old) + 1)
+    if len(new_serving) < needed:
+        return "a serving replacement for %s (%d new Machine(s) serving, %d needed)" % (
+            victim["name"], len(new_serving), needed)
+    leaving = set()
+    for machine in snapshot.machines:
+        if machine.get("deleting"):
+            member = snapshot.member_of(machine)
+            if member is not None:
+                leaving.add(member_key(member))
+    remaining = [m for m in snapshot.members if snapshot.serving(m) and member_key(m) not in leaving]
+    if len(remaining) < snapshot.min_healthy:
+        return "the pool to keep %d serving member(s) without %s (would have %d)" % (
+            snapshot.min_healthy, victim["name"], len(remaining))
+    return True
+
+
+# -- direct mode: members managed outside Cluster API ------------------------------------------
+
+
+def direct_next(pairs, members, has_monitor, min_healthy, deleted=(), not_serving_since=None, now=0.0,
+                member_timeout=600.0):
+    """The next step of ``replace: [{old, new}]``.  ``pairs``: (old selector, new selector) objects with
+    ``matches(member)``; ``deleted``: indexes of pairs whose old member this run deleted.
+    Returns (Action, not_serving_since)."""
+    since_in = dict(not_serving_since or {})
+    since = {}
+    deleted = set(deleted)
+    for index, (old_sel, new_sel) in enumerate(pairs):
+        olds = [m for m in members if old_sel.matches(m)]
+        news = [m for m in members if new_sel.matches(m)]
+        key = "pair:%d" % index
+        if index in deleted:
+            if olds:
+                if any(m.get("provisioning_status") == "ERROR" for m in olds):
+                    return Action(STUCK, member=olds[0].get("name"), state=member_state(olds[0]), since=now,
+                                  reason="old member %s is in ERROR after its deletion" % old_sel.text), since
+                since[key] = since_in.get(key, now)
+                if now - since[key] >= member_timeout:
+                    return Action(STUCK, member=olds[0].get("name"), state=member_state(olds[0]), since=since[key],
+                                  reason="old member %s is still in the pool after %.0f s" % (
+                                      old_sel.text, now - since[key])), since
+                return Action(WAIT, member=olds[0].get("name"), state=member_state(olds[0]),
+                              reason="old member %s to be gone" % old_sel.text), since
+            continue
+        if not olds:
+            continue  # already replaced (a previous run) or never there
+        new = news[0] if news else None
+        if new is not None and new.get("provisioning_status") == "ERROR":
+            return Action(STUCK, member=new.get("name"), state=member_state(new), since=now,
+                          reason="new member %s is in provisioning_status ERROR" % new_sel.text), since
+        if not serving(new, has_monitor):
+            since[key] = since_in.get(key, now)
+            if now - since[key] >= member_timeout:
+                return Action(STUCK, member=new.get("name") if new else new_sel.text, state=member_state(new),
+                              since=since[key], reason="new member %s not ACTIVE and healthy after %.0f s" % (
+                                  new_sel.text, now - since[key])), since
+            return Action(WAIT, member=new.get("name") if new else new_sel.text, state=member_state(new),
+                          reason="new member %s to be ACTIVE and healthy" % new_sel.text), since
+        old_keys = set(member_key(m) for m in olds)
+        remaining = [m for m in members if serving(m, has_monitor) and member_key(m) not in old_keys]
+        if len(remaining) < min_healthy:
+            return Action(WAIT, member=olds[0].get("name"), state=member_state(olds[0]),
+                          reason="the pool to keep %d serving member(s) without %s (would have %d)" % (
+                              min_healthy, old_sel.text, len(remaining))), since
+        action = Action(RELEASE, member=olds[0].get("name"), state=member_state(olds[0]),
+                        reason="delete old member %s: %s serves" % (old_sel.text, new_sel.text))
+        action.pair = index
+        action.targets = olds
+        return action, since
+    return Action(FINISHED, reason="every old member replaced"), since
+
+
+def _same_member(first, second):
+    """Whether two selectors can name the same member before any member is seen (same id, same name, or the
+    same address where a missing port matches every port)."""
+    if first.kind != second.kind or first.value != second.value:
+        return False
+    return first.kind != "address" or first.port is None or second.port is None or first.port == second.port
+
+
+def pair_problems(pairs, members=None):
+    """Why the ``replace`` pairs cannot be run, as a list of sentences (empty when fine).
+
+    A member replaced by itself, named old twice, or both a replacement and replaced (a new member that is
+    another pair's old one) would be deleted while it is the one that serves. Without ``members`` the
+    selectors are compared; with the pool's members, the members they match are (a name and an address
+    naming one member are caught then)."""
+    def matched(selector):
+        if members is None:
+            return None
+        return set(member_key(m) for m in members if selector.matches(m))
+
+    def same(first, second):
+        if members is None:
+            return _same_member(first, second)
+        return bool(matched(first) & matched(second))
+
+    problems = []
+    for index, (old, new) in enumerate(pairs):
+        if same(old, new):
+            problems.append("replace[%d]: old %s and new %s are the same member; it would be deleted as its own "
+                            "replacement" % (index, old.text, new.text))
+        for other in range(index + 1, len(pairs)):
+            other_old, other_new = pairs[other]
+            if same(old, other_old):
+                problems.append("replace[%d] and replace[%d] both replace %s" % (index, other, old.text))
+            if same(new, other_new):
+                problems.append("replace[%d] and replace[%d] both wait for %s as their replacement" % (
+                    index, other, new.text))
+        for other, (other_old, _other_new) in enumerate(pairs):
+            if other != index and same(new, other_old):
+                problems.append("replace[%d]: new %s is the old member of replace[%d]; a replacement that is "
+                                "itself replaced leaves the pool short" % (index, new.text, other))
+    return problems

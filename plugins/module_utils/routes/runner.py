@@ -1,0 +1,275 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of route_audit: the nodes (the ``nodes`` option or the Kubernetes API), the router as
+Neutron has it (a constant number of requests), the audit (``routes.plan``) and, with state=repaired, the
+repair (``routes.repair``). The module file gives the argument spec."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+from dataclasses import dataclass
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+    OpenStackKubernetesModule,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.repair import (
+    RepairInput,
+    RouteRepair,
+)
+
+NEUTRON_DEFAULT_MAX_ROUTES = 30
+ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distributed",
+                 "network:ha_router_replicated_interface", "network:router_centralized_snat",
+                 "network:router_gateway")
+
+
+@dataclass
+class RouterView:
+    """The router and what surrounds it, as read once before the audit."""
+
+    router: dict
+    aliases: set
+    subnets: list
+    router_ips: set
+    ports: list
+    limit: object
+    limit_source: str
+
+    @property
+    def label(self):
+        return self.router.get("name") or self.router["id"]
+
+    @property
+    def networks(self):
+        return [ipaddress.ip_network(s["cidr"], strict=False) for s in self.subnets]
+
+    def reachable(self, address):
+        """Whether the router can use ``address`` as a nexthop: on one of its subnets, not its own."""
+        return address not in self.router_ips and any(address in n for n in self.networks)
+
+
+@dataclass
+class Audited:
+    """The audit's input and first findings: where the nodes came from, the checked nodes and cluster CIDRs,
+    each node's port as first read, and the findings before any repair."""
+
+    source: str
+    nodes: list
+    cidrs: list
+    node_ports: dict
+    findings: list = None
+
+
+def explicit_nodes(params):
+    return [{"name": node.get("name"), "pod_cidrs": node.get("pod_cidr"), "address": node.get("address")}
+            for node in params["nodes"]]
+
+
+class RouteAuditRunner(OpenStackKubernetesModule):
+    # -- input -------------------------------------------------------------------------
+
+    def validate(self):
+        params = self.params
+        cidrs = route_plan.normalize_cluster_cidrs(params["cluster_cidr"])
+        if params["nodes"] is not None:  # the explicit list is checked before anything is read
+            route_plan.normalize_nodes(explicit_nodes(params), cidrs)
+        return cidrs
+
+    def load_nodes(self, cidrs, deadline):
+        """(source name, checked nodes). ``nodes`` given (even empty): that list; omitted: the Kubernetes API,
+        where a Node without a pod CIDR yet (it just joined) needs no route and is left out."""
+        if self.params["nodes"] is not None:
+            source, raw = "nodes", explicit_nodes(self.params)
+        else:
+            records = list_nodes(self.connect_kubernetes(), deadline, label_selector=self.params.get("node_selector"))
+            source, raw = "kubernetes", [record for record in records if record["pod_cidrs"]]
+        return source, route_plan.normalize_nodes(raw, cidrs, source=source)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def read(self, api, deadline):
+        ref = self.params["router"]
+        router = api.find_router(ref, deadline, is_id=is_uuid(ref))
+        aliases = api.extension_aliases(deadline)
+        router_ports = api.router_ports(router["id"], deadline)
+        subnet_ids = set(ip["subnet_id"] for p in router_ports for ip in p.get("fixed_ips") or [])
+        subnets = api.subnets(subnet_ids, deadline)
+        network_ids = set(s["network_id"] for s in subnets) | set(p["network_id"] for p in router_ports)
+        ports = api.network_ports(network_ids, deadline) if self.params["check_address_pairs"] else []
+        limit, source = self.params["route_limit"], "route_limit"
+        if limit is None:
+            quota = api.route_quota(router.get("project_id") or router.get("tenant_id"), deadline)
+            if quota is not None:
+                limit, source = (None if quota < 0 else quota), "quota router_route"
+            else:
+                limit, source = NEUTRON_DEFAULT_MAX_ROUTES, "Neutron default max_routes"
+        router_ips = set(ipaddress.ip_address(ip["ip_address"]) for p in router_ports for ip in p.get("fixed_ips") or [])
+        return RouterView(router=router, aliases=aliases, subnets=subnets, router_ips=router_ips, ports=ports,
+                          limit=limit, limit_source=source)
+
+    @staticmethod
+    def match_ports(nodes, ports):
+        by_address = {}
+        for port in ports:
+            if port.get("device_owner") in ROUTER_OWNERS:
+                continue
+            for ip in port.get("fixed_ips") or []:
+                by_address.setdefault(ipaddress.ip_address(ip["ip_address"]), port)
+        result = {}
+        for node in nodes:
+            result[node["name"]] = next((by_address[a] for a in node["addresses"] if a in by_address), None)
+        return result
+
+    # -- run ---------------------------------------------------------------------------
+
+    def run(self):
+        cidrs = self.validate()
+        params = self.params
+        deadline = self.started + params["timeout"]
+        source, nodes = self.load_nodes(cidrs, deadline)
+        self.connect()
+        api = RouterService(self.client)
+        view = self.read(api, deadline)
+        scope_problem = route_plan.cidr_scope_problem(cidrs, view.networks)
+        if scope_problem:
+            raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
+        node_ports = self.match_ports(nodes, view.ports) if params["check_address_pairs"] else {}
+        audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports)
+        audited.findings = self.audit(view.router.get("routes") or [], node_ports, view, audited)
+        result = self.first_result(view, audited)
+        self.warn_portless(nodes, node_ports)
+        if params["state"] != "repaired":
+            self.add_outcome(result, view, audited, audited.findings, view.router.get("routes") or [], node_ports)
+            return self.conclude(result, None, audited.findings)
+        self.refuse_removals(result, view, audited)
+        repair = RouteRepair(api, RepairInput(
+            router=view.router, nodes=nodes, cidrs=cidrs, node_ports=node_ports, findings=audited.findings,
+            limit=view.limit, atomic="extraroute-atomic" in view.aliases,
+            if_match="revision-if-match" in view.aliases), params["check_address_pairs"], params["max_changes"],
+            self.ansible.check_mode, deadline, result)
+        final_routes, final_ports = repair.run()
+        remaining = self.audit(final_routes, final_ports, view, audited)
+        self.add_outcome(result, view, audited, remaining, final_routes, final_ports)
+        return self.conclude(result, repair.state, remaining)
+
+    def audit(self, routes, node_ports, view, audited):
+        findings = route_plan.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable)
+        if self.params["check_address_pairs"]:
+            findings += route_plan.pair_findings(audited.nodes, node_ports)
+        _info, limit_finding = route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit,
+                                                     view.limit_source, self.params["limit_warning_ratio"])
+        if limit_finding:
+            findings.append(limit_finding)
+        return findings
+
+    def warn_portless(self, nodes, node_ports):
+        if not self.params["check_address_pairs"]:
+            return
+        for node in nodes:
+            if node_ports.get(node["name"]) is None:
+                self.ansible.warn("node %s: no port with address %s on the router's networks, so its address "
+                                  "pairs were not checked" % (node["name"], ", ".join(map(str, node["addresses"]))))
+
+    def refuse_removals(self, result, view, audited):
+        """Fail before any write when the repair would remove too many of the routes there are."""
+        before, findings = view.router.get("routes") or [], audited.findings
+        cluster, _foreign = route_plan.split_routes(before, audited.cidrs)
+        refusal = route_plan.removal_refusal(findings, cluster, len(audited.nodes), audited.source,
+                                             self.params["max_removal_share"])
+        if not refusal:
+            return
+        result.update(remaining=findings, healthy=not any(f["severity"] == route_plan.ERROR for f in findings),
+                      changed=False, routes=self.route_counts(before, before, audited),
+                      limit=self.limit_view(before, view, audited))
+        raise ModuleFailure("router %s: %s" % (view.label, refusal), **result)
+
+    # -- the result --------------------------------------------------------------------
+
+    @staticmethod
+    def first_result(view, audited):
+        router, node_ports = view.router, audited.node_ports
+        return dict(
+            node_source=audited.source,
+            router=dict(id=router["id"], name=router.get("name"), atomic="extraroute-atomic" in view.aliases,
+                        subnets=sorted(s["cidr"] for s in view.subnets)),
+            nodes=[dict(name=n["name"], pod_cidrs=[str(c) for c in n["pod_cidrs"]],
+                        addresses=[str(a) for a in n["addresses"]],
+                        port=(node_ports.get(n["name"]) or {}).get("id"),
+                        port_security=(node_ports.get(n["name"]) or {}).get("port_security_enabled"))
+                   for n in audited.nodes],
+            findings=audited.findings, counts=route_plan.count_kinds(audited.findings), changes=[], pending=[],
+            stopped_by=None, conflicts=[],
+        )
+
+    @staticmethod
+    def route_counts(before, final, audited):
+        cluster, foreign = route_plan.split_routes(before, audited.cidrs)
+        return dict(total=len(before), cluster=len(cluster), foreign=len(foreign),
+                    needed=len(route_plan.needed_routes(audited.nodes)), total_after=len(final))
+
+    def limit_view(self, routes, view, audited):
+        return route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
+                                     self.params["limit_warning_ratio"])[0]
+
+    def add_outcome(self, result, view, audited, remaining, final_routes, final_ports):
+        before = view.router.get("routes") or []
+        repair = self.params["state"] == "repaired"
+        now = audited.findings if self.ansible.check_mode or not repair else remaining
+        result.update(
+            remaining=remaining,
+            healthy=not any(f["severity"] == route_plan.ERROR for f in now),
+            routes=self.route_counts(before, final_routes, audited),
+            limit=self.limit_view(before, view, audited),
+            changed=any(c["status"] in ("done", "planned") for c in result["changes"]),
+        )
+        if self.ansible._diff:
+            result["diff"] = dict(before=self.diff_view(before, audited.nodes, audited.node_ports),
+                                  after=self.diff_view(final_routes, audited.nodes, final_ports))
+
+    @staticmethod
+    def diff_view(routes, nodes, node_ports):
+        view = dict(routes=sorted(route_plan.route_text(r) for r in routes))
+        pairs = {}
+        for node in nodes:
+            port = node_ports.get(node["name"])
+            if port:
+                pairs[node["name"]] = sorted(p.get("ip_address") for p in port.get("allowed_address_pairs") or [])
+        if pairs:
+            view["address_pairs"] = pairs
+        return view
+
+    def conclude(self, result, repair_state, remaining):
+        """Exit, or fail naming what was refused, where the repair stopped, or the findings (fail_on_findings)."""
+        problems = []
+        if repair_state is not None and repair_state.rejected:
+            problems.append("Neutron refused %d change(s) on router %s: %s; the other changes were made and those "
+                            "destinations keep the routes they had" % (
+                                len(repair_state.rejected), result["router"]["name"] or result["router"]["id"],
+                                "; ".join("%s %s -> %s: %s" % (c["action"], c["destination"], c["nexthop"], c["error"])
+                                          for c in repair_state.rejected)))
+        if result["stopped_by"] == "max_changes":
+            problems.append("stopped after %d change(s) (max_changes %d) with %d more needed (see pending); run "
+                            "again or raise max_changes" % (
+                                sum(1 for c in result["changes"] if c["status"] in ("done", "planned")),
+                                self.params["max_changes"], len(result["pending"])))
+        elif result["stopped_by"] == "limit":
+            limit_error = repair_state.limit_error if repair_state is not None else None
+            limit_msgs = [f["message"] for f in remaining if f["kind"] == "limit" and f["severity"] == route_plan.ERROR]
+            problems.append("the router's route limit leaves no room for %d route(s) the cluster needs%s" % (
+                len(result["pending"]),
+                ": " + (limit_error or "; ".join(limit_msgs)) if (limit_error or limit_msgs) else ""))
+        if self.params["fail_on_findings"] and remaining:
+            problems.append("%d finding(s) %s: %s" % (
+                len(remaining), "remain after the repair" if self.params["state"] == "repaired" else "found",
+                "; ".join("%s: %s" % (f["kind"], f["message"]) for f in remaining)))
+        if problems:
+            raise ModuleFailure("; ".join(problems), **result)
+        self.exit(**result)

@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+import requests
+from keystoneauth1 import exceptions as ksa_exceptions
+from openstack import exceptions as sdk_exceptions
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import connection as osc
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import http, sdk
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+
+
+def http_response(status, headers=None):
+    response = requests.Response()
+    response.status_code = status
+    response.headers.update(headers or {})
+    response.url = "http://127.0.0.1:9876/v2.0/lbaas/pools/x/members"
+    return response
+
+
+def test_describe_fault_reads_status_and_retry_after_from_sdk_errors():
+    fault = http.describe_fault(sdk_exceptions.HttpException(response=http_response(429, {"Retry-After": "3"})))
+    assert (fault.status, fault.retry_after, fault.connection_error) == (429, 3.0, False)
+    assert "HTTP 429" in fault.description and "Retry-After 3.0" in fault.description
+    fault = http.describe_fault(sdk_exceptions.NotFoundException(response=http_response(404)))
+    assert fault.status == 404 and fault.retry_after is None
+
+
+def test_describe_fault_for_keystoneauth_and_connection_errors():
+    fault = http.describe_fault(ksa_exceptions.ServiceUnavailable(http_status=503))
+    assert fault.status == 503
+    assert http.describe_fault(ksa_exceptions.ConnectFailure("refused")).connection_error
+    assert http.describe_fault(requests.exceptions.ConnectionError("reset")).connection_error
+    assert http.describe_fault(ksa_exceptions.SSLError("bad cert")) is None, "TLS errors are not transient"
+    assert http.describe_fault(KeyError("x")) is None
+
+
+def test_request_guard_caps_timeouts_at_the_deadline_and_counts():
+    clock = FakeClock(start=100.0)
+    guard = osc.RequestGuard(clock)
+    sent = []
+
+    class Adapter:
+        def send(self, request, **kwargs):
+            sent.append(kwargs.get("timeout"))
+            return "response"
+
+    session = requests.Session()
+    adapter = Adapter()
+    session.adapters = {"http://": adapter, "https://": adapter}
+    guard.attach(session)
+    request = requests.Request("GET", "http://x").prepare()
+    assert adapter.send(request, timeout=30) == "response"
+    guard.deadline = 110.0
+    adapter.send(request, timeout=30)
+    adapter.send(request, timeout=None)
+    adapter.send(request, timeout=(5, 60))
+    clock.now = 120.0  # past the deadline: the last request still gets a moment
+    adapter.send(request, timeout=30)
+    assert sent == [30, 10.0, 10.0, (5, 10.0), osc.LAST_REQUEST_TIMEOUT]
+    assert guard.total == 5
+
+
+def test_cloud_dict_conflicts_and_secrets():
+    params = dict(cloud={"auth": {"auth_url": "https://keystone", "password": "s3cret",
+                                  "application_credential_secret": "acs"}, "region_name": "r1"},
+                  auth=None, auth_type=None, region_name=None, validate_certs=None, ca_cert=None,
+                  client_cert=None, client_key=None, api_timeout=None)
+    assert osc.cloud_dict_problem(params) is None
+    assert osc.secret_values(params["cloud"]) == {"s3cret", "acs"}
+    clash = dict(params, region_name="r2", auth={"password": "x"})
+    problem = osc.cloud_dict_problem(clash)
+    assert "auth, region_name would be ignored" in problem
+    assert osc.cloud_dict_problem(dict(clash, cloud="production")) is None
+    assert osc.secret_values("production") == set()
+
+
+@pytest.mark.parametrize("installed,problem", [("4.22.0", False), ("1.0.0", False), ("0.61.0", True)])
+def test_sdk_version_floor(monkeypatch, installed, problem):
+    monkeypatch.setattr(sdk, "sdk_version", lambda: installed)
+    assert bool(sdk.sdk_version_error()) is problem

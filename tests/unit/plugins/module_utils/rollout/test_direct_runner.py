@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+"""rollout_guard mode=direct, one poll against fakes: looking writes nothing; the act step deletes the old
+member once its replacement serves, and never while the load balancer is busy or in check mode."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+from types import SimpleNamespace
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.direct_runner import DirectRollout
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import RolloutLog
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+
+
+def member(name, address, status="ACTIVE", operating="NO_MONITOR"):
+    return {"id": "id-" + name, "name": name, "address": address, "protocol_port": 6443,
+            "provisioning_status": status, "operating_status": operating}
+
+
+class FakeOctavia:
+    def __init__(self, members, lb_status="ACTIVE"):
+        self.members, self.lb_status, self.deleted = members, lb_status, []
+
+    def list_members(self, pool_id, deadline):
+        return copy.deepcopy(self.members)
+
+    def get_loadbalancer(self, lb_id, deadline):
+        return {"id": lb_id, "provisioning_status": self.lb_status}
+
+    def delete_members(self, pool_id, members, deadline):
+        self.deleted += [m["name"] for m in members]
+        return True
+
+
+def direct(octavia, check_mode=False):
+    clock = FakeClock()
+    module = SimpleNamespace(params=dict(min_healthy_members=None, member_timeout=600), clock=clock,
+                             started=clock.monotonic(), ansible=SimpleNamespace(check_mode=check_mode))
+    runner = DirectRollout(module, RolloutLog(clock, module.started),
+                           [(parse_selector("old-1"), parse_selector("new-1"))])
+    runner.octavia, runner.pool, runner.lb_id = octavia, {"id": "pool-1", "healthmonitor_id": None}, "lb-1"
+    return runner
+
+
+def test_looking_deletes_nothing_the_act_step_deletes_the_replaced_member():
+    octavia = FakeOctavia([member("old-1", "10.0.0.1"), member("old-2", "10.0.0.2"), member("new-1", "10.0.0.3")])
+    runner = direct(octavia)
+    seen = runner.look(deadline=2000)
+    assert octavia.deleted == []
+    action = runner.act(seen, deadline=2000)
+    assert octavia.deleted == ["old-1"]
+    assert action.kind == plan.WAIT and action.reason == "old member old-1 to be gone"
+    assert runner.log.released == ["old-1"] and [a["action"] for a in runner.log.actions] == ["delete_member"]
+
+
+def test_no_deletion_while_the_load_balancer_is_busy_or_in_check_mode():
+    members = [member("old-1", "10.0.0.1"), member("old-2", "10.0.0.2"), member("new-1", "10.0.0.3")]
+    busy = FakeOctavia(members, lb_status="PENDING_UPDATE")
+    runner = direct(busy)
+    action = runner.act(runner.look(2000), deadline=2000)
+    assert busy.deleted == [] and action.kind == plan.WAIT and "to be ACTIVE" in action.reason
+    checking = FakeOctavia(copy.deepcopy(members))
+    runner = direct(checking, check_mode=True)
+    assert runner.act(runner.look(2000), deadline=2000).kind == plan.RELEASE
+    assert checking.deleted == []
