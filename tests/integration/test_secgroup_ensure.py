@@ -134,10 +134,11 @@ def test_port_changed_concurrently_is_read_again_and_not_overwritten(cloud, conn
         groups = set(other.network.get_port(port_id).security_group_ids) | {other_group.id}
         return other.network.update_port(port_id, security_groups=sorted(groups))
 
-    result, _ = with_concurrent_change(
+    result, updated = with_concurrent_change(
         cloud, "network", "PUT", "/v2.0/ports/*",
         lambda: run_ok(run_module, dict(security_group=name, servers=[server["name"]]), playbook=True),
         concurrent_update)
+    assert other_group.id in updated.security_group_ids  # the other client's change went in first
     assert [c["kind"] for c in result["conflicts"]] == ["port_changed"]
     (update,) = result["ports_updated"]
     assert update["attempts"] == 2
