@@ -355,7 +355,7 @@ def test_without_extraroute_atomic_a_concurrent_change_is_read_again_and_kept(ol
         cloud, "network", "PUT", "/v2.0/routers/*",
         lambda: run_ok(run_module, router, nodes, state="repaired", playbook=True),
         lambda: cloud.json("router", "routes", router, "--add", FOREIGN[1]))
-    assert FOREIGN[1].split("=")[0] in json.dumps(other)  # the other client's route went in first
+    assert FOREIGN[1].split("=", maxsplit=1)[0] in json.dumps(other)  # the other client's route went in first
     assert [c["kind"] for c in result["conflicts"]] == ["router_changed"]
     assert routes_of(cloud, router) == sorted([FOREIGN[1]] + [route(n) for n in nodes])
     assert [c["action"] for c in result["changes"]] == ["add_route", "add_route"]
