@@ -27,6 +27,10 @@ class PauseController:
         self.clock = clock
         self._due: dict[tuple, float] = {}
 
+    def waiting(self) -> bool:
+        """Whether a reconcile is due later (the lag), so a pass is needed even with nothing changed."""
+        return bool(self._due)
+
     def tick(self) -> None:
         now = self.clock()
         clusters = {(c["metadata"]["namespace"], c["metadata"]["name"]): c

@@ -81,8 +81,11 @@ class HistorySampler:
     """Samples every cluster the rollout controller tracks (``targets()``) while it rolls."""
 
     def __init__(self, root: Path, targets: Callable[[], list[dict]], openstack: Callable[[], object],
-                 clock: Callable[[], float] = time.time, linger: float = LINGER):
+                 clock: Callable[[], float] = time.time, linger: float = LINGER,
+                 revision: Callable[[], object] | None = None):
         self.root = Path(root)
+        self.revision = revision or (lambda: None)
+        self._idle_at = object()  # the revision of the last pass that sampled nothing
         self.targets = targets
         self.openstack = openstack
         self.clock = clock
@@ -90,7 +93,14 @@ class HistorySampler:
         self._until: dict[tuple[str, str], tuple[int, float]] = {}
 
     def tick(self) -> None:
-        now = self.clock()
+        revision = self.revision()
+        if revision is not None and revision == self._idle_at:
+            return  # no cluster rolls or lingers, and nothing changed since
+        self._idle_at = revision if self._sample(self.clock()) == 0 else object()
+
+    def _sample(self, now: float) -> int:
+        """One sample of every cluster that rolls or lingers; returns how many were taken."""
+        taken = 0
         for target in self.targets():
             key = (target["namespace"], target["cluster"])
             if target["rollout"] == 0:
@@ -106,3 +116,5 @@ class HistorySampler:
             lb_status = conn.lb_status(target["lb_id"])
             append(self.root, *key, record(now, target["rollout"], target["capoWait"], target["phase"], lb_status,
                                            members, target["old"], target["new"], target["released"]))
+            taken += 1
+        return taken

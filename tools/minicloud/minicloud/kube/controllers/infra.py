@@ -41,6 +41,10 @@ class InfraProvider:
         self._paused_since: dict[tuple, float] = {}
         self._last_write: dict[tuple, float] = {}
 
+    def waiting(self) -> bool:
+        """Whether something is paused: what the provider does then depends on how long (block-move, silent)."""
+        return bool(self._paused_since)
+
     def tick(self) -> CapoMode:
         """One pass over the provider's objects; returns the mode it applied."""
         mode = self.mode()

@@ -114,20 +114,28 @@ class RolloutController:
         self.openstack = openstack
         self.clock = clock
         self._written: dict[tuple[str, str], dict] = {}
+        self._idle_at = None  # the store revision of the last pass that had nothing to reconcile
 
     def tick(self) -> None:
+        revision = self.store.revision
+        if revision == self._idle_at:
+            return  # nothing rolls or is deleted, and nothing changed since
+        busy = False
         for ctx in openstack_clusters(self.store):
             waiting: list[str] = []
             error = None
             try:
                 if ctx.number or any(v.deleting for v in ctx.views):
+                    busy = True
                     self._reconcile(ctx, waiting)
                     ctx = ClusterContext(self.store, self.store.get(KCP, ctx.namespace, ctx.kcp["metadata"]["name"]),
                                          self.store.get(OSC, ctx.namespace, ctx.cluster))
             except Exception as exc:  # reported in the rollout status; the next tick retries
                 error = f"{type(exc).__name__}: {exc}"
+                busy = True
                 traceback.print_exc()
             self._report(ctx, waiting, error)
+        self._idle_at = None if busy else revision
 
     # -- one cluster ---------------------------------------------------------------------
 

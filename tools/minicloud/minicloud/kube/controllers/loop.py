@@ -48,7 +48,9 @@ class ControllerLoop:
 
     def __init__(self, store: Store, state_root: Path | None = None, lag: float | None = None,
                  rollouts: bool = False):
+        self.store = store
         self.mode_file = ModeFile(state_root)
+        self._seen = None  # (store revision, provider mode) of the last pass
         self.core = PauseController(store) if lag is None else PauseController(store, lag=lag)
         self.infra = InfraProvider(store, self.mode_file)
         self._stop = threading.Event()
@@ -72,7 +74,8 @@ class ControllerLoop:
 
         self.rollouts = kcp.RolloutController(store, root, connection_factory())
         self.history = history.HistorySampler(
-            root, lambda: [c.summary() for c in kcp.openstack_clusters(store)], connection_factory())
+            root, lambda: [c.summary() for c in kcp.openstack_clusters(store)], connection_factory(),
+            revision=lambda: store.revision)
         self._threads.append(threading.Thread(target=self._run_each, args=(self.rollouts.tick, TICK),
                                               name="capi-rollouts", daemon=True))
         self._threads.append(threading.Thread(target=self._run_each, args=(self.history.tick, history.INTERVAL),
@@ -89,6 +92,12 @@ class ControllerLoop:
             thread.join(timeout=5)
 
     def tick(self) -> None:
+        # A pass only reacts to the store, the provider mode and its own timers: with none of them moved,
+        # it would find nothing to do (and costs a read of every CAPI object ten times a second).
+        seen = (self.store.revision, self.mode_file())
+        if seen == self._seen and not self.core.waiting() and not self.infra.waiting():
+            return
+        self._seen = seen
         self.core.tick()
         applied = self.infra.tick()
         self.mode_file.acknowledge(applied)
