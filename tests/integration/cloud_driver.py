@@ -17,8 +17,6 @@ import time
 import traceback
 from pathlib import Path
 
-import openstack.config
-import openstack.connection
 from minicloud.cli import main as minicloud_main
 from minicloud.octavia_provider.modes import DEFAULT_DELAY
 from minicloud.runtime.control import Minicloud as MinicloudAPI
@@ -118,9 +116,8 @@ class TestCloud:
         return self.api.create_servers([name], network, ports=ports, port_security=port_security)[0]
 
     def sdk(self):
-        """An openstacksdk connection as the cloud's normal project user."""
-        config = openstack.config.OpenStackConfig(config_files=[str(self.clouds_yaml)])
-        return openstack.connection.Connection(config=config.get_one(cloud="minicloud"))
+        """An openstacksdk connection as the cloud's normal project user (counted as client traffic)."""
+        return self.api.connect()
 
     def add_member(self, lb, name, address):
         """Add a member to ``lb`` (from ``lb create``) the way CAPO does: one create call, nothing waited for."""
