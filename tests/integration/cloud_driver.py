@@ -109,6 +109,18 @@ class TestCloud:
         if (mode["name"], mode["members"], mode["delay"], mode["applied"]) != ("normal", "*", DEFAULT_DELAY, True):
             self.api.set_octavia_mode("normal")
 
+    def capi_clusters(self):
+        """(on the move target?, namespace, name) of every CAPI cluster of both management clusters."""
+        return {(target, cluster["namespace"], cluster["name"]) for target in (False, True)
+                for cluster in self.api.list_capi_clusters(target=target)}
+
+    def remove_capi_clusters(self, keep):
+        """Delete the CAPI objects of every cluster not in ``keep`` (what a test seeded). A cluster left paused or
+        in the middle of a rollout keeps the emulated controllers working for the rest of the run; its OpenStack
+        resources stay (nothing reads them once the cluster is gone)."""
+        for target, namespace, name in sorted(self.capi_clusters() - keep):
+            self.api.delete_capi_cluster(name, namespace, target=target)
+
     # -- seeding and clients -----------------------------------------------------------------------------
 
     def server(self, name, network="servers", ports=1, port_security=True):

@@ -51,10 +51,13 @@ def minicloud(tmp_path_factory):
 
 @pytest.fixture
 def cloud(minicloud):
-    """The session's minicloud, with the emulator normal and no faults before and after each test."""
+    """The session's minicloud, with the emulator normal and no faults before and after each test; the CAPI
+    clusters the test seeded are removed afterwards."""
     minicloud.normal()
+    clusters = minicloud.capi_clusters()
     yield minicloud
     minicloud.normal()
+    minicloud.remove_capi_clusters(keep=clusters)
 
 
 @pytest.fixture

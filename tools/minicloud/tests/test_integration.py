@@ -300,6 +300,21 @@ def test_seeded_server_is_listed_by_nova_with_real_ports(conn, two_port_server):
     assert addresses == {p["ip_address"] for p in two_port_server["ports"]}
 
 
+def test_nova_takes_seed_data_while_serving_uncounted_and_says_why_it_refuses(cloud, conn):
+    """minicloud writes booted instances through the running nova-api (no process of its own):
+    the writes are there for Nova's API at once, never counted as client traffic, and a payload
+    Nova's objects refuse comes back as an error with Nova's traceback."""
+    from minicloud.runtime import processes
+
+    cloud.request_counts(reset=True)
+    (server,) = cloud.create_servers(["seeded-live-1"], "servers")
+    assert "compute" not in cloud.request_counts(service="compute")["requests"]
+    assert conn.compute.get_server(server["id"]).status == "ACTIVE"
+    with pytest.raises(RuntimeError, match=r"seeding nova failed \(HTTP 500\)(.|\n)*KeyError: 'ports'"):
+        processes.run_seed(cloud.state, "nova", {"project_id": "p", "user_id": "u", "servers": [{"uuid": "x"}]})
+    cloud.delete_server("seeded-live-1")
+
+
 def test_nova_security_group_actions_update_every_port(conn, two_port_server):
     server_id = two_port_server["id"]
     group = conn.network.create_security_group(name="nova-actions")

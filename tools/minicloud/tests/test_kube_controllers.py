@@ -192,3 +192,29 @@ def test_seeding_writes_status_although_a_controller_wrote_the_new_object_first(
     osc = resource(dyn, "OpenStackCluster", "v1beta1").get(name="raced", namespace="default").to_dict()
     assert osc["metadata"]["annotations"]["example.com/touched"] == "true"
     assert osc["status"]["ready"] is True
+
+
+def test_a_cluster_that_stays_paused_needs_no_pass_once_the_modes_delay_is_over():
+    """The controller loop skips its pass while nothing changed and no controller waits for time: a paused
+    cluster makes the infrastructure provider wait only while its mode still acts on the pause's age."""
+    from minicloud.kube.controllers.infra import InfraProvider
+    from minicloud.kube.resources import by_kind
+    from minicloud.kube.store import Store
+
+    store = Store()
+    store.create(by_kind("Namespace"), {"metadata": {"name": "default"}})
+    store.create(by_kind("Cluster"), {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                                      "metadata": {"name": "p"}, "spec": {"paused": True}}, "default")
+    store.create(by_kind("OpenStackCluster"), {
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "OpenStackCluster",
+        "metadata": {"name": "p", "labels": {"cluster.x-k8s.io/cluster-name": "p"}}}, "default")
+    now = [100.0]
+    for name, timed in (("block-move", True), ("silent", True), ("stuck", False)):
+        provider = InfraProvider(store, lambda name=name: CapoMode(name, 3.0), clock=lambda: now[0])
+        provider.tick()
+        assert provider.waiting() is timed, name
+        now[0] += 3.5
+        provider.tick()  # the pass after the delay: block-move takes its annotation off here
+        assert provider.waiting() is False, name
+    annotations = store.get(by_kind("OpenStackCluster"), "default", "p")["metadata"].get("annotations") or {}
+    assert BLOCK_MOVE in annotations  # stuck's, put back by the last provider

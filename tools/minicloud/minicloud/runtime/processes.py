@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -134,7 +136,18 @@ def _signal_group(pid: int, sig: int) -> None:
 
 
 def run_seed(state: StateDir, service: str, payload: dict, timeout: float = 120.0) -> dict:
-    """Run ``runner seed SERVICE`` with ``payload`` as JSON on stdin; return its JSON answer."""
+    """Write seed data for ``service`` (``payload`` in, its JSON answer out).
+
+    A running service that takes seed data while serving gets it there (milliseconds); otherwise
+    ``runner seed SERVICE`` runs in a process of its own, with the payload as JSON on stdin.
+    """
+    from minicloud.runtime.settings import Settings
+    from minicloud.services import get_service
+
+    settings = Settings.load(state)
+    target = get_service(service, state, settings) if settings else None
+    if target is not None and target.seeds_while_serving and find(state, service) is not None:
+        return _seed_served(target.url, service, payload, timeout)
     state.logs.mkdir(parents=True, exist_ok=True)
     with open(state.log(f"{service}-seed"), "ab") as log:
         proc = subprocess.run(
@@ -144,3 +157,16 @@ def run_seed(state: StateDir, service: str, payload: dict, timeout: float = 120.
     if proc.returncode != 0:
         raise RuntimeError(f"seeding {service} failed (exit {proc.returncode}); see {state.log(service + '-seed')}")
     return json.loads(proc.stdout.decode().strip().splitlines()[-1])
+
+
+def _seed_served(url: str, service: str, payload: dict, timeout: float) -> dict:
+    from minicloud.runtime.wsgi import SEED_PATH
+
+    request = urllib.request.Request(url + SEED_PATH, data=json.dumps(payload).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310  (our own http URL)
+            return json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        detail = json.loads(exc.read() or b"{}").get("error", "")
+        raise RuntimeError(f"seeding {service} failed (HTTP {exc.code}):\n{detail}") from None

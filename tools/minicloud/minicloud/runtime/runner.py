@@ -21,7 +21,7 @@ import warnings
 
 from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
 from minicloud.runtime.settings import HOST, Settings
-from minicloud.runtime.wsgi import SerializedApp, bind
+from minicloud.runtime.wsgi import SeedEndpoint, SerializedApp, bind
 from minicloud.services import get_service
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
@@ -55,7 +55,10 @@ def main(argv: list[str] | None = None) -> None:
             app = service.application()
             if service.serialized:
                 app = SerializedApp(app)
-            server.set_app(TrafficMiddleware(app, service.service_type, TrafficStore(state.traffic_db)))
+            app = TrafficMiddleware(app, service.service_type, TrafficStore(state.traffic_db))
+            if service.seeds_while_serving:
+                app = SeedEndpoint(app, service.seed_served)
+            server.set_app(app)
             service.started()
         except BaseException:
             # Exit for sure: a failed service may leave non-daemon threads behind.

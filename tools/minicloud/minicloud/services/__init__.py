@@ -22,6 +22,8 @@ class Service:
     # Requests run one at a time (SerializedApp): sqlite has one writer. A service with a
     # thread-safe application sets this to False.
     serialized: bool = True
+    # The serving process also takes seed data (wsgi.SeedEndpoint, seed_served()).
+    seeds_while_serving: bool = False
 
     def __init__(self, state: StateDir, settings: Settings):
         self.state = state
@@ -70,6 +72,10 @@ class Service:
     def seed(self, payload: dict) -> dict:
         """Write seed data offline (``python -m minicloud.runtime.runner seed NAME``, JSON on stdin)."""
         raise NotImplementedError(f"{self.name} has no offline seeding")
+
+    def seed_served(self, payload: dict) -> dict:
+        """Write seed data from inside the serving process, whose application is built."""
+        raise NotImplementedError(f"{self.name} takes no seed data while serving")
 
     def started(self) -> None:
         """Hook run in the serving process once the application is built."""

@@ -27,6 +27,7 @@ FLAVOR = dict(name="m1.tiny", flavorid="1", memory_mb=512, vcpus=1, root_gb=1, e
 class Nova(Service):
     name = "nova"
     service_type = "compute"
+    seeds_while_serving = True
 
     @property
     def catalog_url(self) -> str:
@@ -139,18 +140,25 @@ endpoint_override = http://127.0.0.1:9
         return osapi_compute.application
 
     def seed(self, payload: dict) -> dict:
-        """Write booted instances (runs in a process of its own: Nova's config is global).
+        """:meth:`seed_served` in a process of its own (Nova's config is global): while nova
+        serves, ``processes.run_seed`` hands the payload to the serving process instead."""
+        from nova import config, objects
+
+        objects.register_all()
+        config.parse_args(["minicloud-seed", "--config-file", str(self.config_file)])
+        return self.seed_served(payload)
+
+    def seed_served(self, payload: dict) -> dict:
+        """Write booted instances into Nova's databases (Nova's config parsed, objects registered).
 
         ``payload``: ``{"project_id", "user_id", "servers": [{"uuid", "name", "ports": [
         {"port_id", "mac", "network_id", "network_name", "cidr", "ip"}]}]}`` to create and
         ``"delete": [uuid, ...]`` to remove.
         """
-        from nova import config, context, objects
+        from nova import context, objects
         from nova.network import model as nm
         from oslo_utils import timeutils
 
-        objects.register_all()
-        config.parse_args(["minicloud-seed", "--config-file", str(self.config_file)])
         ctxt = context.get_admin_context()
         cell = next(c for c in objects.CellMappingList.get_all(ctxt) if c.name == CELL1_NAME)
         flavor = objects.Flavor.get_by_name(ctxt, FLAVOR["name"])

@@ -40,10 +40,14 @@ class InfraProvider:
         self.write_interval = write_interval
         self._paused_since: dict[tuple, float] = {}
         self._last_write: dict[tuple, float] = {}
+        self._timed = False
 
     def waiting(self) -> bool:
-        """Whether something is paused: what the provider does then depends on how long (block-move, silent)."""
-        return bool(self._paused_since)
+        """Whether the last pass's outcome depended on how long something has been paused (block-move and
+        silent act differently once ``delay`` seconds have passed): then a pass is due with nothing changed.
+        A cluster that stays paused in any other mode needs no pass until something changes."""
+        return self._timed
+
 
     def tick(self) -> CapoMode:
         """One pass over the provider's objects; returns the mode it applied."""
@@ -52,6 +56,7 @@ class InfraProvider:
         clusters = {(c["metadata"]["namespace"], c["metadata"]["name"]): c
                     for c in self.store.list(by_kind("Cluster"))[0]}
         seen = set()
+        timed = False
         for kind_name in INFRA_KINDS:
             kind = by_kind(kind_name)
             for obj in self.store.list(kind)[0]:
@@ -63,12 +68,14 @@ class InfraProvider:
                 else:
                     self._paused_since.pop(key, None)
                     paused_for = None
+                timed = timed or (paused_for is not None and paused_for < mode.delay)
                 self._annotate(kind, key, obj, wants_block_move(mode, paused_for))
                 if keeps_writing(mode, paused_for) and now - self._last_write.get(key, -1e9) >= self.write_interval:
                     self._touch(kind, key)
                     self._last_write[key] = now
         for key in set(self._paused_since) - seen:
             del self._paused_since[key]
+        self._timed = timed and mode.name in (BLOCK_MOVE, SILENT)
         return mode
 
     def _annotate(self, kind, key: tuple, obj: dict, wanted: bool) -> None:
