@@ -61,6 +61,15 @@ define need_python
 	fi
 endef
 
+# pip_install VENV, ARGS: install ARGS into VENV with uv (.venv's, pinned in constraints/dev.txt): the same pins
+# and the same packages as pip, downloaded and unpacked in parallel (a fresh .venv: about 15 s instead of 140).
+# uv uses the machine's certificate store like pip; should it fail all the same, pip does the install.
+define pip_install
+	UV_NATIVE_TLS=1 $(VENV)/bin/uv pip install --quiet --python $(1)/bin/python $(2) \
+	    || { echo "uv could not install; installing with pip"; \
+	         $(1)/bin/python -m pip install --quiet --disable-pip-version-check $(2); }
+endef
+
 venv: $(VENV)/.installed ## Create/refresh .venv (Python 3.12): dev tools + minicloud (editable)
 
 # The stamp is rebuilt whenever one of the files that decide what is installed changes.
@@ -74,24 +83,23 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints/dev.txt $(
 	    rm -rf $(VENV); echo "creating $(VENV) with $(PY312)"; $(PY312) -m venv $(VENV); \
 	fi
 	$(PY312) tools/ci/lock.py --check
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints/dev.txt pip
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-	    -r requirements-dev.txt -c constraints/dev.txt \
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints/dev.txt pip uv
+	$(call pip_install,$(VENV),-r requirements-dev.txt -c constraints/dev.txt \
 	    $(if $(MINICLOUD_CONSTRAINTS),-c $(MINICLOUD_CONSTRAINTS)) \
-	    $(if $(MINICLOUD_PYPROJECT),-e $(MINICLOUD_DIR))
+	    $(if $(MINICLOUD_PYPROJECT),-e $(MINICLOUD_DIR)))
 	$(VENV)/bin/python -m pip check
 	$(VENV)/bin/python tools/ci/ansible_test_pip_bootstrap.py
 	@touch $@
 
 venv-py311: $(VENV311)/.installed ## Create/refresh .venv-py311 (Python 3.11, ansible-core 2.19) for units on 3.11
 
-$(VENV311)/.installed: requirements.txt constraints/py311.in constraints/py311.txt
+$(VENV311)/.installed: requirements.txt constraints/py311.in constraints/py311.txt | $(VENV)/.installed
 	$(call need_python,$(PY311),3.11,PY311)
 	@if [ ! -x $(VENV311)/bin/python ] || ! $(VENV311)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then \
 	    rm -rf $(VENV311); echo "creating $(VENV311) with $(PY311)"; $(PY311) -m venv $(VENV311); \
 	fi
 	$(VENV311)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints/py311.txt pip
-	$(VENV311)/bin/python -m pip install --quiet --disable-pip-version-check -r constraints/py311.in -c constraints/py311.txt
+	$(call pip_install,$(VENV311),-r constraints/py311.in -c constraints/py311.txt)
 	$(VENV311)/bin/python -m pip check
 	$(VENV311)/bin/python tools/ci/ansible_test_pip_bootstrap.py
 	@touch $@

@@ -4,7 +4,8 @@
 Modules run in this process (``run_module``, ``run_in_process``) or in a real ``ansible-playbook``
 (``run_module(..., playbook=True)``, ``playbooks``); minicloud is driven through its Python API and its command
 line, in this process too (``cloud_driver.TestCloud``). One minicloud serves the whole run (one per worker with
-pytest-xdist); set MINICLOUD_STATE_DIR to use a cloud that is already up (it is then left running).
+pytest-xdist); set MINICLOUD_STATE_DIR (and MINICLOUD_WORKER_STATE_DIRS for the other workers) to use clouds that
+are already up (they are then left running).
 """
 
 import json
@@ -22,31 +23,40 @@ from playbook_runner import REPO, PlaybookRunner
 UP_TIMEOUT = 300
 
 
+def _given_cloud():
+    """The state folder of a cloud that is up already for this process: MINICLOUD_STATE_DIR for the first
+    pytest-xdist worker (or a run without workers), the n-th entry of MINICLOUD_WORKER_STATE_DIRS (folders
+    separated by ':', as ``make test`` starts them) for worker n + 1; None when there is none."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
+    given = [os.environ.get("MINICLOUD_STATE_DIR")] + os.environ.get("MINICLOUD_WORKER_STATE_DIRS", "").split(":")
+    return (given[worker] or None) if worker < len(given) else None
+
+
 @pytest.fixture(scope="session")
 def minicloud(tmp_path_factory):
-    """The run's minicloud: the one in MINICLOUD_STATE_DIR when set (left running), else one started here in a
-    temporary folder on free ports and stopped at the end. With pytest-xdist (``-n 2``) the first worker takes
-    MINICLOUD_STATE_DIR's cloud and every other worker starts its own, so that no two tests ever share a cloud
-    (faults, the emulator's mode and request counts are per cloud)."""
-    reuse = os.environ.get("MINICLOUD_STATE_DIR")
-    if reuse and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
-        cloud = TestCloud(reuse)
-        cloud.process("status")
-        yield cloud
-        return
-    cloud = TestCloud(tmp_path_factory.mktemp("minicloud"))
+    """The run's minicloud: one that is up already (``_given_cloud``; left running), else one started here in a
+    temporary folder on free ports and stopped at the end. With pytest-xdist (``-n 2``) each worker has a cloud of
+    its own, so that no two tests ever share a cloud (faults, the emulator's mode and request counts are per
+    cloud)."""
+    before = os.environ.get("MINICLOUD_STATE_DIR")
+    given = _given_cloud()
+    cloud = TestCloud(given or tmp_path_factory.mktemp("minicloud"))
     # what the tests start (the clusterctl stand-in, minicloud verbs in plays) finds this cloud, not another
     os.environ["MINICLOUD_STATE_DIR"] = str(cloud.state_dir)
-    # Free ports keep the test cloud clear of other clouds on this machine (a developer's, a parallel run).
-    cloud.process("up", "--port-offset", "auto", "--timeout", UP_TIMEOUT)
     try:
+        if given:
+            cloud.process("status")
+        else:
+            # Free ports keep the test cloud clear of other clouds on this machine (a developer's, a parallel run).
+            cloud.process("up", "--port-offset", "auto", "--timeout", UP_TIMEOUT)
         yield cloud
     finally:
-        cloud.process("down", check=False)
-        if reuse is None:
+        if not given:
+            cloud.process("down", check=False)
+        if before is None:
             os.environ.pop("MINICLOUD_STATE_DIR", None)
         else:
-            os.environ["MINICLOUD_STATE_DIR"] = reuse
+            os.environ["MINICLOUD_STATE_DIR"] = before
 
 
 @pytest.fixture
