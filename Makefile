@@ -175,8 +175,10 @@ units-py311: collection venv-py311
 unit-pytest: venv ## Plain pytest on tests/unit from the repository (no build needed)
 	$(VENV)/bin/python -m pytest tests/unit
 
-minicloud-tests: venv ## pytest tools/minicloud/tests
-	$(VENV)/bin/python -m pytest tools/minicloud/tests
+# Two pytest-xdist workers, a test file each at a time: each worker brings up its own shared cloud for the files
+# that need one (their tests wait for the cloud a good part of the time).
+minicloud-tests: venv ## pytest tools/minicloud/tests (two workers)
+	$(VENV)/bin/python -m pytest -n 2 --dist loadfile tools/minicloud/tests
 
 packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible-builder create)
 	$(VENV)/bin/python -m pytest tests/test_packaging.py

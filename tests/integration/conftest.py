@@ -23,6 +23,20 @@ from playbook_runner import REPO, PlaybookRunner
 UP_TIMEOUT = 300
 
 
+# Modules whose tests take a minute or so (real rollouts, the whole flight check, the fuzz sample), run first:
+# with pytest-xdist's worksteal, a long test started last keeps one worker busy while the other has nothing left.
+LONG_FIRST = ("test_control_plane_rollout.py", "test_rollout_property.py", "test_rollout_guard_direct.py",
+              "test_flight_check.py", "test_fuzz_modules.py", "test_cluster_move.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return LONG_FIRST.index(name) if name in LONG_FIRST else len(LONG_FIRST)
+
+    items.sort(key=rank)  # stable: file order otherwise
+
+
 def _given_cloud():
     """The state folder of a cloud that is up already for this process: MINICLOUD_STATE_DIR for the first
     pytest-xdist worker (or a run without workers), the n-th entry of MINICLOUD_WORKER_STATE_DIRS (folders

@@ -1,7 +1,7 @@
-"""One minicloud shared by every integration module (``cloud``): brought up once per session, on the
-first test that asks for it, and put back after each module (no fault rules, no hidden extensions,
-the Octavia emulator and the CAPO emulation in their default modes). Modules that restart it
-(marker ``restarts_cloud``) run last."""
+"""One minicloud shared by every integration module (``cloud``): brought up once per session (per pytest-xdist
+worker: ``make minicloud-tests`` runs two), on the first test that asks for it, and put back after each module (no
+fault rules, no hidden extensions, the Octavia emulator and the CAPO emulation in their default modes). Modules that
+restart it (marker ``restarts_cloud``) run last in a session without workers; they leave it up."""
 
 from __future__ import annotations
 
