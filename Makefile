@@ -63,9 +63,9 @@ endef
 
 # pip_install VENV, ARGS: install ARGS into VENV with uv (.venv's, pinned in constraints/dev.txt): the same pins
 # and the same packages as pip, downloaded and unpacked in parallel (a fresh .venv: about 15 s instead of 140).
-# uv uses the machine's certificate store like pip; should it fail all the same, pip does the install.
+# uv uses the machine's certificate store like pip; should it fail (or take over 15 min), pip does the install.
 define pip_install
-	UV_NATIVE_TLS=1 $(VENV)/bin/uv pip install --quiet --python $(1)/bin/python $(2) \
+	UV_NATIVE_TLS=1 timeout 900 $(VENV)/bin/uv pip install --quiet --python $(1)/bin/python $(2) \
 	    || { echo "uv could not install; installing with pip"; \
 	         $(1)/bin/python -m pip install --quiet --disable-pip-version-check $(2); }
 endef
