@@ -33,6 +33,9 @@ DEV_COLLECTION_LINK := $(DEV_COLLECTIONS)/ansible_collections/flightcontrol/open
 # Which of the two the integration tests get (CI tests the built copy; use
 # `make integration INTEGRATION_COLLECTIONS=$(DEV_COLLECTIONS)` while editing).
 INTEGRATION_COLLECTIONS ?= $(COLLECTIONS)
+# `make test` builds the copy once and then runs the integration tests and the role scenarios side by side: with
+# COLLECTION_BUILT=yes those two use build/collections as it is instead of rebuilding it under each other.
+COLLECTION_PREREQ := $(if $(COLLECTION_BUILT),,collection)
 
 # ansible-test runs inside the collection copy with the venv's bin first on PATH, so that
 # `python3.12` (or `python3.11` for .venv-py311) is the venv interpreter and not a pyenv shim; a
@@ -63,9 +66,11 @@ endef
 
 # pip_install VENV, ARGS: install ARGS into VENV with uv (.venv's, pinned in constraints/dev.txt): the same pins
 # and the same packages as pip, downloaded and unpacked in parallel (a fresh .venv: about 15 s instead of 140).
+# Like pip, and unlike uv's default, the packages are compiled to bytecode at install: otherwise, where
+# PYTHONDONTWRITEBYTECODE is set, every process (each minicloud service, each module run) compiles what it imports.
 # uv uses the machine's certificate store like pip; should it fail (or take over 15 min), pip does the install.
 define pip_install
-	UV_NATIVE_TLS=1 timeout 900 $(VENV)/bin/uv pip install --quiet --python $(1)/bin/python $(2) \
+	UV_NATIVE_TLS=1 timeout 900 $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(1)/bin/python $(2) \
 	    || { echo "uv could not install; installing with pip"; \
 	         $(1)/bin/python -m pip install --quiet --disable-pip-version-check $(2); }
 endef
@@ -88,6 +93,8 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints/dev.txt $(
 	    $(if $(MINICLOUD_CONSTRAINTS),-c $(MINICLOUD_CONSTRAINTS)) \
 	    $(if $(MINICLOUD_PYPROJECT),-e $(MINICLOUD_DIR)))
 	$(VENV)/bin/python -m pip check
+	@# minicloud is installed editable (not compiled by the install): its services start often
+	$(if $(MINICLOUD_PYPROJECT),$(VENV)/bin/python -m compileall -q $(MINICLOUD_DIR)/minicloud)
 	$(VENV)/bin/python tools/ci/ansible_test_pip_bootstrap.py
 	@touch $@
 
@@ -189,7 +196,7 @@ packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible
 INTEGRATION_WORKERS ?= 2
 INTEGRATION_XDIST = $(if $(filter-out 1,$(INTEGRATION_WORKERS)),-n $(INTEGRATION_WORKERS) --dist worksteal,-p no:xdist)
 
-integration: venv collection ## pytest tests/integration (brings minicloud up itself; INTEGRATION_WORKERS=2)
+integration: venv $(COLLECTION_PREREQ) ## pytest tests/integration (brings minicloud up itself; INTEGRATION_WORKERS=2)
 	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest $(INTEGRATION_XDIST) tests/integration
 
 # The fuzz suite runs in `make integration` with a small fixed sample; this runs a longer one (FUZZ_EXAMPLES
@@ -205,7 +212,7 @@ rollout-examples: venv collection ## The rollout property on ROLLOUT_EXAMPLES (d
 	ROLLOUT_EXAMPLES=$(ROLLOUT_EXAMPLES) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest -p no:xdist \
 	    tests/integration/test_rollout_property.py -k drawn
 
-molecule: venv collection ## molecule scenarios of the roles (extensions/molecule), against one minicloud
+molecule: venv $(COLLECTION_PREREQ) ## molecule scenarios of the roles (extensions/molecule), against one minicloud
 	tools/ci/molecule.sh $(INTEGRATION_COLLECTIONS)
 
 # --- minicloud, demo, benchmarks ---------------------------------------------------------------

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# `make test`: every step CI runs, in order, stopping at the first failure (tools/ci/step.sh prints each
-# step's time and the summary). The integration tests and the role scenarios run on minicloud test clouds
-# started here, one per integration worker (INTEGRATION_WORKERS, default 2), on free ports in a temporary
-# folder: they come up in the background while the static checks and unit tests run, and are removed at the
-# end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is used instead (left running) and the
-# other workers start their own.
+# `make test`: every step CI runs, stopping at the first failure (tools/ci/step.sh prints each step's time and
+# CPU, and the summary). Where the machine has cores to spare, steps run side by side:
+# - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
+# - the role scenarios (molecule) run on a cloud of their own while the integration tests run, and their output
+#   comes after the integration tests' (the integration tests leave a third of two cores idle, waiting for the
+#   cloud; the scenarios fill it).
+# The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 2) and one for
+# the scenarios, on free ports in a temporary folder: they come up in the background while the checks run, and
+# are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is the first worker's
+# (left running) and the others are started here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 step=tools/ci/step.sh
@@ -13,30 +17,53 @@ workers="${INTEGRATION_WORKERS:-2}"
 
 "${step}" venv "${make}" venv
 
+root=$(mktemp -d "${TMPDIR:-/tmp}/make-test-minicloud.XXXXXX")
 clouds=()
-if [ -z "${MINICLOUD_STATE_DIR:-}" ]; then
-    root=$(mktemp -d "${TMPDIR:-/tmp}/make-test-minicloud.XXXXXX")
-    for ((i = 0; i < workers; i++)); do clouds+=("${root}/cloud-${i}"); done
-    trap 'tools/ci/clouds.sh stop "${clouds[@]}"; rm -rf "${root}"' EXIT
-    tools/ci/clouds.sh start "${clouds[@]}"
+first=0
+if [ -n "${MINICLOUD_STATE_DIR:-}" ]; then
+    first=1
 fi
+for ((i = first; i < workers; i++)); do clouds+=("${root}/cloud-${i}"); done
+scenario_cloud="${root}/cloud-scenarios"
+clouds+=("${scenario_cloud}")
+background=()
+cleanup() {
+    for pid in "${background[@]}"; do kill -- "-${pid}" 2>/dev/null || kill "${pid}" 2>/dev/null || true; done
+    tools/ci/clouds.sh stop "${clouds[@]}"
+    rm -rf "${root}"
+}
+trap cleanup EXIT
+tools/ci/clouds.sh start "${clouds[@]}"
 
 "${step}" venv-py311 "${make}" venv-py311
-"${step}" changelog-lint "${make}" changelog-lint
-"${step}" lint "${make}" lint
-"${step}" sanity "${make}" sanity
-"${step}" units-py312 "${make}" units-py312
-"${step}" units-py311 "${make}" units-py311
+"${step}" "checks (changelog-lint, lint, sanity, units-py312, units-py311 side by side)" \
+    "${make}" -j3 --output-sync=target changelog-lint lint sanity units-py312 units-py311
 "${step}" --needs tools/minicloud/tests minicloud-tests "${make}" minicloud-tests
 "${step}" packaging "${make}" packaging
 
-if [ ${#clouds[@]} -gt 0 ]; then
-    # what is left of the clouds' start-up, after the steps above
-    "${step}" minicloud-up tools/ci/clouds.sh wait "${clouds[@]}"
-    export MINICLOUD_STATE_DIR="${clouds[0]}"
-    MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${clouds[*]:1}")
-    export MINICLOUD_WORKER_STATE_DIRS
+# what is left of the clouds' start-up, after the steps above
+"${step}" minicloud-up tools/ci/clouds.sh wait "${clouds[@]}"
+worker_clouds=("${clouds[@]:0:${#clouds[@]}-1}")
+if [ -z "${MINICLOUD_STATE_DIR:-}" ]; then
+    MINICLOUD_STATE_DIR="${worker_clouds[0]}"
+    worker_clouds=("${worker_clouds[@]:1}")
 fi
-"${step}" --needs tests/integration integration "${make}" integration INTEGRATION_WORKERS="${workers}"
-"${step}" --needs extensions/molecule molecule "${make}" molecule
+MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${worker_clouds[*]}")
+
+"${step}" collection "${make}" collection
+scenarios_log="${root}/molecule.log"
+set -m  # the background step gets a process group of its own, which cleanup() can stop as a whole
+MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule COLLECTION_BUILT=yes \
+    > "${scenarios_log}" 2>&1 &
+background+=($!)
+set +m
+MINICLOUD_STATE_DIR="${MINICLOUD_STATE_DIR}" MINICLOUD_WORKER_STATE_DIRS="${MINICLOUD_WORKER_STATE_DIRS}" \
+    "${step}" --needs tests/integration integration "${make}" integration INTEGRATION_WORKERS="${workers}" COLLECTION_BUILT=yes
+status=0
+wait "${background[0]}" || status=$?
+background=()
+echo
+echo "==================== molecule (ran side by side with the integration tests) ===================="
+cat "${scenarios_log}"
+[ "${status}" -eq 0 ] || exit "${status}"
 "${step}" --summary

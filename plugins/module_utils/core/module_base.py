@@ -3,11 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The base class of the modules: spec, number ranges, deadline, results and error mapping.
 
-A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``KubernetesModule`` or
-``OpenStackKubernetesModule`` (``kubernetes.module_base``), all built on ``BaseModule``; the module file adds
-``argument_spec`` / ``number_ranges`` / ``module_kwargs``. ``run()`` calls ``self.exit(...)`` or
-``self.fail(...)``; the collection's errors (``core.errors``) become ``fail_json`` with a message a person can
-act on, never a traceback.
+A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``KubernetesModule``
+(``kubernetes.module_base``) or ``OpenStackKubernetesModule`` (``kubernetes.openstack_module_base``), all built on
+``BaseModule``; the module file adds ``argument_spec`` / ``number_ranges`` / ``module_kwargs``. ``run()`` calls
+``self.exit(...)`` or ``self.fail(...)``; the collection's errors (``core.errors``) become ``fail_json`` with a
+message a person can act on, never a traceback.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -24,7 +24,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 
 STATUS_HINTS = {
     401: "the credentials were refused (check api_key, the kubeconfig's user, or client_cert/client_key)",
@@ -88,23 +87,3 @@ class KubernetesModule(BaseModule):
 
     def describe_error(self, exc):
         return describe_kubernetes_error(exc)
-
-
-class OpenStackKubernetesModule(OpenStackModule):
-    """An OpenStack module that also reads a Kubernetes API, reached with kubernetes.core's options in a
-    ``kubernetes`` dictionary (doc fragment ``kubernetes_dict``): at the top level, validate_certs, ca_cert,
-    client_cert and client_key already name the OpenStack connection's."""
-
-    @staticmethod
-    def connection_argument_spec():
-        spec = OpenStackModule.connection_argument_spec()
-        spec["kubernetes"] = dict(type="dict", options=kubernetes_argument_spec())
-        return spec
-
-    def connect_kubernetes(self):
-        kube = connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock)
-        self.clients.append(kube)
-        return kube
-
-    def describe_error(self, exc):
-        return super(OpenStackKubernetesModule, self).describe_error(exc) or describe_kubernetes_error(exc)

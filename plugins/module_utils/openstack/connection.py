@@ -15,7 +15,11 @@ __metaclass__ = type
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import RetryPolicy
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import COLLECTION_NAME, openstack
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
+    COLLECTION_NAME,
+    openstack,
+    reuse_entry_point_cache,
+)
 
 COLLECTION_VERSION = "0.1.0"
 DEFAULT_REQUEST_TIMEOUT = 30
@@ -127,6 +131,7 @@ class OpenStackClient:
         cloud = params.get("cloud")
         api_timeout = params.get("api_timeout") or DEFAULT_REQUEST_TIMEOUT
         app = dict(app_name=COLLECTION_NAME, app_version=COLLECTION_VERSION)
+        reuse_entry_point_cache()
         if isinstance(cloud, dict):
             config = dict(cloud)
             config.setdefault("api_timeout", api_timeout)

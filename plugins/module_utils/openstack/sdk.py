@@ -10,6 +10,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import re
+import sys
 import traceback
 
 SDK_IMPORT_ERROR = None
@@ -61,3 +64,31 @@ def sdk_version_error():
         return "openstacksdk %s is installed; %s needs %s or newer" % (
             version, COLLECTION_NAME, MINIMUM_SDK_VERSION)
     return None
+
+
+# The zip Ansible runs a module from: /tmp/ansible_<module>_payload_<random>/ansible_<module>_payload.zip
+_MODULE_PAYLOAD = re.compile(r"^ansible_.+_payload\.zip$")
+
+
+def reuse_entry_point_cache():
+    """Let this run of the module read the entry points from stevedore's file cache instead of scanning every
+    installed package again.
+
+    keystoneauth finds its auth plugin through stevedore, which caches the entry points of ``sys.path`` in a
+    file named after a hash of ``sys.path``. A module's ``sys.path`` starts with its own payload zip, whose
+    name is new at every run: stevedore misses its cache, scans every package (0.5 to 1 s of CPU) and writes a
+    new 90 KB file into ~/.cache/python-entrypoints each time. The zip holds no package metadata, so the entry
+    points of ``sys.path`` without it are the same: stevedore's cache for that path is handed to this one.
+    Best effort: anything unexpected (another stevedore) leaves stevedore to do what it always does."""
+    key = tuple(sys.path)
+    stable = tuple(entry for entry in key if not _MODULE_PAYLOAD.match(os.path.basename(entry)))
+    if stable == key:
+        return
+    try:
+        from stevedore import _cache  # pylint: disable=import-outside-toplevel
+
+        cache = _cache._c  # pylint: disable=protected-access
+        if key not in cache._internal:  # pylint: disable=protected-access
+            cache._internal[key] = cache._get_data_for_path(stable)  # pylint: disable=protected-access
+    except Exception:  # pylint: disable=broad-except
+        return

@@ -14,7 +14,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     ModuleFailure,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_sdk_error
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
     OpenStackKubernetesModule,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes

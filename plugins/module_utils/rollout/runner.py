@@ -9,9 +9,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import check_object_names
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
     OpenStackKubernetesModule,
-    check_object_names,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
     OpenStackKubernetesModule,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes

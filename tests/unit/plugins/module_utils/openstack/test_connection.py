@@ -3,6 +3,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import sys
+
 import pytest
 import requests
 from keystoneauth1 import exceptions as ksa_exceptions
@@ -82,3 +84,26 @@ def test_cloud_dict_conflicts_and_secrets():
 def test_sdk_version_floor(monkeypatch, installed, problem):
     monkeypatch.setattr(sdk, "sdk_version", lambda: installed)
     assert bool(sdk.sdk_version_error()) is problem
+
+
+def test_a_module_run_reads_the_entry_point_cache_of_the_path_without_its_payload(monkeypatch, tmp_path):
+    stevedore_cache = pytest.importorskip("stevedore._cache")
+    from keystoneauth1 import loading
+
+    monkeypatch.setattr(stevedore_cache, "_c", stevedore_cache.Cache(cache_dir=str(tmp_path)))
+    site = list(sys.path)
+    for run in ("x1y2", "z3w4"):
+        payload = "/tmp/ansible_route_audit_payload_%s/ansible_route_audit_payload.zip" % run
+        monkeypatch.setattr("sys.path", [payload] + site)
+        sdk.reuse_entry_point_cache()
+        assert loading.get_plugin_loader("password") is not None
+    # one file, for the path without the payloads: without the reuse each run's path writes its own
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_path_without_a_payload_is_left_to_stevedore(monkeypatch, tmp_path):
+    stevedore_cache = pytest.importorskip("stevedore._cache")
+    cache = stevedore_cache.Cache(cache_dir=str(tmp_path))
+    monkeypatch.setattr(stevedore_cache, "_c", cache)
+    sdk.reuse_entry_point_cache()
+    assert not cache._internal  # pylint: disable=protected-access

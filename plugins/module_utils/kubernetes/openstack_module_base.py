@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The base class of the OpenStack modules that also read a Kubernetes API (route_audit, node_registration_audit,
+rollout_guard). Apart from ``kubernetes.module_base`` so that a Kubernetes-only module does not import
+openstacksdk at every start."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import kubernetes_argument_spec
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+    connect_kubernetes,
+    describe_kubernetes_error,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
+
+
+class OpenStackKubernetesModule(OpenStackModule):
+    """An OpenStack module that also reads a Kubernetes API, reached with kubernetes.core's options in a
+    ``kubernetes`` dictionary (doc fragment ``kubernetes_dict``): at the top level, validate_certs, ca_cert,
+    client_cert and client_key already name the OpenStack connection's."""
+
+    @staticmethod
+    def connection_argument_spec():
+        spec = OpenStackModule.connection_argument_spec()
+        spec["kubernetes"] = dict(type="dict", options=kubernetes_argument_spec())
+        return spec
+
+    def connect_kubernetes(self):
+        kube = connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock)
+        self.clients.append(kube)
+        return kube
+
+    def describe_error(self, exc):
+        return super(OpenStackKubernetesModule, self).describe_error(exc) or describe_kubernetes_error(exc)
