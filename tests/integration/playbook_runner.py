@@ -13,9 +13,6 @@ import yaml
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
-# ansible-playbook looks for a finished task 1000 times a second by default: a fifth of a core for as long as a
-# module waits (a rollout, a member wait). docs/running-at-scale.md recommends this value to users.
-INTERNAL_POLL_INTERVAL = "0.01"
 
 
 class PlaybookRun:
@@ -61,8 +58,7 @@ class PlaybookRunner:
         cmd += ["-" + "v" * verbosity] if verbosity else []
         full_env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=self.collections_path,
                         OS_CLIENT_CONFIG_FILE=self.clouds_yaml, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
-                        ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-                        ANSIBLE_INTERNAL_POLL_INTERVAL=INTERNAL_POLL_INTERVAL)
+                        ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
         full_env.update(env or {})
         return subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, check=False)
 

@@ -35,8 +35,6 @@ export OS_CLIENT_CONFIG_FILE="${MINICLOUD_STATE_DIR}/clouds.yaml"
 export ANSIBLE_COLLECTIONS_PATH="${collections}"
 export PATH="${venv}/bin:${PATH}"
 export ANSIBLE_NOCOLOR=1 PY_COLORS=0 ANSIBLE_FORCE_COLOR=0
-# ansible-playbook's own polling while a module waits (docs/running-at-scale.md)
-export ANSIBLE_INTERNAL_POLL_INTERVAL=0.01
 
 cd "${repo}/extensions"
 # The scenarios seed clusters, routers and servers of their own names and change no mode of the cloud: they run

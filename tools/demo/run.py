@@ -74,8 +74,7 @@ def run_playbook(cloud, collections, extra):
                      openstack_cloud="minicloud", ansible_python_interpreter=sys.executable, **extra)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml),
                ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-               ANSIBLE_DEPRECATION_WARNINGS="0", PYTHONWARNINGS="ignore", ANSIBLE_DISPLAY_SKIPPED_HOSTS="0",
-               ANSIBLE_INTERNAL_POLL_INTERVAL="0.01")  # see docs/running-at-scale.md
+               ANSIBLE_DEPRECATION_WARNINGS="0", PYTHONWARNINGS="ignore", ANSIBLE_DISPLAY_SKIPPED_HOSTS="0")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(variables, handle)
     cmd = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-e", "@%s" % handle.name, str(PLAYBOOK)]
