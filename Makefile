@@ -64,13 +64,13 @@ define need_python
 	fi
 endef
 
-# pip_install VENV, ARGS: install ARGS into VENV with uv (.venv's, pinned in constraints/dev.txt): the same pins
-# and the same packages as pip, downloaded and unpacked in parallel (a fresh .venv: about 15 s instead of 140).
-# Like pip, and unlike uv's default, the packages are compiled to bytecode at install: otherwise, where
-# PYTHONDONTWRITEBYTECODE is set, every process (each minicloud service, each module run) compiles what it imports.
+# pip_install VENV, ARGS[, UV_FLAGS]: install ARGS into VENV with uv (.venv's, pinned in constraints/dev.txt): the
+# same pins and the same packages as pip, downloaded and unpacked in parallel (a fresh .venv: about 15 s instead of
+# 140). .venv passes --compile-bytecode (what pip does by default): where PYTHONDONTWRITEBYTECODE is set, every
+# process (each minicloud service, each module run) would otherwise compile all it imports, again and again.
 # uv uses the machine's certificate store like pip; should it fail (or take over 15 min), pip does the install.
 define pip_install
-	UV_NATIVE_TLS=1 timeout 900 $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(1)/bin/python $(2) \
+	UV_NATIVE_TLS=1 timeout 900 $(VENV)/bin/uv pip install --quiet $(3) --python $(1)/bin/python $(2) \
 	    || { echo "uv could not install; installing with pip"; \
 	         $(1)/bin/python -m pip install --quiet --disable-pip-version-check $(2); }
 endef
@@ -91,7 +91,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints/dev.txt $(
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints/dev.txt pip uv
 	$(call pip_install,$(VENV),-r requirements-dev.txt -c constraints/dev.txt \
 	    $(if $(MINICLOUD_CONSTRAINTS),-c $(MINICLOUD_CONSTRAINTS)) \
-	    $(if $(MINICLOUD_PYPROJECT),-e $(MINICLOUD_DIR)))
+	    $(if $(MINICLOUD_PYPROJECT),-e $(MINICLOUD_DIR)),--compile-bytecode)
 	$(VENV)/bin/python -m pip check
 	@# minicloud is installed editable (not compiled by the install): its services start often
 	$(if $(MINICLOUD_PYPROJECT),$(VENV)/bin/python -m compileall -q $(MINICLOUD_DIR)/minicloud)
