@@ -28,11 +28,11 @@ def test_a_new_member_becomes_active(cloud, lb, run_module):
     # answered; then the emulator finishes it: a gate, not a provider slow enough to outlast ansible's start.
     cloud.octavia("lost-member", members="cp-new")
     cloud.add_member(lb, "cp-new", "10.0.0.201")
-    run, _ = with_change_after_first_answer(
+    run = with_change_after_first_answer(
         cloud, "load-balancer", "GET", "/v2/lbaas/pools/*/members",
         lambda: run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-new"],
                                     "timeout": 60, "poll_interval": 0.5}, playbook=True),
-        lambda: cloud.octavia("normal", delay=0.1))
+        lambda: cloud.octavia("normal", delay=0.1))[0]
     assert run.rc == 0, run.output
     result = run.result
     assert result["failed"] is False and result["changed"] is False
