@@ -8,6 +8,18 @@ retried with jittered exponential backoff; an expired token (HTTP 401) gets exac
 everything else is terminal and raised at once.  A retry never sleeps past the caller's deadline:
 when the next wait would cross it, the last fault is raised with the reason.
 
+Each call has an idempotency class, as amazon.aws marks its retried calls:
+
+- ``READ``: retried on every transient fault.
+- ``IDEMPOTENT``: a write whose replay is harmless (PUT with If-Match, DELETE where 404 means done,
+  Neutron's extraroute add/remove, a Kubernetes merge patch of one field): retried too, but a fault that
+  may have come after the service committed (``Fault.maybe_committed``: 502, 504, a connection dropped or
+  timed out after the request was sent) is written down in the call's ``WriteTrace``, so that the caller
+  reads a 404, 409 or 412 of the replay as the answer to its own first attempt.
+- ``CREATE``: never replayed after such a fault: ``MaybeCommitted`` is raised instead, and the caller
+  looks for what it asked for (``core.idempotency.create_or_adopt``). Faults that come before the
+  service saw the request (429, 503, a connection refused) are retried as for a read.
+
 The policy is plain Python with an injectable clock and random source, so it is unit-tested without
 a cloud.  Classification of exceptions is done by ``classify``, a pure function over the status code
 and headers that callers extract from whatever library raised.
@@ -22,9 +34,18 @@ import random
 import time
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    FlightcontrolError,
+)
 
 TRANSIENT_STATUS = frozenset([429, 502, 503, 504])
+# A gateway's answer that may come after the service behind it did the work.
+MAYBE_COMMITTED_STATUS = frozenset([502, 504])
+
+READ = "read"
+IDEMPOTENT = "idempotent"
+CREATE = "create"
 
 RETRY = "retry"
 REAUTH = "reauth"
@@ -32,13 +53,49 @@ FATAL = "fatal"
 
 
 class Fault:
-    """What a failed call looked like, independent of the client library that raised it."""
+    """What a failed call looked like, independent of the client library that raised it.
 
-    def __init__(self, status=None, retry_after=None, connection_error=False, description=""):
+    ``before_sending``: the connection failed before the request went out (refused, connect timeout), so
+    the service cannot have seen it. ``maybe_committed`` says whether the service may have done the
+    request all the same."""
+
+    def __init__(self, status=None, retry_after=None, connection_error=False, description="",
+                 before_sending=False):
         self.status = status
         self.retry_after = retry_after
         self.connection_error = connection_error
         self.description = description
+        self.before_sending = before_sending
+
+    @property
+    def maybe_committed(self):
+        if self.connection_error:
+            return not self.before_sending
+        return self.status in MAYBE_COMMITTED_STATUS
+
+
+class WriteTrace:
+    """What the attempts of one write met: ``maybe_committed`` once any fault left it unknown whether an
+    attempt was done (then a 404 of a DELETE, a 409 of a create or a 412 of an If-Match PUT may be the
+    answer to our own earlier attempt, not somebody else's change)."""
+
+    def __init__(self):
+        self.maybe_committed = False
+        self.faults = []
+
+    def saw(self, fault):
+        self.faults.append(fault.description)
+        if fault.maybe_committed:
+            self.maybe_committed = True
+
+
+class MaybeCommitted(FlightcontrolError):
+    """A create met a fault after which it may or may not have been done; it was not sent again."""
+
+    def __init__(self, message, fault=None, last_error=None):
+        super(MaybeCommitted, self).__init__(message)
+        self.fault = fault
+        self.last_error = last_error
 
 
 def parse_retry_after(value, now_epoch=None):
@@ -94,8 +151,12 @@ class RetryPolicy:
             delay = max(delay, retry_after)
         return delay
 
-    def call(self, func, describe_fault, deadline, reauth=None, what="API call"):
+    def call(self, func, describe_fault, deadline, reauth=None, what="API call", kind=READ, trace=None):
         """Run ``func()`` until it succeeds, a fault is terminal, or the deadline is reached.
+
+        ``kind`` is the call's idempotency class (``READ``, ``IDEMPOTENT``, ``CREATE``); ``trace``, a
+        ``WriteTrace``, records the faults every attempt met (the caller reads it after the call, whether
+        it returned or raised).
 
         A backoff that would cross the deadline is shortened to end at it, for one last attempt; a
         Retry-After that crosses it ends the call at once (the server said it will not be ready).
@@ -118,6 +179,12 @@ class RetryPolicy:
                 decision = classify(fault, can_reauth=reauth is not None and not reauth_done)
                 if decision == FATAL:
                     raise
+                if trace is not None:
+                    trace.saw(fault)
+                if kind == CREATE and decision == RETRY and fault.maybe_committed:
+                    raise MaybeCommitted(
+                        "%s met a fault after which it may have been done (%s); it was not sent again" % (
+                            what, fault.description), fault=fault, last_error=exc)
                 if decision == REAUTH:
                     reauth_done = True
                     reauth()

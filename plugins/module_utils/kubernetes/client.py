@@ -23,6 +23,7 @@ import traceback
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.transport import failed_before_sending
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
     Fault,
     parse_retry_after,
@@ -188,16 +189,17 @@ def describe_fault(exc):
         return None  # a certificate problem does not heal by retrying
     if ApiException is not None and isinstance(exc, ApiException):
         if not exc.status:
-            return Fault(connection_error=True, description="connection error: %s" % (exc.reason,))
+            return Fault(connection_error=True, description="connection error: %s" % (exc.reason,),
+                         before_sending=failed_before_sending(exc))
         headers = exc.headers or {}
         retry_after = parse_retry_after(headers.get("Retry-After"))
         return Fault(status=exc.status, retry_after=retry_after,
                      description="HTTP %s%s" % (exc.status, " (Retry-After %s s)" % retry_after
                                                 if retry_after is not None else ""))
-    if urllib3 is not None and isinstance(exc, urllib3.exceptions.HTTPError):
-        return Fault(connection_error=True, description="connection error: %s" % (exc,))
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return Fault(connection_error=True, description="connection error: %s" % (exc,))
+    if (urllib3 is not None and isinstance(exc, urllib3.exceptions.HTTPError)) or isinstance(
+            exc, (ConnectionError, TimeoutError)):
+        return Fault(connection_error=True, description="connection error: %s" % (exc,),
+                     before_sending=failed_before_sending(exc))
     return None
 
 

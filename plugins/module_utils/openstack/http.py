@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import Fault, parse_retry_after
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.transport import failed_before_sending
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
     ksa_exceptions,
     requests,
@@ -41,7 +42,8 @@ def describe_fault(exc):
     if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.SSLError):
         return None
     if is_connection_error(exc):
-        return Fault(connection_error=True, description="connection error: %s" % exc)
+        return Fault(connection_error=True, description="connection error: %s" % exc,
+                     before_sending=failed_before_sending(exc))
     status = http_status(exc)
     if status is None:
         return None

@@ -100,3 +100,65 @@ def test_only_known_extensions_can_be_hidden():
     assert hidden_extensions.service_of("extraroute-atomic") == "network"
     with pytest.raises(ValueError, match="cannot be hidden"):
         hidden_extensions.check_alias("l3-ha")
+
+
+class Committing:
+    """An app that records each request it handled (a write it committed)."""
+
+    def __init__(self):
+        self.handled = []
+
+    def __call__(self, environ, start_response):
+        self.handled.append((environ["REQUEST_METHOD"], environ["PATH_INFO"]))
+        start_response("201 Created", [("Content-Type", "application/json")])
+        return [b'{"security_group": {"id": "sg1"}}']
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_after_the_commit_the_client_gets_the_fault_not_the_answer(store, status):
+    store.add_rule(FaultRule(service="network", method="POST", status=status, after=True, remaining=1))
+    committing = Committing()
+    mw = TrafficMiddleware(committing, "network", store)
+    answer, _headers, body = call(mw, method="POST", path="/v2.0/security-groups")
+    assert answer.startswith(str(status)) and b"NeutronError" in body
+    assert committing.handled == [("POST", "/v2.0/security-groups")]  # the service did it all the same
+    assert call(mw, method="POST", path="/v2.0/security-groups")[0] == "201 Created"
+    assert len(committing.handled) == 2
+
+
+def test_a_fault_before_the_service_never_reaches_it(store):
+    store.add_rule(FaultRule(service="network", method="POST", status=504, remaining=1))
+    committing = Committing()
+    assert call(TrafficMiddleware(committing, "network", store), method="POST")[0].startswith("504")
+    assert committing.handled == []
+
+
+def test_a_drop_after_the_commit_closes_the_connection_once_the_service_answered(store):
+    store.add_rule(FaultRule(service="network", status="drop", after=True))
+    committing = Committing()
+    with pytest.raises(DropConnection, match="after the service answered 201"):
+        call(TrafficMiddleware(committing, "network", store), method="POST")
+    assert len(committing.handled) == 1
+
+
+def test_a_late_answer_after_the_commit_is_the_services_own(store):
+    store.add_rule(FaultRule(service="network", delay=0.01, after=True))
+    committing = Committing()
+    answer, _headers, body = call(TrafficMiddleware(committing, "network", store), method="POST")
+    assert answer == "201 Created" and b"sg1" in body and len(committing.handled) == 1
+
+
+@pytest.mark.parametrize("service, words", [
+    ("network", b'"message": "The request you have made requires authentication."'),
+    ("load-balancer", b'"title": "Unauthorized"'),
+    ("kubernetes", b'"reason": "Unauthorized"'),
+])
+def test_401_is_answered_in_the_services_own_words(store, service, words):
+    store.add_rule(FaultRule(service=service, status=401))
+    answer, _headers, body = call(TrafficMiddleware(app, service, store))
+    assert answer == "401 Unauthorized" and words in body and b"minicloud" not in body
+
+
+def test_after_and_gate_do_not_mix():
+    with pytest.raises(ValueError, match="no status, delay, retry-after or after"):
+        FaultRule(service="network", gate=True, after=True)

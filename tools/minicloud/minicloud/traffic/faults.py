@@ -1,8 +1,11 @@
 """HTTP fault rules: what they match, and the error responses they produce.
 
-A gate rule holds matching requests until it is released (or ``GATE_TIMEOUT`` passes, then 503),
-then lets them through to the service: tests of races start a write, wait until it is held, change
-things concurrently and release it.
+A rule fires before the service sees the request (the service never hears of it: a gateway answering
+503, a connection refused) or, with ``after``, once the service has answered (it committed the write,
+the client never hears of it: a gateway's 504 after the backend's answer, a connection reset on the way
+back, an answer slower than the client's timeout). A gate rule holds matching requests until it is
+released (or ``GATE_TIMEOUT`` passes, then 503), then lets them through to the service: tests of races
+start a write, wait until it is held, change things concurrently and release it.
 
 Pure logic; storage lives in :mod:`minicloud.traffic.store`, the WSGI side in
 :mod:`minicloud.traffic.middleware`.
@@ -17,10 +20,13 @@ from dataclasses import asdict, dataclass
 from http import HTTPStatus
 
 SERVICES = ("identity", "network", "load-balancer", "compute", "kubernetes", "kubernetes-target")
-FAULT_STATUSES = (429, 500, 502, 503, 504)
+FAULT_STATUSES = (401, 429, 500, 502, 503, 504)
 DROP = "drop"
 # How long a gate holds a request at most; then the request is answered 503.
 GATE_TIMEOUT = 120.0
+
+# keystonemiddleware's words when it refuses a token (keystone's own for its API)
+UNAUTHORIZED = "The request you have made requires authentication."
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 
@@ -46,6 +52,9 @@ class FaultRule:
     ``remaining`` is how many more times it fires (None: unlimited).
     ``gate``: hold matching requests until the rule is released, then let them through;
     ``held`` is how many requests it holds now.
+    ``after``: let the request through to the service first (it commits), then wait ``delay`` and answer
+    ``status`` instead of the service's answer (None: the service's answer, late).
+    ``401`` answers as keystonemiddleware (or the Kubernetes API) does for an expired token.
     """
 
     service: str
@@ -59,12 +68,14 @@ class FaultRule:
     fired: int = 0
     gate: bool = False
     held: int = 0
+    after: bool = False
 
     def __post_init__(self):
         if self.service not in SERVICES:
             raise ValueError(f"unknown service {self.service!r}; choose from {', '.join(SERVICES)}")
-        if self.gate and (self.status is not None or self.delay or self.retry_after is not None):
-            raise ValueError("a gate holds requests and then lets them through: no status, delay or retry-after")
+        if self.gate and (self.status is not None or self.delay or self.retry_after is not None or self.after):
+            raise ValueError("a gate holds requests and then lets them through: no status, delay, retry-after "
+                             "or after")
         if self.gate:
             return
         if self.status is not None and self.status != DROP and int(self.status) not in FAULT_STATUSES:
@@ -101,13 +112,14 @@ class FaultRule:
 def error_body(service: str, status: int, message: str) -> dict:
     """An error body shaped like the real service's own."""
     phrase = HTTPStatus(status).phrase
+    if service == "identity" or (status == 401 and not service.startswith("kubernetes")):
+        # keystone's own errors; keystonemiddleware in front of the other services answers 401 the same way
+        return {"error": {"code": status, "message": message, "title": phrase}}
     if service == "load-balancer":
         return {"faultcode": "Client" if status < 500 else "Server", "faultstring": message, "debuginfo": None}
     if service == "network":
         kind = "OverQuota" if status == 429 else "ServiceUnavailable"
         return {"NeutronError": {"type": kind, "message": message, "detail": ""}}
-    if service == "identity":
-        return {"error": {"code": status, "message": message, "title": phrase}}
     if service == "compute":
         key = "overLimit" if status == 429 else "computeFault"
         return {key: {"code": status, "message": message}}
@@ -134,6 +146,9 @@ def _json_error(service: str, status: int, message: str,
 def error_response(rule: FaultRule) -> tuple[str, list[tuple[str, str]], bytes]:
     """(status line, headers, body) for a rule with an HTTP status."""
     status = int(rule.status)
+    if status == 401:  # what the service's own authentication answers: the client cannot tell
+        message = "Unauthorized" if rule.service.startswith("kubernetes") else UNAUTHORIZED
+        return _json_error(rule.service, status, message)
     return _json_error(rule.service, status, f"minicloud fault injection: {HTTPStatus(status).phrase}",
                        rule.retry_after)
 

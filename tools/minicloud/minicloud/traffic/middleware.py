@@ -1,5 +1,6 @@
-"""WSGI middleware put in front of every real service: counts requests, injects faults, holds requests
-at gates, hides API extensions (an older API, see :mod:`minicloud.traffic.hidden_extensions`)."""
+"""WSGI middleware put in front of every real service: counts requests, injects faults (before the service
+sees a request, or after it answered: a write committed whose answer is lost), holds requests at gates,
+hides API extensions (an older API, see :mod:`minicloud.traffic.hidden_extensions`)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ class TrafficMiddleware:
                 status, headers, body = gate_timeout_response(rule, self.gate_timeout)
                 start_response(status, headers)
                 return [body]
+        elif rule is not None and rule.after:
+            return self._after_commit(rule, environ, start_response)
         elif rule is not None:
             if rule.delay:
                 time.sleep(rule.delay)
@@ -51,11 +54,45 @@ class TrafficMiddleware:
                 status, headers, body = error_response(rule)
                 start_response(status, headers)
                 return [body]
+        return self._serve(environ, start_response)
+
+    def _serve(self, environ, start_response):
+        """The service's own answer (as an older API, when extensions are hidden)."""
+        internal = any(marker in environ.get("HTTP_USER_AGENT", "") for marker in INTERNAL_AGENTS)
         hides = self.service in hidden_extensions.SERVICES and not internal
         hidden = self.store.hidden_extensions(self.service) if hides else []
         if hidden:
             return self._older_api(hidden, environ, start_response)
         return self.app(environ, start_response)
+
+    def _after_commit(self, rule, environ, start_response):
+        """The service handles the request in full (and commits it); then, after ``rule.delay``, the client
+        gets ``rule.status`` or a dropped connection instead of the answer (or the answer, late)."""
+        status, headers, body = self._answered(self._serve, environ)
+        if rule.delay:
+            time.sleep(rule.delay)
+        if rule.status == DROP:
+            raise DropConnection(f"fault rule {rule.id}, after the service answered {status}")
+        if rule.status is not None:
+            status, headers, body = error_response(rule)
+        start_response(status, headers)
+        return [body]
+
+    @staticmethod
+    def _answered(app, environ):
+        """(status line, headers, body) of ``app``'s whole answer to ``environ``."""
+        seen = {}
+
+        def keep(status, headers, exc_info=None):
+            seen["status"], seen["headers"] = status, headers
+            return lambda _data: None
+
+        result = app(environ, keep)
+        try:
+            body = b"".join(result)
+        finally:
+            getattr(result, "close", lambda: None)()
+        return seen["status"], seen["headers"], body
 
     def _older_api(self, hidden: list[str], environ, start_response):
         """Answer as the service would without the ``hidden`` extensions."""
@@ -67,19 +104,9 @@ class TrafficMiddleware:
             return [body]
         if not hidden_extensions.lists_extensions(method, path):
             return self.app(environ, start_response)
-        seen = {}
-
-        def keep(status, headers, exc_info=None):
-            seen["status"], seen["headers"] = status, headers
-            return lambda _data: None
-
-        result = self.app(environ, keep)
-        try:
-            body = b"".join(result)
-        finally:
-            getattr(result, "close", lambda: None)()
-        if seen["status"].startswith("200"):
+        status, headers, body = self._answered(self.app, environ)
+        if status.startswith("200"):
             body = hidden_extensions.without_extensions(body, hidden)
-        headers = [(k, v) for k, v in seen["headers"] if k.lower() != "content-length"]
-        start_response(seen["status"], headers + [("Content-Length", str(len(body)))])
+        headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+        start_response(status, headers + [("Content-Length", str(len(body)))])
         return [body]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from minicloud.traffic.faults import FaultRule
 
-RULE_COLUMNS = "id, service, method, path, status, retry_after, remaining, delay, fired, gate, held"
+RULE_COLUMNS = "id, service, method, path, status, retry_after, remaining, delay, fired, gate, held, after_commit"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rules (
@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS rules (
     delay REAL NOT NULL DEFAULT 0,
     fired INTEGER NOT NULL DEFAULT 0,
     gate INTEGER NOT NULL DEFAULT 0,
-    held INTEGER NOT NULL DEFAULT 0
+    held INTEGER NOT NULL DEFAULT 0,
+    after_commit INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS requests (
     service TEXT NOT NULL,
@@ -70,7 +71,7 @@ class TrafficStore:
             conn.execute("PRAGMA synchronous=OFF")
             conn.executescript(_SCHEMA)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(rules)")}
-            for column in ("gate", "held"):  # a state folder from before gates
+            for column in ("gate", "held", "after_commit"):  # a state folder of an older minicloud
                 if column not in columns:
                     conn.execute(f"ALTER TABLE rules ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
             self._local.conn = conn
@@ -86,10 +87,10 @@ class TrafficStore:
         db.execute("BEGIN IMMEDIATE")
         try:
             cur = db.execute(
-                "INSERT INTO rules (service, method, path, status, retry_after, remaining, delay, gate)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO rules (service, method, path, status, retry_after, remaining, delay, gate, after_commit)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (rule.service, rule.method.upper(), rule.path, status, rule.retry_after, rule.remaining, rule.delay,
-                 int(rule.gate)),
+                 int(rule.gate), int(rule.after)),
             )
             if rule.gate:  # the pipe exists before any request can match the rule
                 self.gates.mkdir(parents=True, exist_ok=True)
@@ -182,7 +183,7 @@ class TrafficStore:
 
     @staticmethod
     def _rule(row) -> FaultRule:
-        rule_id, service, method, path, status, retry_after, remaining, delay, fired, gate, held = row
+        rule_id, service, method, path, status, retry_after, remaining, delay, fired, gate, held, after = row
         return FaultRule(
             service=service,
             method=method,
@@ -195,6 +196,7 @@ class TrafficStore:
             fired=fired,
             gate=bool(gate),
             held=held,
+            after=bool(after),
         )
 
     # -- request counts ----------------------------------------------------------------
