@@ -21,6 +21,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed, ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT
 
 # Resources of the cluster groups that no controller reconciles per cluster, so nothing acknowledges a pause.
 NOT_RECONCILED_SUFFIXES = ("templates",)
@@ -180,7 +181,7 @@ class CapiService:
             lambda: self.kube.custom.patch_namespaced_custom_object(
                 group, version, metadata["namespace"], "clusters", metadata["name"], body),
             "setting spec.paused=%s on Cluster %s/%s" % (str(paused).lower(), metadata["namespace"], metadata["name"]),
-            deadline)
+            deadline, kind=IDEMPOTENT)
 
     def scope_objects(self, cluster, scope, contract, kinds, deadline):
         """The Cluster and the objects in ``scope``: ``cluster`` (its infrastructure and control-plane

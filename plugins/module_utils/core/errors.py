@@ -70,7 +70,12 @@ class RouteLimitReached(FlightcontrolError):
 
 
 class RouterChanged(FlightcontrolError):
-    """A plain router update lost the race (HTTP 412): the router must be read again."""
+    """A plain router update lost the race (HTTP 412): the router must be read again. ``after_lost_answer``:
+    the 412 came after an attempt whose answer was lost, so the new revision may be our own update."""
+
+    def __init__(self, message, after_lost_answer=False):
+        super(RouterChanged, self).__init__(message)
+        self.after_lost_answer = after_lost_answer
 
 
 class KeptChanging(FlightcontrolError):

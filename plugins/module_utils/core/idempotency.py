@@ -36,9 +36,10 @@ class Created:
         self.lost_answers = lost_answers
 
 
-def create_or_adopt(send, find, clock, deadline, settle, what="create"):
+def create_or_adopt(send, find, clock, deadline, settle, what="create", on_lost=None):
     """Run ``send()`` (a create under the ``CREATE`` class); after ``MaybeCommitted``, call ``find()`` (a read
     returning the object or None) until it finds the object or ``settle`` seconds passed, then send again.
+    ``on_lost(exc)`` is told of each ``MaybeCommitted``.
 
     Returns a ``Created``. Raises ``DeadlineExceeded`` when the deadline comes first: then the create may
     still have been done, and a re-run finds it."""
@@ -48,6 +49,8 @@ def create_or_adopt(send, find, clock, deadline, settle, what="create"):
             return Created(send(), lost_answers=lost)
         except MaybeCommitted as exc:
             lost += 1
+            if on_lost is not None:
+                on_lost(exc)
             found = _look(find, clock, min(deadline, clock.monotonic() + settle))
             if found is not None:
                 return Created(found, adopted=True, lost_answers=lost)

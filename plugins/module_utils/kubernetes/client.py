@@ -27,6 +27,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.trans
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
     Fault,
     parse_retry_after,
+    READ,
     RetryPolicy,
 )
 
@@ -262,15 +263,17 @@ class KubernetesClient:
             return response
         return guarded_request
 
-    def call(self, func, what, deadline):
+    def call(self, func, what, deadline, kind=READ):
         """Run one API call under the retry policy, within ``deadline``.  Until the API has answered
-        once, connection failures get only FIRST_CONTACT_SECONDS before the API is called unreachable."""
+        once, connection failures get only FIRST_CONTACT_SECONDS before the API is called unreachable.
+        ``kind``: the idempotency class (``core.retry``); the writes here are merge patches of one field
+        (``IDEMPOTENT``: a replay sets the same value)."""
         effective = deadline
         if not self.contacted:
             effective = min(deadline, self.clock.monotonic() + FIRST_CONTACT_SECONDS)
         self.deadline = effective
         try:
-            return self.policy.call(func, self._describe, effective, reauth=None, what=what)
+            return self.policy.call(func, self._describe, effective, reauth=None, what=what, kind=kind)
         except Exception as exc:  # pylint: disable=broad-except
             fault = describe_fault(getattr(exc, "last_error", None) or exc)
             if not self.contacted and fault is not None and fault.connection_error:

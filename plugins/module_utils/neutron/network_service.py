@@ -12,9 +12,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import WriteTrace
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import if_match_put
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import error_type, http_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase, deleted
 
 # Ports are listed for this many servers a request (device_id=...&device_id=...): about 7 KB of query,
 # under the 8 KB request-line limit of common proxies.
@@ -66,33 +68,53 @@ class NetworkService(ServiceBase):
         return set(g["id"] for g in found)
 
     def create_group(self, name, description, deadline):
+        """Create the group; after a lost answer the group of this name is looked for and adopted (never a
+        second group of the name). Returns the group."""
         body = {"security_group": {"name": name, "description": description or ""}}
-        return self.client.call(lambda: self.api.post("/security-groups", json=body, raise_exc=True).json(),
-                                "create security group %s" % name, deadline)["security_group"]
 
-    def create_rule(self, body, deadline):
-        """Create a rule; returns (rule, True), or (None, False) when Neutron says it exists (409)."""
+        def find():
+            found = self._get("/security-groups", "list security groups named %s" % name, deadline,
+                              params={"name": name})["security_groups"]
+            if len(found) > 1:
+                raise ResolveError("security group name %r is ambiguous: %d groups have it (%s); use the id" % (
+                    name, len(found), ", ".join(g["id"] for g in found)))
+            return found[0] if found else None
+
+        return self.client.create(
+            lambda: self.api.post("/security-groups", json=body, raise_exc=True).json()["security_group"],
+            find, "create security group %s" % name, deadline).value
+
+    def create_rule(self, body, deadline, matches):
+        """Create a rule; after a lost answer the group's rule that ``matches`` (the planned rule's tuple) is
+        looked for and adopted. Returns (rule, True) when this call made it (the rule is None when Neutron
+        said it exists after our own lost answer and it could not be read), or (None, False) when Neutron
+        says somebody else's rule exists (409)."""
+        group_id = body["security_group_id"]
+
+        def find():
+            rules = self._get("/security-group-rules", "list rules of security group %s" % group_id, deadline,
+                              params={"security_group_id": group_id})["security_group_rules"]
+            return next((r for r in rules if matches(r)), None)
+
+        trace = WriteTrace()
         try:
-            created = self.client.call(
+            created = self.client.create(
                 lambda: self.api.post("/security-group-rules", json={"security_group_rule": body},
-                                      raise_exc=True).json(),
-                "create security group rule", deadline)
+                                      raise_exc=True).json()["security_group_rule"],
+                find, "create security group rule", deadline, trace)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 409 and error_type(exc) == "SecurityGroupRuleExists":
+                if trace.maybe_committed:  # ours: our first attempt made it, its answer was lost
+                    return find(), True
                 return None, False
             raise
-        return created["security_group_rule"], True
+        return created.value, True
 
     def delete_rule(self, rule_id, deadline):
-        """Delete a rule; a rule already gone (404) is fine."""
-        try:
-            self.client.call(lambda: self.api.delete("/security-group-rules/%s" % rule_id, raise_exc=True),
-                             "delete security group rule %s" % rule_id, deadline)
-        except Exception as exc:  # pylint: disable=broad-except
-            if http_status(exc) != 404:
-                raise
-            return False
-        return True
+        """Delete a rule: True when this call deleted it (a 404 after our own lost answer included), False
+        when it was already gone."""
+        return deleted(self.client, lambda: self.api.delete("/security-group-rules/%s" % rule_id, raise_exc=True),
+                       "delete security group rule %s" % rule_id, deadline)
 
     # -- servers and ports ---------------------------------------------------------------
 
@@ -112,14 +134,10 @@ class NetworkService(ServiceBase):
 
     def update_port_groups(self, port_id, groups, revision, deadline):
         """Set the port's security groups only if its revision is still ``revision`` (If-Match).
-        Returns the updated port, or None when the port changed meanwhile (412)."""
+        Returns the updated port, or None when the port changed meanwhile (412), or ``LOST_ANSWER`` when the
+        412 came after an attempt whose answer was lost (the change may be ours: read the port to know)."""
         headers = {"If-Match": "revision_number=%s" % revision}
         body = {"port": {"security_groups": list(groups)}}
-        try:
-            return self.client.call(
-                lambda: self.api.put("/ports/%s" % port_id, json=body, headers=headers, raise_exc=True).json(),
-                "update security groups of port %s" % port_id, deadline)["port"]
-        except Exception as exc:  # pylint: disable=broad-except
-            if http_status(exc) == 412:
-                return None
-            raise
+        return if_match_put(self.client, lambda: self.api.put(
+            "/ports/%s" % port_id, json=body, headers=headers, raise_exc=True).json()["port"],
+            "update security groups of port %s" % port_id, deadline)

@@ -20,6 +20,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     RouteRejected,
     RouterChanged,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import if_match_put
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     error_message,
     error_type,
@@ -112,13 +114,17 @@ class RouterService(ServiceBase):
     # -- writes --------------------------------------------------------------------------
 
     def _put(self, path, body, what, deadline, headers=None):
+        """One PUT (extraroute add/remove, a router update with If-Match: a replay is harmless)."""
+        trace = WriteTrace()
         try:
-            return self.client.call(
-                lambda: self.api.put(path, json=body, headers=headers, raise_exc=True).json(), what, deadline)
+            return self.client.call(lambda: self.api.put(path, json=body, headers=headers, raise_exc=True).json(),
+                                    what, deadline, kind=IDEMPOTENT, trace=trace)
         except Exception as exc:  # pylint: disable=broad-except
             known = classify_write_error(exc)
             if known is None:
                 raise
+            if isinstance(known, RouterChanged):
+                known.after_lost_answer = trace.maybe_committed
             raise known
 
     def add_routes(self, router_id, routes, deadline):
@@ -140,14 +146,9 @@ class RouterService(ServiceBase):
         return router["routes"], router.get("revision_number")
 
     def update_address_pairs(self, port_id, pairs, revision, deadline):
-        """Set the port's allowed_address_pairs if its revision is still ``revision``; None on 412."""
+        """Set the port's allowed_address_pairs if its revision is still ``revision``; None on 412
+        (``LOST_ANSWER`` when the 412 came after our own attempt's lost answer)."""
         headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
-        try:
-            return self.client.call(
-                lambda: self.api.put("/ports/%s" % port_id, json={"port": {"allowed_address_pairs": pairs}},
-                                     headers=headers, raise_exc=True).json(),
-                "update allowed_address_pairs of port %s" % port_id, deadline)["port"]
-        except Exception as exc:  # pylint: disable=broad-except
-            if http_status(exc) == 412:
-                return None
-            raise
+        return if_match_put(self.client, lambda: self.api.put(
+            "/ports/%s" % port_id, json={"port": {"allowed_address_pairs": pairs}}, headers=headers,
+            raise_exc=True).json()["port"], "update allowed_address_pairs of port %s" % port_id, deadline)

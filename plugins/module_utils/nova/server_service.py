@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase, deleted
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.pagination import list_all_pages
 
@@ -37,12 +37,7 @@ class ServerService(ServiceBase):
         return [dict(id=s["id"], name=s.get("name")) for s in self._list("/servers", deadline)]
 
     def delete_server(self, server_id, deadline):
-        """Ask Nova to delete the server. True when asked, False when it was already gone (404)."""
-        try:
-            self.client.call(lambda: self.api.delete("/servers/%s" % server_id, raise_exc=True),
-                             "delete server %s" % server_id, deadline)
-        except Exception as exc:  # pylint: disable=broad-except
-            if http_status(exc) == 404:
-                return False
-            raise
-        return True
+        """Ask Nova to delete the server. True when this call asked (a 404 after our own lost answer
+        included), False when it was already gone (404)."""
+        return deleted(self.client, lambda: self.api.delete("/servers/%s" % server_id, raise_exc=True),
+                       "delete server %s" % server_id, deadline)

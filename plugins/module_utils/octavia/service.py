@@ -13,6 +13,7 @@ __metaclass__ = type
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status, is_not_found
 
@@ -81,19 +82,35 @@ class OctaviaService(ServiceBase):
         return self.client.call(lambda: [_plain(m) for m in self.api.members(pool_id)],
                                 "list members of pool %s" % pool_id, deadline)
 
-    def delete_members(self, pool_id, members, deadline):
-        """Delete the members (one request each; a member already gone is fine). False when the load
-        balancer refused a deletion with 409 (it is busy: PENDING_*), True when all are deleted."""
+    def delete_members(self, pool_id, members, deadline, on_deleted=None):
+        """Delete the members, one request each (a member already gone is fine); ``on_deleted(member)`` is told
+        of each as it is done, so a later failure loses no record. False when the load balancer refused a
+        deletion with 409 (it is busy: PENDING_*), True when all are deleted. A 409 after our own attempt's
+        lost answer is our deletion when the member, read again, is gone or PENDING_DELETE."""
         for member in members:
+            trace = WriteTrace()
             try:
                 self.client.call(lambda m=member: self.api.delete_member(m["id"], pool_id),
-                                 "DELETE member %s" % member.get("name"), deadline)
+                                 "DELETE member %s" % member.get("name"), deadline, kind=IDEMPOTENT, trace=trace)
             except Exception as exc:  # pylint: disable=broad-except
-                if http_status(exc) == 409:
+                if http_status(exc) == 409 and not (trace.maybe_committed
+                                                    and self._being_deleted(pool_id, member, deadline)):
                     return False
-                if http_status(exc) != 404:
+                if http_status(exc) not in (404, 409):
                     raise
+            if on_deleted is not None:
+                on_deleted(member)
         return True
+
+    def _being_deleted(self, pool_id, member, deadline):
+        try:
+            now = _plain(self.client.call(lambda: self.api.get_member(member["id"], pool_id),
+                                          "GET member %s" % member.get("name"), deadline))
+        except Exception as exc:  # pylint: disable=broad-except
+            if is_not_found(exc):
+                return True
+            raise
+        return now.get("provisioning_status") in ("PENDING_DELETE", "DELETED")
 
 
 def pool_loadbalancer_ids(pool):

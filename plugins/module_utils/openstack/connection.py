@@ -13,7 +13,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import RetryPolicy
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import CREATE, READ, RetryPolicy
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
     COLLECTION_NAME,
@@ -155,13 +156,36 @@ class OpenStackClient:
     def api_calls(self):
         return self.guard.total
 
-    def call(self, func, what, deadline):
+    @property
+    def request_timeout(self):
+        """How long one request may take (``api_timeout``, of the options or the ``cloud`` dict)."""
+        cloud = self.params.get("cloud")
+        given = cloud.get("api_timeout") if isinstance(cloud, dict) else None
+        try:
+            return float(given or self.params.get("api_timeout") or DEFAULT_REQUEST_TIMEOUT)
+        except (TypeError, ValueError):
+            return float(DEFAULT_REQUEST_TIMEOUT)
+
+    def call(self, func, what, deadline, kind=READ, trace=None):
         """Run one API call under the retry policy, never retrying (or waiting on a request) past ``deadline``.
 
-        No re-auth callback: keystoneauth already renews an expired token once when a request gets 401.
+        ``kind`` is the call's idempotency class (``core.retry``: READ, IDEMPOTENT, CREATE) and ``trace`` a
+        ``WriteTrace`` that tells the caller whether an attempt's answer was lost. No re-auth callback:
+        keystoneauth already renews an expired token once when a request gets 401.
         """
         self.guard.deadline = deadline
         try:
-            return self.policy.call(func, describe_fault, deadline, reauth=None, what=what)
+            return self.policy.call(func, describe_fault, deadline, reauth=None, what=what, kind=kind, trace=trace)
         finally:
             self.guard.deadline = None
+
+    def create(self, send, find, what, deadline, trace=None):
+        """A create that is never sent twice blindly (``core.idempotency``): after a lost answer ``find()`` looks
+        for what it asked for, for as long as one request may take, and adopts it. Returns a ``Created``."""
+        def mark_lost(exc):
+            if trace is not None:
+                trace.saw(exc.fault)
+
+        return create_or_adopt(lambda: self.call(send, what, deadline, kind=CREATE), lambda: self.call(
+            find, "looking for what '%s' made" % what, deadline), self.clock, deadline, self.request_timeout,
+            what=what, on_lost=mark_lost)

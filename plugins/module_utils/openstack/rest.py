@@ -8,6 +8,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
+
+
+def deleted(client, send, what, deadline, trace=None):
+    """One DELETE under the retry policy (a replay is harmless). True when this call deleted the object,
+    False when it was gone before (404). A 404 after an attempt whose answer was lost is our own deletion:
+    True."""
+    trace = trace if trace is not None else WriteTrace()
+    try:
+        client.call(send, what, deadline, kind=IDEMPOTENT, trace=trace)
+    except Exception as exc:  # pylint: disable=broad-except
+        if http_status(exc) == 404:
+            return trace.maybe_committed
+        raise
+    return True
+
 
 class ServiceBase:
     """Requests to one service. ``proxy`` names the connection's proxy (``network``, ``compute``,

@@ -41,6 +41,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.re
     pool_view,
     stuck_view,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT
 
 HOOK_VALUE = "flightcontrol.openstack"
 # Holds and releases done inside one poll before the module looks again.
@@ -227,7 +228,8 @@ class CapiRollout:
         try:
             self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
                 CORE_GROUP, targets.contract, targets.namespace, targets.machine_plural, name, body),
-                "%s Machine %s/%s" % ("holding" if value else "releasing", targets.namespace, name), deadline)
+                "%s Machine %s/%s" % ("holding" if value else "releasing", targets.namespace, name), deadline,
+                kind=IDEMPOTENT)
         except Exception as exc:  # pylint: disable=broad-except
             if not is_status(exc, 404):
                 raise
@@ -256,7 +258,7 @@ class CapiRollout:
         self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
             group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
             rollout_after_patch(current_kcp, self.progress.started_after)),
-            "starting the rollout of %s" % targets.kcp_label, deadline)
+            "starting the rollout of %s" % targets.kcp_label, deadline, kind=IDEMPOTENT)
         self.progress.started = True
         self.log.record("start")
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
+    FlightcontrolError,
     ModuleFailure,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
@@ -103,13 +104,17 @@ class DirectRollout:
         if lb_status != "ACTIVE":
             return plan.Action(plan.WAIT, reason="load balancer to be ACTIVE before deleting %s (is %s)" % (
                 action.member, lb_status))
-        if not self.octavia.delete_members(self.pool["id"], action.targets, deadline):
+        old = self.pairs[action.pair][0].text
+
+        def deleted(_member):  # recorded as each deletion is done: a later failure loses no record
+            if old not in self.log.released:
+                self.log.released.append(old)
+            self.log.record("delete_member", member=old)
+
+        if not self.octavia.delete_members(self.pool["id"], action.targets, deadline, on_deleted=deleted):
             return plan.Action(plan.WAIT, reason="the load balancer to accept the deletion of %s (409)" %
                                action.member)
-        old = self.pairs[action.pair][0].text
         self.progress.deleted.add(action.pair)
-        self.log.released.append(old)
-        self.log.record("delete_member", member=old)
         return plan.Action(plan.WAIT, member=action.member, reason="old member %s to be gone" % old)
 
     # -- the run -----------------------------------------------------------------------
@@ -125,6 +130,13 @@ class DirectRollout:
                                start=self.module.started, act=self.act)
         except DeadlineExceeded as exc:
             raise ModuleFailure(str(exc), **self.result())
+        except Exception as exc:  # pylint: disable=broad-except
+            message = self.module.describe_error(exc) or (str(exc) if isinstance(exc, FlightcontrolError) else None)
+            if message is None or not self.log.released:
+                raise
+            # the deletions already made are part of the failure's result (changed: true)
+            raise ModuleFailure("%s; already deleted before it: %s" % (message, ", ".join(self.log.released)),
+                                **self.result())
         data = self.result()
         if self.check_mode:
             data["changed"] = self.progress.last.kind == plan.RELEASE

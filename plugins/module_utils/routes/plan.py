@@ -376,6 +376,13 @@ def apply_routes(routes, add=(), remove=()):
     return [r for r in result if (r["destination"], r["nexthop"]) not in drop]
 
 
+def step_applied(step, routes):
+    """Whether ``routes`` hold what the route step asked for: every route it adds, none it removes."""
+    present = set((r["destination"], r["nexthop"]) for r in routes)
+    wanted = set((r["destination"], r["nexthop"]) for r in step["routes"])
+    return wanted <= present if step["action"] == "add_routes" else not wanted & present
+
+
 def _dest_order(destination, has_others):
     # Destinations whose traffic goes astray (a wrong route is there) first, then the missing ones.
     return (0 if has_others else 1, destination.version, destination)

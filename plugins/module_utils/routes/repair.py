@@ -168,15 +168,22 @@ class RouteRepair:
         adding = step["action"] == "add_routes"
         try:
             state.routes, state.revision, made = self.write_routes(step)
-        except RouterChanged:
-            state.races += 1
-            self.result["conflicts"].append(dict(kind="router_changed", router=router_id, revision=state.revision))
-            if state.races >= ROUTER_UPDATE_ATTEMPTS:
-                raise ModuleFailure("router %s kept changing under the update (%d times HTTP 412)" % (
-                    router_id, state.races), **self.result)
+        except RouterChanged as exc:
             fresh = self.api.get_router(router_id, self.deadline)
-            state.routes, state.revision = fresh.get("routes") or [], fresh.get("revision_number")
-            return True
+            fresh_routes = fresh.get("routes") or []
+            if exc.after_lost_answer and route_plan.step_applied(step, fresh_routes):
+                # our own update: its answer was lost and the replay met the revision it made
+                state.routes, state.revision = fresh_routes, fresh.get("revision_number")
+                made = [(route, None) for route in step["routes"]]
+            else:
+                state.races += 1
+                self.result["conflicts"].append(dict(kind="router_changed", router=router_id,
+                                                     revision=state.revision))
+                if state.races >= ROUTER_UPDATE_ATTEMPTS:
+                    raise ModuleFailure("router %s kept changing under the update (%d times HTTP 412)" % (
+                        router_id, state.races), **self.result)
+                state.routes, state.revision = fresh_routes, fresh.get("revision_number")
+                return True
         except RouteLimitReached as exc:
             state.limit_error = str(exc)
             self.stop("limit")

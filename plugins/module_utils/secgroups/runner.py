@@ -235,9 +235,10 @@ class SecgroupRunner(OpenStackModule):
         if progress.group_id is None and self.params["state"] == "present":
             before = self.create_group(api, work, progress, deadline)
         for rule in work.plan.create:
-            made, is_new = api.create_rule(rule.to_api(progress.group_id), deadline)
+            made, is_new = api.create_rule(rule.to_api(progress.group_id), deadline,
+                                           matches=lambda found, key=rule.key: sr.rule_from_neutron(found).key == key)
             if is_new:
-                progress.created.append(sr.rule_from_neutron(made))
+                progress.created.append(sr.rule_from_neutron(made) if made else rule)
             else:
                 progress.unchanged.append(rule)
                 result["conflicts"].append(dict(kind="rule_exists", rule=rule.view(),

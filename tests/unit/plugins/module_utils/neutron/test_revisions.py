@@ -75,3 +75,30 @@ def test_gives_up_after_the_attempts_with_the_last_read():
         update_with_reread(port.read(), add("sg"), port.send, port.read)
     assert caught.value.attempts == IF_MATCH_ATTEMPTS == len(port.sent)
     assert caught.value.current["revision_number"] == port.revision
+
+
+def test_a_412_after_our_own_lost_answer_is_our_update_when_the_reread_needs_nothing_more():
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import (
+        LOST_ANSWER, update_with_reread)
+    conflicts = []
+    port = {"id": "p", "revision_number": 1, "groups": ["a"]}
+    done = {"id": "p", "revision_number": 2, "groups": ["a", "b"]}
+    result = update_with_reread(port, lambda p: None if "b" in p["groups"] else p["groups"] + ["b"],
+                                lambda p, v: LOST_ANSWER, lambda p: done, conflicts.append)
+    assert result == (done, True, 1) and conflicts == []
+
+
+def test_a_412_after_a_lost_answer_is_somebody_elses_when_the_reread_still_needs_the_update():
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import (
+        LOST_ANSWER, update_with_reread)
+    conflicts = []
+    port = {"id": "p", "revision_number": 1, "groups": ["a"]}
+    other = {"id": "p", "revision_number": 2, "groups": ["a", "c"]}
+    sent = []
+
+    def send(p, value):
+        sent.append(value)
+        return LOST_ANSWER if len(sent) == 1 else dict(p, groups=value, revision_number=3)
+    updated, was_sent, attempts = update_with_reread(
+        port, lambda p: None if "b" in p["groups"] else p["groups"] + ["b"], send, lambda p: other, conflicts.append)
+    assert was_sent and attempts == 2 and updated["groups"] == ["a", "c", "b"] and conflicts == [other]

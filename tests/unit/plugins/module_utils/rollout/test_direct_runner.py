@@ -22,8 +22,9 @@ def member(name, address, status="ACTIVE", operating="NO_MONITOR"):
 
 
 class FakeOctavia:
-    def __init__(self, members, lb_status="ACTIVE"):
+    def __init__(self, members, lb_status="ACTIVE", busy_after=None):
         self.members, self.lb_status, self.deleted = members, lb_status, []
+        self.busy_after = busy_after  # deletions accepted before the load balancer answers 409
 
     def list_members(self, pool_id, deadline):
         return copy.deepcopy(self.members)
@@ -31,8 +32,12 @@ class FakeOctavia:
     def get_loadbalancer(self, lb_id, deadline):
         return {"id": lb_id, "provisioning_status": self.lb_status}
 
-    def delete_members(self, pool_id, members, deadline):
-        self.deleted += [m["name"] for m in members]
+    def delete_members(self, pool_id, members, deadline, on_deleted=None):
+        for member in members:
+            if self.busy_after is not None and len(self.deleted) >= self.busy_after:
+                return False
+            self.deleted.append(member["name"])
+            on_deleted(member)
         return True
 
 
@@ -67,3 +72,17 @@ def test_no_deletion_while_the_load_balancer_is_busy_or_in_check_mode():
     runner = direct(checking, check_mode=True)
     assert runner.act(runner.look(2000), deadline=2000).kind == plan.RELEASE
     assert checking.deleted == []
+
+
+def test_a_deletion_refused_after_another_was_made_keeps_the_record_of_the_one_made():
+    # the old selector matches two members; the load balancer takes the first deletion, then answers 409
+    members = [member("old-1", "10.0.0.1"), member("old-1", "10.0.0.9"), member("old-2", "10.0.0.2"),
+               member("new-1", "10.0.0.3"), member("other", "10.0.0.4")]
+    octavia = FakeOctavia(members, busy_after=1)
+    runner = direct(octavia)
+    runner.progress.min_healthy = 2
+    action = runner.act(runner.look(2000), deadline=2000)
+    assert octavia.deleted == ["old-1"]
+    assert action.kind == plan.WAIT and "(409)" in action.reason
+    assert runner.log.released == ["old-1"] and [a["action"] for a in runner.log.actions] == ["delete_member"]
+    assert runner.result()["changed"] is True

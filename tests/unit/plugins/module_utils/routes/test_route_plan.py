@@ -261,3 +261,13 @@ def test_runs_capped_by_max_changes_converge(scenario, budget):
     if stop is None:
         assert route_plan.route_findings(current, have, CLUSTER) == []
     assert all(f in current for f in foreign)
+
+
+def test_a_step_is_applied_when_the_routes_hold_what_it_asked_for():
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.plan import step_applied
+    r1 = dict(destination="10.244.1.0/24", nexthop="192.168.0.11")
+    r2 = dict(destination="10.244.2.0/24", nexthop="192.168.0.12")
+    assert step_applied(dict(action="add_routes", routes=[r1]), [r1, r2])
+    assert not step_applied(dict(action="add_routes", routes=[r1, r2]), [r2])
+    assert step_applied(dict(action="remove_routes", routes=[r1]), [r2])
+    assert not step_applied(dict(action="remove_routes", routes=[r1]), [r1])
