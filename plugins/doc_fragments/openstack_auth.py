@@ -64,6 +64,8 @@ options:
   interface:
     description:
       - Endpoint URL type to fetch from the service catalog.
+      - With a O(cloud) dict it applies too, unless the dict has an C(interface) of its own; a dict's
+        C(interface) that differs from a non-default O(interface) is refused before any request.
     type: str
     choices: [admin, internal, public]
     default: public

@@ -96,6 +96,20 @@ def number_problems(spec, params, ranges, prefix=""):
     return problems
 
 
+class _MaskingAnsibleModule(AnsibleModule):
+    """An AnsibleModule that adds the secrets inside raw options (``hidden_values(params)``) to the values it
+    masks before it logs its invocation (syslog or the journal): AnsibleModule logs the parameters while it
+    is made, with only the ``no_log`` options masked."""
+
+    def __init__(self, hidden_values, **kwargs):
+        self._hidden_values = hidden_values
+        super(_MaskingAnsibleModule, self).__init__(**kwargs)
+
+    def _log_invocation(self):
+        self.no_log_values.update(self._hidden_values(self.params))
+        super(_MaskingAnsibleModule, self)._log_invocation()
+
+
 class BaseModule:
     """Spec, clock, deadline, results and error mapping shared by every module.
 
@@ -113,7 +127,9 @@ class BaseModule:
         spec = self.connection_argument_spec()
         spec.update(self.argument_spec)
         self.spec = spec
-        self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
+        self.ansible = _MaskingAnsibleModule(self.hidden_values, argument_spec=spec, supports_check_mode=True,
+                                             **self.module_kwargs)
+        self.ansible.no_log_values.update(self.hidden_values(self.ansible.params))
         self.params = self.ansible.params
         self.clock = clock or Clock()
         self.started = self.clock.monotonic()
@@ -122,6 +138,12 @@ class BaseModule:
     @staticmethod
     def connection_argument_spec():
         return {}
+
+    @staticmethod
+    def hidden_values(params):
+        """Secrets inside options that are not ``no_log`` as a whole (``core.secrets``): masked in the
+        invocation log and in results."""
+        return set()
 
     def _complete(self, data):
         api_calls = sum(client.api_calls for client in self.clients)

@@ -24,6 +24,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import kubeconfig_secrets
 
 STATUS_HINTS = {
     401: "the credentials were refused (check api_key, the kubeconfig's user, or client_cert/client_key)",
@@ -79,6 +80,10 @@ class KubernetesModule(BaseModule):
     @staticmethod
     def connection_argument_spec():
         return kubernetes_argument_spec()
+
+    @staticmethod
+    def hidden_values(params):
+        return kubeconfig_secrets(params)
 
     def connect(self):
         self.kube = connect_kubernetes(self.ansible, self.params, self.clock)

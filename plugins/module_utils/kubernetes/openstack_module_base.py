@@ -15,6 +15,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     describe_kubernetes_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import kubeconfig_secrets
 
 
 class OpenStackKubernetesModule(OpenStackModule):
@@ -27,6 +28,10 @@ class OpenStackKubernetesModule(OpenStackModule):
         spec = OpenStackModule.connection_argument_spec()
         spec["kubernetes"] = dict(type="dict", options=kubernetes_argument_spec())
         return spec
+
+    @staticmethod
+    def hidden_values(params):
+        return OpenStackModule.hidden_values(params) | kubeconfig_secrets(params.get("kubernetes"))
 
     def connect_kubernetes(self):
         kube = connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock)

@@ -15,6 +15,7 @@ __metaclass__ = type
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import CREATE, READ, RetryPolicy
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import secret_values  # noqa: F401
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
     COLLECTION_NAME,
@@ -29,7 +30,6 @@ LAST_REQUEST_TIMEOUT = 1.0
 # Options that only apply when ``cloud`` names a cloud; a ``cloud`` dict carries its own.
 CONNECTION_OPTIONS = ("auth", "auth_type", "region_name", "validate_certs", "ca_cert", "client_cert", "client_key",
                       "api_timeout")
-SECRET_KEY_WORDS = ("password", "secret", "token", "key", "credential")
 
 
 def openstack_argument_spec():
@@ -64,25 +64,15 @@ def cloud_dict_problem(params):
     if wrong:
         return "cloud: %s of the cloud dict has the wrong type (auth is a dict, auth_type and region_name strings)" % (
             ", ".join(wrong))
+    interface = params.get("interface")
+    if cloud.get("interface") not in (None, interface) and interface not in (None, "public"):
+        return ("interface is %s but the cloud dict says interface: %s; give it in one place" % (
+            interface, cloud["interface"]))
     clashing = [name for name in CONNECTION_OPTIONS if params.get(name) is not None]
     if clashing:
         return ("cloud is a complete cloud configuration (a dict), so %s would be ignored: put them inside the "
                 "cloud dict, or name a cloud from clouds.yaml instead" % ", ".join(clashing))
     return None
-
-
-def secret_values(value, key=""):
-    """The values under secret-looking keys of a (nested) ``cloud`` dict, to be masked in output."""
-    found = set()
-    if isinstance(value, dict):
-        for name, item in value.items():
-            found |= secret_values(item, str(name))
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            found |= secret_values(item, key)
-    elif value not in (None, "") and any(word in key.lower() for word in SECRET_KEY_WORDS):
-        found.add(str(value))
-    return found
 
 
 class RequestGuard:
@@ -136,6 +126,7 @@ class OpenStackClient:
         if isinstance(cloud, dict):
             config = dict(cloud)
             config.setdefault("api_timeout", api_timeout)
+            config.setdefault("interface", params.get("interface") or "public")
             return openstack.connect(**dict(config, **app))
         kwargs = dict(
             cloud=cloud,

@@ -12,11 +12,11 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import secret_values
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.connection import (
     OpenStackClient,
     cloud_dict_problem,
     openstack_argument_spec,
-    secret_values,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     describe_fault,
@@ -36,9 +36,12 @@ class OpenStackModule(BaseModule):
 
     def __init__(self, clock=None):
         super(OpenStackModule, self).__init__(clock=clock)
-        # Secrets inside a ``cloud`` dict (a raw option) are masked like the no_log options.
-        self.ansible.no_log_values.update(secret_values(self.params.get("cloud")))
         self.client = None
+
+    @staticmethod
+    def hidden_values(params):
+        # Secrets inside a ``cloud`` dict (a raw option) are masked like the no_log options.
+        return secret_values(params.get("cloud"))
 
     @staticmethod
     def connection_argument_spec():

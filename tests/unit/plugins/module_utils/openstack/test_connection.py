@@ -4,6 +4,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import sys
+import types
 
 import pytest
 import requests
@@ -107,3 +108,16 @@ def test_a_path_without_a_payload_is_left_to_stevedore(monkeypatch, tmp_path):
     monkeypatch.setattr(stevedore_cache, "_c", cache)
     sdk.reuse_entry_point_cache()
     assert not cache._internal  # pylint: disable=protected-access
+
+
+def test_interface_applies_to_a_cloud_dict_unless_the_dict_says_otherwise(monkeypatch):
+    seen = []
+    monkeypatch.setattr(osc, "openstack", types.SimpleNamespace(connect=lambda **kw: seen.append(kw)))
+    monkeypatch.setattr(osc, "reuse_entry_point_cache", lambda: None)
+    cloud = {"auth": {"auth_url": "https://keystone"}, "region_name": "r1"}
+    osc.OpenStackClient._connect(dict(cloud=cloud, interface="internal"))
+    osc.OpenStackClient._connect(dict(cloud=dict(cloud, interface="admin"), interface="public"))
+    assert [kw["interface"] for kw in seen] == ["internal", "admin"]
+    problem = osc.cloud_dict_problem(dict(cloud=dict(cloud, interface="admin"), interface="internal"))
+    assert problem == "interface is internal but the cloud dict says interface: admin; give it in one place"
+    assert osc.cloud_dict_problem(dict(cloud=dict(cloud, interface="internal"), interface="internal")) is None

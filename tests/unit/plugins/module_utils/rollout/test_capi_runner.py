@@ -52,7 +52,7 @@ class World:
                     else:
                         machine["metadata"]["annotations"][key] = value
 
-    def call(self, func, what, deadline):
+    def call(self, func, what, deadline, kind=None):
         return func()
 
     def list_kind(self, group, version, kind, namespace, selector, deadline):
