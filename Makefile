@@ -47,7 +47,7 @@ ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
 SANITY_SKIP :=
 
 .PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
-        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz rollout-examples molecule \
+        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz reliability rollout-examples molecule \
         minicloud minicloud-down minicloud-status test demo bench clean distclean
 
 help: ## List the targets
@@ -204,6 +204,15 @@ integration: venv $(COLLECTION_PREREQ) ## pytest tests/integration (brings minic
 FUZZ_EXAMPLES ?= 150
 fuzz: venv collection ## The fuzz suite with FUZZ_EXAMPLES (default 150) draws per module (brings minicloud up itself)
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_modules.py
+
+# The fault matrix (tests/integration/test_fault_matrix.py, which make test runs too), with the outcome of every
+# cell written into docs/reliability.md.
+reliability: venv collection ## Run the fault matrix and write its table into docs/reliability.md (brings minicloud up)
+	rm -f build/fault-matrix.jsonl
+	FAULT_MATRIX_REPORT=$(CURDIR)/build/fault-matrix.jsonl ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) \
+	    $(VENV)/bin/python -m pytest $(INTEGRATION_XDIST) tests/integration/test_fault_matrix.py; \
+	    status=$$?; $(VENV)/bin/python tools/reliability/matrix_table.py build/fault-matrix.jsonl docs/reliability.md \
+	    && exit $$status
 
 # The rollout property with ROLLOUT_EXAMPLES (default 10) more scenarios drawn at random (each a real rollout,
 # about a minute); make test runs its five fixed examples.

@@ -132,15 +132,6 @@ def test_refuses_to_delete_when_no_server_is_a_node(cloud, run_module):
         unregister(cloud, [other])
 
 
-def test_transient_503_on_the_server_list_is_retried(cloud, run_module):
-    prefix = unique("flt")
-    made = servers(cloud, prefix, 1)
-    cloud.fault("compute", "/v2.1/servers/detail", 503, count=2)
-    result = ok(run(run_module, cloud, prefix, registration_timeout=3600, playbook=True))
-    assert [s["name"] for s in result["servers"]] == [made[0]["name"]]
-    assert len(result["retried_faults"]) == 2
-
-
 def test_neither_servers_nor_metadata_is_refused(cloud, run_module):
     result = run_module(MODULE, dict(cloud="minicloud"), check_mode=False).result
     assert result.get("failed") and "servers" in result["msg"] and "server_metadata" in result["msg"]

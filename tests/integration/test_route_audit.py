@@ -235,17 +235,6 @@ def test_nexthop_neutron_refuses_is_reported_others_repaired_then_rerun_finishes
     assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
 
 
-def test_transient_faults_during_repair_are_retried(cloud, run_module):
-    router, nodes = make_router(cloud, 3)
-    cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % nodes[0]["pod_cidr"], "--set", route(nodes[1]))
-    cloud.fault("network", "/v2.0/routers/*/add_extraroutes", 503, method="PUT", count=2)
-    cloud.fault("network", "/v2.0/routers/*/remove_extraroutes", 429, method="PUT", count=1, retry_after=1)
-    result = run_ok(run_module, router, nodes, state="repaired", playbook=True)
-    assert sorted(result["retried_faults"]) == [429, 503, 503]
-    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
-    assert run_ok(run_module, router, nodes)["findings"] == []
-
-
 def test_faults_until_the_deadline_leave_the_router_consistent(cloud, run_module):
     router, nodes = make_router(cloud, 2)
     cloud.cli("router", "routes", router, "--set", "%s=10.180.0.3" % nodes[0]["pod_cidr"], "--set", route(nodes[1]))

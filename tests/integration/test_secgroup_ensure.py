@@ -146,21 +146,6 @@ def test_port_changed_concurrently_is_read_again_and_not_overwritten(cloud, conn
     assert {group.id, other_group.id} <= final
 
 
-def test_transient_faults_on_list_and_write_are_retried(cloud, conn, run_module):
-    name = unique("faults")
-    server = cloud.server(unique("node"))
-    cloud.fault("network", "/v2.0/security-groups", 503, method="GET", count=1)
-    cloud.fault("compute", "/v2.1/servers", 429, method="GET", count=1, retry_after=1)
-    cloud.fault("network", "/v2.0/security-group-rules", 503, method="POST", count=1)
-    cloud.fault("network", "/v2.0/ports/*", 429, method="PUT", count=1, retry_after=1)
-    result = run_ok(run_module, dict(security_group=name, pod_cidr=[POD], servers=[server["name"]]), playbook=True)
-    assert sorted(result["retried_faults"], key=str) == [429, 429, 503, 503]
-    group = conn.network.find_security_group(name)
-    assert pod_keys(group_rules(conn, group.id)) == ["icmp", "tcp", "udp"]
-    assert all(group.id in g for g in port_groups(conn, server["id"]).values())
-    assert all(r["fired"] == 1 for r in cloud.json("fault", "list"))
-
-
 def test_port_without_port_security_fails_with_no_write_unless_skipped(cloud, conn, run_module):
     name = unique("noportsec")
     normal = cloud.server(unique("node"))

@@ -174,6 +174,8 @@ class OpenStackClient:
         """A create that is never sent twice blindly (``core.idempotency``): after a lost answer ``find()`` looks
         for what it asked for, for as long as one request may take, and adopts it. Returns a ``Created``."""
         def mark_lost(exc):
+            # in the result's retried_faults too: the create met it, and was resolved by looking, not replaying
+            self.policy.retried.append(exc.fault.status if exc.fault.status is not None else "connection")
             if trace is not None:
                 trace.saw(exc.fault)
 

@@ -37,12 +37,30 @@ def write_clouds_yaml(state: StateDir, settings: s.Settings) -> None:
     state.clouds_yaml.write_text(yaml.safe_dump(clouds_config(settings), sort_keys=False))
 
 
+# One connection per (clouds.yaml as written, cloud, internal, thread) in this process: every command run in a
+# test's process, and every call of the Python API, would otherwise read clouds.yaml, get a new token and have
+# every service validate it (about 0.3 s of CPU each time). A new ``up`` rewrites clouds.yaml, so a cloud
+# brought up again gets new connections.
+_CONNECTIONS: dict = {}
+
+
 def connect(state: StateDir, cloud: str = CLOUD, internal: bool = False):
-    """An openstacksdk connection to one of this minicloud's clouds.
+    """An openstacksdk connection to one of this minicloud's clouds, reused within this process and thread.
 
     ``internal`` marks minicloud's own calls (setup, VIP ports) so request counts
     show only what clients did.
     """
+    import threading
+
+    written = state.clouds_yaml.stat().st_mtime_ns if state.clouds_yaml.exists() else None
+    key = (str(state.clouds_yaml), written, cloud, internal, threading.get_ident())
+    conn = _CONNECTIONS.get(key)
+    if conn is None:
+        conn = _CONNECTIONS[key] = _new_connection(state, cloud, internal)
+    return conn
+
+
+def _new_connection(state: StateDir, cloud: str, internal: bool):
     import openstack.config
     from openstack import connection
 

@@ -13,7 +13,7 @@ from minicloud.traffic.store import TrafficStore
 
 # User-Agent fragments of requests that no client made: keystonemiddleware (its own
 # token, and token validation through python-keystoneclient) and minicloud itself.
-INTERNAL_AGENTS = ("keystonemiddleware", "python-keystoneclient", "minicloud-internal")
+INTERNAL_AGENTS = ("keystonemiddleware", "python-keystoneclient", "python-neutronclient", "minicloud-internal")
 
 
 class TrafficMiddleware:

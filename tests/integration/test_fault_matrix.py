@@ -1,0 +1,461 @@
+# -*- coding: utf-8 -*-
+"""The fault matrix: every write call of every module that writes, crossed with the faults production clouds
+have, and the read paths of every module with the faults a read meets.
+
+Each cell runs the module in this process (its runner and the whole HTTP stack, as ``ansible-playbook`` runs it)
+against minicloud's real services, with minicloud injecting the fault on each of the module's write calls once
+(``fault add --count 1``, with ``--after`` for the faults that come after the service committed). For every cell:
+
+- the run ends without a traceback, ``changed`` true (the work was needed and was done), or it fails with a
+  clear message where failing is the right answer (a token refused twice; a Kubernetes token, which no client
+  can renew);
+- the cloud holds what was asked for and nothing twice (one security group of the name, no rule, route or
+  deletion made twice) and nothing foreign was lost (another group on the port, a route outside the cluster,
+  the pool's other members, the servers that are Nodes);
+- a second run changes nothing (``changed: false``), and it runs with the read faults of the same row on every
+  read path the first run used: the read rows of the writing modules. The read-only modules get their read rows
+  on their own.
+
+``make reliability`` runs this file and writes the table of ``docs/reliability.md`` from the cells' outcomes.
+"""
+
+import json
+import os
+import threading
+import uuid
+
+import pytest
+
+TIMEOUT = 2  # api_timeout of the runs (a scenario may need more); the slow rows answer 0.8 s after it
+SLOWER = 0.8
+POD = "198.19.0.0/16"
+READ_SERVICES = ("network", "load-balancer", "compute", "kubernetes")
+
+# row -> the fault rule's settings
+FAULTS = {
+    "429 Retry-After": dict(status=429, retry_after=0.2),
+    "503 before": dict(status=503),
+    "504 after commit": dict(status=504, after=True),
+    "drop before": dict(status="drop"),
+    "drop after commit": dict(status="drop", after=True),
+    "slow, commit after timeout": dict(slow=True),
+    "slow answer after commit": dict(slow=True, after=True),
+    "401 token expired": dict(status=401),
+    "401 twice": dict(status=401, count=2),
+}
+READ_ROWS = ("429 Retry-After", "503 before", "drop before", "401 token expired")
+_report_lock = threading.Lock()
+
+
+def unique(prefix):
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:6])
+
+
+def record(module, call, row, outcome, detail=""):
+    """One cell's outcome, for ``make reliability`` (FAULT_MATRIX_REPORT names a JSON-lines file)."""
+    path = os.environ.get("FAULT_MATRIX_REPORT")
+    if not path:
+        return
+    with _report_lock, open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(dict(module=module, call=call, row=row, outcome=outcome, detail=detail)) + "\n")
+
+
+def glob_of(template):
+    return template.replace("{id}", "*")
+
+
+def read_paths(cloud):
+    """(service, path glob) of every GET clients made since the last reset."""
+    counts = cloud.requests()["requests"]
+    return sorted(set((service, glob_of(path)) for service in READ_SERVICES
+                      for path in counts.get(service, {}).get("GET", {})))
+
+
+def add_rules(cloud, calls, row, api_timeout):
+    settings = dict(FAULTS[row])
+    count = settings.pop("count", 1)
+    if settings.pop("slow", False):
+        settings["delay"] = api_timeout + SLOWER
+    if row == "401 twice":  # the run stops at the first call it meets: the others never see it
+        calls = calls[:1]
+    return [cloud.api.add_fault(service, method=method, path=path, count=count, **settings)["id"]
+            for service, method, path in calls]
+
+
+def fired(cloud, rule_ids):
+    by_id = dict((rule["id"], rule["fired"]) for rule in cloud.faults())
+    return [by_id.get(rule_id, 0) for rule_id in rule_ids]
+
+
+def run_under(cloud, run_in_process, module, args, calls, row):
+    """Run the module with ``row``'s fault on each of ``calls`` (service, method, path glob); returns (result,
+    how often each rule fired). The rules are removed afterwards, whatever happened."""
+    rule_ids = add_rules(cloud, calls, row, args.get("api_timeout", TIMEOUT))
+    try:
+        result = run_in_process(module, args)
+        return result, fired(cloud, rule_ids)
+    finally:
+        cloud.clear_faults()
+
+
+# -- the modules that write --------------------------------------------------------------------------------
+
+
+class Scenario:
+    """One module's writes: ``prepare`` seeds what the run needs, ``args`` the task, ``calls`` the write calls
+    (label, service, method, path glob), ``check`` the cloud afterwards."""
+
+    module = None
+    calls = ()
+    kube_token = False  # the module reads Kubernetes with a token no client can renew after a 401
+
+    def prepare(self, cloud):
+        raise NotImplementedError
+
+    def args(self, ctx):
+        raise NotImplementedError
+
+    def check(self, cloud, ctx, result):
+        raise NotImplementedError
+
+    def cleanup(self, cloud, ctx):
+        """Undo what ``prepare`` changed in the cloud's settings."""
+
+
+class SecurityGroup(Scenario):
+    """A group that does not exist yet, its pod rules (the defaults of the new group are removed: exclusive) and
+    the group on a server's port, which keeps the groups it had."""
+
+    module = "secgroup_ensure"
+    calls = (("create group", "network", "POST", "/v2.0/security-groups"),
+             ("create rule", "network", "POST", "/v2.0/security-group-rules"),
+             ("delete rule", "network", "DELETE", "/v2.0/security-group-rules/*"),
+             ("update port (If-Match)", "network", "PUT", "/v2.0/ports/*"))
+
+    def __init__(self, shared):
+        self.shared = shared
+
+    def prepare(self, cloud):
+        server = self.shared.pop()
+        port = server["ports"][0]
+        return dict(name=unique("fm-group"), server=server, port=port["id"],
+                    foreign=set(cloud.sdk().network.get_port(port["id"]).security_group_ids))
+
+    def args(self, ctx):
+        # exclusive: the group made by the run loses its default egress rules (the delete call)
+        return dict(cloud="minicloud", api_timeout=TIMEOUT, security_group=ctx["name"], pod_cidr=[POD],
+                    servers=[ctx["server"]["name"]], exclusive=True)
+
+    def check(self, cloud, ctx, result):
+        conn = cloud.sdk()
+        groups = list(conn.network.security_groups(name=ctx["name"]))
+        assert len(groups) == 1, "%d groups named %s" % (len(groups), ctx["name"])
+        rules = list(conn.network.security_group_rules(security_group_id=groups[0].id))
+        assert sorted((r.direction, r.protocol, r.remote_ip_prefix) for r in rules) == [
+            ("ingress", "icmp", POD), ("ingress", "tcp", POD), ("ingress", "udp", POD)]
+        port_groups = set(conn.network.get_port(ctx["port"]).security_group_ids)
+        assert port_groups == ctx["foreign"] | {groups[0].id}
+        assert result["security_group"]["created"] and len(result["rules_created"]) == 3
+        assert len(result["rules_deleted"]) == 2 and len(result["ports_updated"]) == 1
+
+
+class Routes(Scenario):
+    """Two nodes without their routes and address pairs and a stale route to a node that is gone, in a cluster
+    CIDR of the cell's own on a router the cells share: the other cells' routes are foreign to this one (outside
+    its cluster CIDR) and must all stay."""
+
+    module = "route_audit"
+    calls = (("add routes (extraroute-atomic)", "network", "PUT", "/v2.0/routers/*/add_extraroutes"),
+             ("remove routes (extraroute-atomic)", "network", "PUT", "/v2.0/routers/*/remove_extraroutes"),
+             ("add address pairs (If-Match)", "network", "PUT", "/v2.0/ports/*"))
+
+    def __init__(self, shared):
+        self.router, self.cidrs = shared
+
+    def prepare(self, cloud):
+        cluster = self.cidrs.pop()  # a /20 of POD
+        nodes = cloud.json("router", "nodes", self.router, "--count", 2, "--prefix", unique("fm-n"),
+                           "--pod-cidr", cluster)
+        base = cluster.rsplit(".", 2)[0] + "." + str(int(cluster.split(".")[2]) + 15) + ".0/24"
+        cloud.cli("router", "routes", self.router, "--add", base + "=10.180.0.200")  # stale: no node has it
+        return dict(router=self.router, nodes=nodes, cluster=cluster, stale=base + "=10.180.0.200",
+                    before=self.routes(cloud))
+
+    def routes(self, cloud):
+        return sorted("%s=%s" % (r["destination"], r["nexthop"])
+                      for r in cloud.json("router", "show", self.router)["routes"])
+
+    def args(self, ctx):
+        nodes = [dict(name=n["name"], pod_cidr=n["pod_cidr"], address=n["address"]) for n in ctx["nodes"]]
+        return dict(cloud="minicloud", api_timeout=TIMEOUT, router=ctx["router"], cluster_cidr=[ctx["cluster"]],
+                    nodes=nodes, state="repaired", check_address_pairs=True, max_removal_share=1)
+
+    def check(self, cloud, ctx, result):
+        wanted = ["%s=%s" % (n["pod_cidr"], n["address"]) for n in ctx["nodes"]]
+        assert self.routes(cloud) == sorted(set(ctx["before"]) - {ctx["stale"]} | set(wanted))
+        conn = cloud.sdk()
+        for node in ctx["nodes"]:
+            pairs = conn.network.get_port(node["port"]).allowed_address_pairs
+            assert [p["ip_address"] for p in pairs] == [node["pod_cidr"]], pairs
+        self.check_changes(result)
+        assert result["healthy"]
+
+    @staticmethod
+    def check_changes(result):
+        done = sorted((c["action"], c["status"]) for c in result["changes"])
+        assert done == sorted([("add_address_pairs", "done")] * 2 + [("add_route", "done")] * 2
+                              + [("remove_route", "done")]), result["changes"]
+
+
+class RoutesPlainUpdate(Routes):
+    """The same on a Neutron without extraroute-atomic: the whole route list in one router update, guarded by
+    the router's revision (If-Match)."""
+
+    calls = (("update routes (If-Match)", "network", "PUT", "/v2.0/routers/*"),)
+
+    def prepare(self, cloud):
+        cloud.cli("extension", "hide", "extraroute-atomic")
+        return super().prepare(cloud)
+
+    def cleanup(self, cloud, ctx):
+        cloud.cli("extension", "restore")
+
+
+class Registration(Scenario):
+    """Three servers, two of them Nodes: the one that never registered is deleted (the opt-in)."""
+
+    module = "node_registration_audit"
+    calls = (("delete server", "compute", "DELETE", "*/servers/*"),)
+    kube_token = True
+
+    def __init__(self, shared):
+        self.shared = shared
+
+    def prepare(self, cloud):
+        prefix, made = self.shared.pop()
+        for index, server in enumerate(made[:2]):
+            cloud.cli("kube", "node", "create", server["name"], "--pod-cidr", "10.%d.%d.0/24" % (
+                200 + index, int(uuid.uuid4().hex[:2], 16)), "--address", server["ports"][0]["ip_address"])
+        return dict(prefix=prefix, servers=made)
+
+    def args(self, ctx):
+        # Nova's server list is the slowest answer of the cloud (1.5 s with 300 servers on 2 busy cores)
+        return dict(cloud="minicloud", api_timeout=4, servers=[ctx["prefix"] + "-*"],
+                    kubernetes={"kubeconfig": ctx["kubeconfig"]}, registration_timeout=0, state="cleaned",
+                    max_deletions=1)
+
+    def check(self, cloud, ctx, result):
+        listed = cloud.sdk().compute.get("/servers", raise_exc=True).json()["servers"]
+        left = sorted(s["name"] for s in listed if s["name"].startswith(ctx["prefix"] + "-"))
+        assert left == sorted(s["name"] for s in ctx["servers"][:2])
+        assert [(d["name"], d["status"]) for d in result["deleted"]] == [(ctx["servers"][2]["name"], "done")]
+
+    def cleanup(self, cloud, ctx):
+        for server in ctx["servers"][:2]:
+            cloud.cli("kube", "node", "delete", server["name"], check=False)
+
+
+class MemberReplacement(Scenario):
+    """A pool's old member replaced by a new one that serves: the old one is deleted, every other member stays."""
+
+    module = "rollout_guard"
+    calls = (("delete member", "load-balancer", "DELETE", "/v2/lbaas/pools/*/members/*"),)
+
+    def __init__(self, shared):
+        self.lb, self.pairs = shared
+
+    def prepare(self, cloud):
+        old, new = self.pairs.pop()
+        others = sorted(m.name for m in cloud.sdk().load_balancer.members(self.lb["pool"]["id"]) if m.name != old)
+        return dict(old=old, new=new, others=others)
+
+    def args(self, ctx):
+        return dict(cloud="minicloud", api_timeout=TIMEOUT, mode="direct", pool=self.lb["pool"]["name"],
+                    replace=[{"old": ctx["old"], "new": ctx["new"]}], timeout=60, poll_interval=0.5,
+                    member_timeout=30)
+
+    def check(self, cloud, ctx, result):
+        cloud.wait_lb_active(self.lb)
+        names = sorted(m.name for m in cloud.sdk().load_balancer.members(self.lb["pool"]["id"]))
+        assert names == ctx["others"]
+        assert result["released"] == [ctx["old"]]
+        assert [a["action"] for a in result["actions"]].count("delete_member") == 1
+
+
+class Pause(Scenario):
+    """Pause a cluster whose provider acknowledges with block-move."""
+
+    module = "cluster_pause_ack"
+    calls = (("set spec.paused (merge patch)", "kubernetes", "PATCH",
+              "/apis/cluster.x-k8s.io/*/namespaces/*/clusters/*"),)
+    kube_token = True
+
+    def prepare(self, cloud):
+        cloud.cli("capi", "provider", "block-move", "--delay", "0.5")
+        name = "c-%s" % uuid.uuid4().hex[:6]
+        cloud.json("capi", "cluster", "create", name, "--control-plane", 1, "--workers", 0)
+        return dict(name=name)
+
+    def args(self, ctx):
+        return dict(kubeconfig=ctx["kubeconfig"], name=ctx["name"], timeout=60, poll_interval=0.5, quiet_period=1)
+
+    def check(self, cloud, ctx, result):
+        assert result["cluster"]["paused"] is True
+        assert all(o.get("acknowledged") for o in result["objects"]), result["objects"]
+
+    def cleanup(self, cloud, ctx):
+        cloud.cli("capi", "provider", "silent", "--delay", "2")
+
+
+# Rows a scenario does not run, and why (they are in the table with the reason).
+NOT_RUN = {
+    ("cluster_pause_ack", "slow, commit after timeout"):
+        "the Kubernetes client's request timeout is 30 s; an answer lost after sending is the drop rows' path",
+    ("cluster_pause_ack", "slow answer after commit"):
+        "the Kubernetes client's request timeout is 30 s; an answer lost after sending is the drop rows' path",
+}
+
+
+def expected_failure(scenario, row):
+    """The clear message a run must fail with under ``row``, or None when it must succeed."""
+    if row.startswith("401") and scenario.module == "cluster_pause_ack":
+        return "credentials were refused"  # a Kubernetes token: no client renews it
+    if row == "401 twice":
+        return "requires authentication"
+    return None
+
+
+ROWS_RUN = len(FAULTS)
+
+
+@pytest.fixture(scope="module")
+def shared_setup(minicloud):
+    """What the cells of each scenario start from, made in few requests for all of them; built on first use."""
+    made = {}
+
+    def get(scenario_name):
+        if scenario_name not in made:
+            made[scenario_name] = _shared(minicloud, scenario_name)
+        return made[scenario_name]
+    yield get
+    if "rollout_guard" in made:
+        minicloud.cli("lb", "delete", made["rollout_guard"][0]["loadbalancer"]["name"], check=False)
+
+
+def _shared(cloud, scenario_name):
+    if scenario_name == "secgroup_ensure":
+        return cloud.api.create_servers([unique("fm-node") for _ in range(ROWS_RUN)], "fm-servers")
+    if scenario_name == "node_registration_audit":
+        prefixes = [unique("fm-reg") for _ in range(ROWS_RUN)]
+        servers = cloud.api.create_servers(["%s-%d" % (p, i) for p in prefixes for i in (1, 2, 3)], "regnet")
+        return [(p, servers[3 * k:3 * k + 3]) for k, p in enumerate(prefixes)]
+    if scenario_name.startswith("route_audit"):
+        router = unique("fm-rt")
+        cloud.json("router", "create", router, "--network", unique("fm-nodes"))
+        cidrs = ["198.19.%d.0/20" % (16 * k) for k in range(1, ROWS_RUN + 1)]
+        cloud.cli("router", "routes", router, "--add", "172.31.9.0/24=10.180.0.201")  # not the cluster's
+        return router, cidrs
+    # rollout_guard: an old and a new member per cell, added to the pool in one batch update
+    lb = cloud.json("lb", "create", unique("fm-lb"), "--members", 3)
+    conn = cloud.sdk()
+    pool = lb["pool"]["id"]
+    current = [dict(address=m.address, protocol_port=m.protocol_port, name=m.name, subnet_id=m.subnet_id)
+               for m in conn.load_balancer.members(pool)]
+    pairs = [(unique("fm-old"), unique("fm-new")) for _ in range(ROWS_RUN)]
+    added = [dict(name=name, address="10.0.0.%d" % (100 + 2 * k + side), protocol_port=6443,
+                  subnet_id=lb["subnet"]["id"]) for k, pair in enumerate(pairs) for side, name in enumerate(pair)]
+    conn.load_balancer.put("/lbaas/pools/%s/members" % pool, json={"members": current + added}).raise_for_status()
+    cloud.wait_lb_active(lb)
+    return lb, pairs
+
+
+SCENARIOS = {"secgroup_ensure": SecurityGroup, "route_audit": Routes,
+             "route_audit (no extraroute-atomic)": RoutesPlainUpdate, "node_registration_audit": Registration,
+             "rollout_guard": MemberReplacement, "cluster_pause_ack": Pause}
+
+
+@pytest.mark.parametrize("row", list(FAULTS))
+@pytest.mark.parametrize("scenario_name", list(SCENARIOS))
+def test_write_cell(cloud, run_in_process, shared_setup, scenario_name, row):
+    kind = SCENARIOS[scenario_name]
+    scenario = kind() if kind is Pause else kind(shared_setup(scenario_name))
+    calls = ", ".join(label for label, _s, _m, _p in scenario.calls)
+    if (scenario.module, row) in NOT_RUN:
+        record(scenario_name, calls, row, "not run", NOT_RUN[(scenario.module, row)])
+        pytest.skip(NOT_RUN[(scenario.module, row)])
+    ctx = scenario.prepare(cloud)
+    ctx["kubeconfig"] = str(cloud.state_dir / "kubeconfig")
+    outcome, detail = "failed", ""
+    try:
+        detail = _write_cell(cloud, run_in_process, scenario, ctx, row)
+        outcome = "pass"
+    finally:
+        scenario.cleanup(cloud, ctx)
+        record(scenario_name, calls, row, outcome, detail)
+
+
+def _write_cell(cloud, run_in_process, scenario, ctx, row):
+    args = scenario.args(ctx)
+    cloud.requests(reset=True)
+    first, fired_counts = run_under(cloud, run_in_process, scenario.module, args,
+                                    [c[1:] for c in scenario.calls], row)
+    assert all(fired_counts), "a write call never met the fault: %s; the run: %s" % (
+        list(zip(scenario.calls, fired_counts)), first)
+    failure = expected_failure(scenario, row)
+    if failure:
+        assert first["failed"] and failure in first["msg"], first
+        assert "Traceback" not in first["msg"]
+        detail = "fails clearly: %s" % first["msg"][:160]
+        settled = run_in_process(scenario.module, args)  # the token works again: a re-run does the work
+        assert not settled["failed"], settled.get("msg")
+        scenario.check(cloud, ctx, settled)
+    else:
+        assert not first["failed"], first.get("msg")
+        assert first["changed"] is True
+        scenario.check(cloud, ctx, first)
+        detail = "changed; retried %s" % (first.get("retried_faults") or "nothing")
+    # the second run, with the row's read fault on every read path the first one used
+    paths = read_paths(cloud) if row in READ_ROWS else []
+    cloud.requests(reset=True)
+    second, read_fired = run_under(cloud, run_in_process, scenario.module, args,
+                                   [(service, "GET", path) for service, path in paths], row)
+    if row == "401 token expired" and any(service == "kubernetes" for service, _p in paths):
+        assert second["failed"] and "credentials were refused" in second["msg"], second
+        second = run_in_process(scenario.module, args)
+        detail += "; re-run with the fault on %d read paths: fails clearly (Kubernetes token)" % len(paths)
+    elif paths:
+        assert sum(read_fired) >= 1, "no read met the fault"
+        detail += "; re-run with the fault on %d read paths: unchanged" % len(paths)
+    assert not second["failed"], second.get("msg")
+    assert second["changed"] is False, second
+    return detail
+
+
+# -- the read-only modules ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("row", READ_ROWS)
+@pytest.mark.parametrize("module", ["lb_member_wait", "cluster_info"])
+def test_read_cell(cloud, run_in_process, shared_lb, module, row):
+    if module == "lb_member_wait":
+        args = dict(cloud="minicloud", api_timeout=TIMEOUT, pool=shared_lb["pool"]["name"], timeout=30,
+                    poll_interval=0.5)
+    else:
+        name = "c-%s" % uuid.uuid4().hex[:6]
+        cloud.json("capi", "cluster", "create", name, "--control-plane", 1, "--workers", 0)
+        args = dict(kubeconfig=str(cloud.state_dir / "kubeconfig"), name=name)
+    cloud.requests(reset=True)
+    clean = run_in_process(module, args)
+    assert not clean["failed"], clean.get("msg")
+    paths = read_paths(cloud)
+    result, read_fired = run_under(cloud, run_in_process, module, args,
+                                   [(service, "GET", path) for service, path in paths], row)
+    if row == "401 token expired" and module == "cluster_info":
+        assert result["failed"] and "credentials were refused" in result["msg"], result
+        detail = "fails clearly (Kubernetes token): %s" % result["msg"][:120]
+    else:
+        assert not result["failed"], result.get("msg")
+        assert all(read_fired), list(zip(paths, read_fired))
+        assert result["changed"] is False
+        detail = "same answer; retried %s" % (result.get("retried_faults") or "nothing")
+    record(module, "reads (%d paths)" % len(paths), row, "pass", detail)
