@@ -344,9 +344,9 @@ def shared_setup(minicloud):
 
 def _shared(cloud, scenario_name):
     if scenario_name == "secgroup_ensure":
-        return cloud.api.create_servers([unique("fm-node") for _ in range(ROWS_RUN)], "fm-servers")
+        return cloud.api.create_servers([unique("fm-node") for _cell in range(ROWS_RUN)], "fm-servers")
     if scenario_name == "node_registration_audit":
-        prefixes = [unique("fm-reg") for _ in range(ROWS_RUN)]
+        prefixes = [unique("fm-reg") for _cell in range(ROWS_RUN)]
         servers = cloud.api.create_servers(["%s-%d" % (p, i) for p in prefixes for i in (1, 2, 3)], "regnet")
         return [(p, servers[3 * k:3 * k + 3]) for k, p in enumerate(prefixes)]
     if scenario_name.startswith("route_audit"):
@@ -361,7 +361,7 @@ def _shared(cloud, scenario_name):
     pool = lb["pool"]["id"]
     current = [dict(address=m.address, protocol_port=m.protocol_port, name=m.name, subnet_id=m.subnet_id)
                for m in conn.load_balancer.members(pool)]
-    pairs = [(unique("fm-old"), unique("fm-new")) for _ in range(ROWS_RUN)]
+    pairs = [(unique("fm-old"), unique("fm-new")) for _cell in range(ROWS_RUN)]
     added = [dict(name=name, address="10.0.0.%d" % (100 + 2 * k + side), protocol_port=6443,
                   subnet_id=lb["subnet"]["id"]) for k, pair in enumerate(pairs) for side, name in enumerate(pair)]
     conn.load_balancer.put("/lbaas/pools/%s/members" % pool, json={"members": current + added}).raise_for_status()
@@ -379,7 +379,7 @@ SCENARIOS = {"secgroup_ensure": SecurityGroup, "route_audit": Routes,
 def test_write_cell(cloud, run_in_process, shared_setup, scenario_name, row):
     kind = SCENARIOS[scenario_name]
     scenario = kind() if kind is Pause else kind(shared_setup(scenario_name))
-    calls = ", ".join(label for label, _s, _m, _p in scenario.calls)
+    calls = ", ".join(call[0] for call in scenario.calls)
     if (scenario.module, row) in NOT_RUN:
         record(scenario_name, calls, row, "not run", NOT_RUN[(scenario.module, row)])
         pytest.skip(NOT_RUN[(scenario.module, row)])
@@ -419,7 +419,7 @@ def _write_cell(cloud, run_in_process, scenario, ctx, row):
     cloud.requests(reset=True)
     second, read_fired = run_under(cloud, run_in_process, scenario.module, args,
                                    [(service, "GET", path) for service, path in paths], row)
-    if row == "401 token expired" and any(service == "kubernetes" for service, _p in paths):
+    if row == "401 token expired" and any(path[0] == "kubernetes" for path in paths):
         assert second["failed"] and "credentials were refused" in second["msg"], second
         second = run_in_process(scenario.module, args)
         detail += "; re-run with the fault on %d read paths: fails clearly (Kubernetes token)" % len(paths)

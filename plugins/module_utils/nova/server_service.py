@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase, deleted
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.pagination import list_all_pages
 
 

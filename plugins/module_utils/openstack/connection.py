@@ -15,7 +15,6 @@ __metaclass__ = type
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import CREATE, READ, RetryPolicy
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import secret_values  # noqa: F401
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
     COLLECTION_NAME,

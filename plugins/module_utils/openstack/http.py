@@ -101,7 +101,9 @@ def service_message(exc):
     kind, message = _error_body(exc)
     if status is None or not message:
         return str(exc)
-    return "HTTP %s%s: %s" % (status, " %s" % kind if kind else "", message)
+    hint = (" (keystoneauth had already fetched a new token once: check the credentials, and the user's role in "
+            "the project)" if status == 401 else "")
+    return "HTTP %s%s: %s%s" % (status, " %s" % kind if kind else "", message, hint)
 
 
 def is_not_found(exc):

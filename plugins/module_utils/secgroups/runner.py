@@ -319,7 +319,7 @@ class SecgroupRunner(OpenStackModule):
             ports_updated=progress.updated, not_done=not_done, changed=bool(made))
         raise ModuleFailure("security group %s: a write failed halfway: %s. %s; %d change(s) not made (see not_done); "
                             "a re-run finishes the job" % (
-                                work.name, reason, "Made before it: " + ", ".join(made) if made else
+                                work.name, reason.rstrip("."), "Made before it: " + ", ".join(made) if made else
                                 "Nothing was written before it", len(not_done)), **result)
 
     # -- the result --------------------------------------------------------------------

@@ -11,6 +11,7 @@ import requests
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as sdk_exceptions
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import secret_values
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import connection as osc
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import http, sdk
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
@@ -73,12 +74,12 @@ def test_cloud_dict_conflicts_and_secrets():
                   auth=None, auth_type=None, region_name=None, validate_certs=None, ca_cert=None,
                   client_cert=None, client_key=None, api_timeout=None)
     assert osc.cloud_dict_problem(params) is None
-    assert osc.secret_values(params["cloud"]) == {"s3cret", "acs"}
+    assert secret_values(params["cloud"]) == {"s3cret", "acs"}
     clash = dict(params, region_name="r2", auth={"password": "x"})
     problem = osc.cloud_dict_problem(clash)
     assert "auth, region_name would be ignored" in problem
     assert osc.cloud_dict_problem(dict(clash, cloud="production")) is None
-    assert osc.secret_values("production") == set()
+    assert secret_values("production") == set()
 
 
 @pytest.mark.parametrize("installed,problem", [("4.22.0", False), ("1.0.0", False), ("0.61.0", True)])
