@@ -44,14 +44,17 @@ def write_clouds_yaml(state: StateDir, settings: s.Settings) -> None:
 _CONNECTIONS: dict = {}
 
 
-def connect(state: StateDir, cloud: str = CLOUD, internal: bool = False):
+def connect(state: StateDir, cloud: str = CLOUD, internal: bool = False, fresh: bool = False):
     """An openstacksdk connection to one of this minicloud's clouds, reused within this process and thread.
 
     ``internal`` marks minicloud's own calls (setup, VIP ports) so request counts
-    show only what clients did.
+    show only what clients did. ``fresh``: a new connection, not kept (while the cloud starts: a token got
+    before the catalog is complete would never see the services registered after it).
     """
     import threading
 
+    if fresh:
+        return _new_connection(state, cloud, internal)
     written = state.clouds_yaml.stat().st_mtime_ns if state.clouds_yaml.exists() else None
     key = (str(state.clouds_yaml), written, cloud, internal, threading.get_ident())
     conn = _CONNECTIONS.get(key)

@@ -195,7 +195,7 @@ class Lifecycle:
         keystone, neutron, octavia, nova, kubernetes, *more_kubernetes = services
         self._wait_http(keystone, deadline)
         if bootstrap:
-            admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
+            admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True, fresh=True)
             catalog = {s.service_type: (s.name, s.name, s.catalog_url) for s in (neutron, octavia, nova)}
             keystone_service.register(admin, settings, catalog)
         self._wait_http(neutron, deadline)
@@ -205,7 +205,7 @@ class Lifecycle:
             self._wait_http(kube, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)
         if bootstrap:  # a new connection: the first one's token predates the catalog entries
-            neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True))
+            neutron_service.seed(clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True, fresh=True))
             self._save_template(services)
             self._mark_initialized(services)
 
