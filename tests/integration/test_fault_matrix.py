@@ -109,7 +109,6 @@ class Scenario:
 
     module = None
     calls = ()
-    kube_token = False  # the module reads Kubernetes with a token no client can renew after a 401
 
     def prepare(self, cloud):
         raise NotImplementedError
@@ -229,7 +228,6 @@ class Registration(Scenario):
 
     module = "node_registration_audit"
     calls = (("delete server", "compute", "DELETE", "*/servers/*"),)
-    kube_token = True
 
     def __init__(self, shared):
         self.shared = shared
@@ -290,7 +288,6 @@ class Pause(Scenario):
     module = "cluster_pause_ack"
     calls = (("set spec.paused (merge patch)", "kubernetes", "PATCH",
               "/apis/cluster.x-k8s.io/*/namespaces/*/clusters/*"),)
-    kube_token = True
 
     def prepare(self, cloud):
         cloud.cli("capi", "provider", "block-move", "--delay", "0.5")

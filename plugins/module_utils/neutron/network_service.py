@@ -71,18 +71,9 @@ class NetworkService(ServiceBase):
         """Create the group; after a lost answer the group of this name is looked for and adopted (never a
         second group of the name). Returns the group."""
         body = {"security_group": {"name": name, "description": description or ""}}
-
-        def find():
-            found = self._get("/security-groups", "list security groups named %s" % name, deadline,
-                              params={"name": name})["security_groups"]
-            if len(found) > 1:
-                raise ResolveError("security group name %r is ambiguous: %d groups have it (%s); use the id" % (
-                    name, len(found), ", ".join(g["id"] for g in found)))
-            return found[0] if found else None
-
         return self.client.create(
             lambda: self.api.post("/security-groups", json=body, raise_exc=True).json()["security_group"],
-            find, "create security group %s" % name, deadline).value
+            lambda: self.find_group(name, deadline, is_id=False), "create security group %s" % name, deadline).value
 
     def create_rule(self, body, deadline, matches):
         """Create a rule; after a lost answer the group's rule that ``matches`` (the planned rule's tuple) is

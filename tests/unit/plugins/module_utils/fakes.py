@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Test doubles shared by the unit tests: a clock that only moves when told."""
+"""Test doubles shared by the unit tests: a clock that only moves when told, a call that follows a script."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -25,3 +25,18 @@ class FakeClock:
     def utc_now(self):
         import datetime
         return datetime.datetime.fromtimestamp(self.now, datetime.timezone.utc)
+
+
+def scripted(*outcomes):
+    """A callable that raises or returns the outcomes in order (exceptions are raised), recording each call in
+    ``calls``."""
+    calls = []
+
+    def func():
+        calls.append(1)
+        outcome = outcomes[len(calls) - 1]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+    func.calls = calls
+    return func

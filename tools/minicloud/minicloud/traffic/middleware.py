@@ -43,38 +43,33 @@ class TrafficMiddleware:
                 status, headers, body = gate_timeout_response(rule, self.gate_timeout)
                 start_response(status, headers)
                 return [body]
-        elif rule is not None and rule.after:
-            return self._after_commit(rule, environ, start_response)
         elif rule is not None:
-            if rule.delay:
-                time.sleep(rule.delay)
-            if rule.status == DROP:
-                raise DropConnection(f"fault rule {rule.id}")
-            if rule.status is not None:
-                status, headers, body = error_response(rule)
-                start_response(status, headers)
-                return [body]
-        return self._serve(environ, start_response)
+            return self._fault(rule, internal, environ, start_response)
+        return self._serve(internal, environ, start_response)
 
-    def _serve(self, environ, start_response):
+    def _serve(self, internal, environ, start_response):
         """The service's own answer (as an older API, when extensions are hidden)."""
-        internal = any(marker in environ.get("HTTP_USER_AGENT", "") for marker in INTERNAL_AGENTS)
         hides = self.service in hidden_extensions.SERVICES and not internal
         hidden = self.store.hidden_extensions(self.service) if hides else []
         if hidden:
             return self._older_api(hidden, environ, start_response)
         return self.app(environ, start_response)
 
-    def _after_commit(self, rule, environ, start_response):
-        """The service handles the request in full (and commits it); then, after ``rule.delay``, the client
-        gets ``rule.status`` or a dropped connection instead of the answer (or the answer, late)."""
-        status, headers, body = self._answered(self._serve, environ)
+    def _fault(self, rule, internal, environ, start_response):
+        """Wait ``rule.delay``, then answer ``rule.status``, drop the connection, or (no status) let the request
+        through. With ``rule.after`` the service handles the request in full first (it commits), and what the
+        client gets instead of that answer comes after it (with no status: the answer itself, late)."""
+        answer = self._answered(lambda env, sr: self._serve(internal, env, sr), environ) if rule.after else None
         if rule.delay:
             time.sleep(rule.delay)
         if rule.status == DROP:
-            raise DropConnection(f"fault rule {rule.id}, after the service answered {status}")
+            raise DropConnection(f"fault rule {rule.id}" + (f", after the service answered {answer[0]}"
+                                                            if answer else ""))
         if rule.status is not None:
-            status, headers, body = error_response(rule)
+            answer = error_response(rule)
+        if answer is None:
+            return self._serve(internal, environ, start_response)
+        status, headers, body = answer
         start_response(status, headers)
         return [body]
 

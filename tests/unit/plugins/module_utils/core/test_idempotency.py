@@ -20,6 +20,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry
     WriteTrace,
 )
 
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import fakes
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
 
 
@@ -42,16 +43,8 @@ NOT_FOUND = Fault(status=404, description="HTTP 404")
 
 
 def scripted(*outcomes):
-    calls = []
-
-    def func():
-        calls.append(1)
-        outcome = outcomes[len(calls) - 1]
-        if isinstance(outcome, Fault):
-            raise Boom(outcome)
-        return outcome
-    func.calls = calls
-    return func
+    """``fakes.scripted`` with each ``Fault`` raised as the exception that carries it."""
+    return fakes.scripted(*[Boom(o) if isinstance(o, Fault) else o for o in outcomes])
 
 
 def policy():

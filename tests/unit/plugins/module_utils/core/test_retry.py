@@ -18,7 +18,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry
     RetryPolicy,
 )
 
-from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock, scripted
 
 
 class Boom(Exception):
@@ -30,20 +30,6 @@ class Boom(Exception):
 
 def describe(exc):
     return getattr(exc, "fault", None)
-
-
-def scripted(*outcomes):
-    """A callable that raises or returns the outcomes in order, recording each call."""
-    calls = []
-
-    def func():
-        calls.append(1)
-        outcome = outcomes[len(calls) - 1]
-        if isinstance(outcome, Exception):
-            raise outcome
-        return outcome
-    func.calls = calls
-    return func
 
 
 @pytest.mark.parametrize("status,expected", [
