@@ -197,7 +197,7 @@ INTEGRATION_WORKERS ?= 2
 INTEGRATION_XDIST = $(if $(filter-out 1,$(INTEGRATION_WORKERS)),-n $(INTEGRATION_WORKERS) --dist worksteal,-p no:xdist)
 
 integration: venv $(COLLECTION_PREREQ) ## pytest tests/integration (brings minicloud up itself; INTEGRATION_WORKERS=2)
-	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest $(INTEGRATION_XDIST) tests/integration
+	ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) $(VENV)/bin/python -m pytest $(INTEGRATION_XDIST) --durations=30 tests/integration
 
 # The fuzz suite runs in `make integration` with a small fixed sample; this runs a longer one (FUZZ_EXAMPLES
 # draws per module, still reproducible: hypothesis is derandomized).
