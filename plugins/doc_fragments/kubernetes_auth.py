@@ -69,6 +69,12 @@ options:
     description:
       - Comma-separated hosts to reach without the proxy. Can be set with E(K8S_AUTH_NO_PROXY).
     type: str
+  api_timeout:
+    description:
+      - How long, in seconds, one HTTP request to the Kubernetes API may take (1 to 3600).
+      - When not set, 30 seconds. Either way a request never waits past the module's own deadline
+        (I(timeout)) by more than one second.
+    type: int
 requirements:
   - kubernetes (the official Python client)
 notes:

@@ -62,4 +62,10 @@ options:
       no_proxy:
         description: Hosts to reach without the proxy.
         type: str
+      api_timeout:
+        description:
+          - How long, in seconds, one HTTP request to the Kubernetes API may take (1 to 3600).
+          - When not set, 30 seconds. A request never waits past the module's own deadline by more than a
+            second.
+        type: int
 '''

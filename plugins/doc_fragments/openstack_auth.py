@@ -57,7 +57,7 @@ options:
     aliases: [key]
   api_timeout:
     description:
-      - How long, in seconds, one HTTP request to an OpenStack API may take.
+      - How long, in seconds, one HTTP request to an OpenStack API may take (1 to 3600).
       - When not set, 30 seconds. Either way a request never waits past the module's own deadline
         (I(timeout) of a waiting module) by more than one second.
     type: int

@@ -156,7 +156,11 @@ members:
       type: str
       sample: NO_MONITOR
     admin_state_up:
-      description: Whether the member is administratively up.
+      description:
+        - Whether the member is administratively up.
+        - This and the member's other fields that the status tree does not carry (weight, backup, monitor_address,
+          monitor_port, subnet_id) come from one member list read when the wait succeeded; they are null in the
+          result of a failed wait polled with the status tree.
       type: bool
     ready:
       description: Whether this member is where the wait wants it.
@@ -234,8 +238,23 @@ accepted_operating_status:
   type: list
   elements: str
   sample: [NO_MONITOR]
+polled_with:
+  description:
+    - How the polls read the pool. C(status tree) is Octavia's status tree, one request per poll whatever the pool's
+      size; C(member list) is the members list and the load balancer's GET (two requests), read where the status
+      tree is refused (its policy rule, a proxy) or does not show the pool (a pool on no listener).
+  returned: when the pool was found
+  type: dict
+  contains:
+    method:
+      description: C(status tree) or C(member list).
+      type: str
+    fallback_reason:
+      description: Why the member list was read; null with the status tree.
+      type: str
+  sample: {method: status tree, fallback_reason: null}
 polls:
-  description: How many polls completed (one members list and one load balancer read each).
+  description: How many polls completed (one request each with the status tree, see RV(polled_with)).
   returned: when the pool was found
   type: int
   sample: 3

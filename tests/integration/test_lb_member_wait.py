@@ -13,6 +13,7 @@ MODULE = "flightcontrol.openstack.lb_member_wait"
 # Seconds per status step of the slow provider. Tests that assert "the first poll saw it pending" need the
 # status chain to outlast ansible-playbook's own start-up (several seconds on a busy 2-core machine).
 SLOW_STEP = 5
+STATUS_TREE = "/v2/lbaas/loadbalancers/*/status"  # what each poll reads
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def test_a_new_member_becomes_active(cloud, lb, run_module):
     cloud.octavia("lost-member", members="cp-new")
     cloud.add_member(lb, "cp-new", "10.0.0.201")
     run = with_change_after_first_answer(
-        cloud, "load-balancer", "GET", "/v2/lbaas/pools/*/members",
+        cloud, "load-balancer", "GET", STATUS_TREE,
         lambda: run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-new"],
                                     "timeout": 60, "poll_interval": 0.5}, playbook=True),
         lambda: cloud.octavia("normal", delay=0.1))[0]
@@ -139,7 +140,7 @@ def test_backend_down_is_reported_as_not_serving(cloud, monitored_lb, run_module
 
 
 def test_429_with_retry_after_is_honoured(cloud, shared_lb, run_module):
-    cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 429, count=1, retry_after=3)
+    cloud.fault("load-balancer", STATUS_TREE, 429, count=1, retry_after=3)
     run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "timeout": 60,
                               "poll_interval": 1}, playbook=True)
     assert run.rc == 0, run.output
@@ -148,7 +149,7 @@ def test_429_with_retry_after_is_honoured(cloud, shared_lb, run_module):
 
 
 def test_faults_past_the_deadline_fail_with_the_reason(cloud, shared_lb, run_module):
-    cloud.fault("load-balancer", "/v2/lbaas/pools/*/members", 503)
+    cloud.fault("load-balancer", STATUS_TREE, 503)
     run = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "timeout": 4,
                               "poll_interval": 1}, playbook=True)
     result = run.result
@@ -228,7 +229,7 @@ def test_check_mode_waits_the_same_and_writes_nothing(cloud, lb, run_module):
     assert writes(counts) == []
 
 
-def test_one_members_list_and_one_lb_read_per_poll(cloud, run_module):
+def test_one_request_per_poll_whatever_the_pool_size(cloud, run_module):
     name = "it-many-%s" % uuid.uuid4().hex[:4]
     created = cloud.json("lb", "create", name, "--members", 30)
     try:
@@ -240,19 +241,57 @@ def test_one_members_list_and_one_lb_read_per_poll(cloud, run_module):
         run = run_module(MODULE, {"cloud": "minicloud", "pool": created["pool"]["id"], "timeout": 60,
                                   "poll_interval": 0.5})
         assert run.rc == 0, run.output
-        assert len(run.result["members"]) == 31
-        assert run.result["polls"] >= 3, "the slow provider should have needed several polls"
+        result = run.result
+        assert len(result["members"]) == 31
+        assert result["polls"] >= 3, "the slow provider should have needed several polls"
+        assert result["polled_with"] == {"method": "status tree", "fallback_reason": None}
         lb_gets = counts_for(cloud.requests(), "load-balancer", "GET")
-        member_lists = sum(n for path, n in lb_gets.items() if path.endswith("/members"))
-        lb_reads = sum(n for path, n in lb_gets.items() if path.endswith("/loadbalancers/{id}"))
-        assert member_lists == run.result["polls"]
-        assert lb_reads == run.result["polls"]
+        assert sum(n for path, n in lb_gets.items() if path.endswith("/status")) == result["polls"]
+        # one member list when the wait is done, for the fields the tree does not carry
+        assert sum(n for path, n in lb_gets.items() if path.endswith("/members")) == 1
+        assert all(m["admin_state_up"] is True and m["weight"] == 1 for m in result["members"]), result["members"]
         assert not any("/members/{id}" in path for path in lb_gets), "no GET per member"
         # the module's own count agrees with what the cloud saw (token and version discovery included)
-        assert run.result["api_calls"] == sum(cloud.requests()["totals"]["by_service"].values())
+        assert result["api_calls"] == sum(cloud.requests()["totals"]["by_service"].values())
     finally:
         cloud.octavia("normal")
         cloud.cli("lb", "delete", name, check=False)
+
+
+def test_the_member_list_where_the_status_tree_cannot_serve(cloud, shared_lb, run_in_process):
+    """Octavia's own policy refusing the status tree, and a pool on no listener (the tree shows pools under
+    listeners): both polled with the member list and the load balancer's GET, and the result says why."""
+    args = {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "timeout": 30, "poll_interval": 0.5}
+    cloud.api.set_policy("load-balancer", {"os_load-balancer_api:loadbalancer:get_status": "!"})
+    cloud.requests(reset=True)
+    refused = run_in_process(MODULE, args)
+    assert not refused["failed"], refused.get("msg")
+    assert refused["polled_with"]["method"] == "member list"
+    assert refused["polled_with"]["fallback_reason"].startswith("the status tree was refused (HTTP 403"), refused
+    assert "Policy does not allow this request to be performed" in refused["polled_with"]["fallback_reason"]
+    lb_gets = counts_for(cloud.requests(), "load-balancer", "GET")
+    assert sum(n for path, n in lb_gets.items() if path.endswith("/status")) == 1, "asked once, then not again"
+    assert sum(n for path, n in lb_gets.items() if path.endswith("/members")) == refused["polls"]
+    assert len(refused["members"]) == 3 and all(m["ready"] for m in refused["members"])
+    cloud.api.reset_policy("load-balancer")
+
+    conn = cloud.sdk()
+    lb_id = shared_lb["loadbalancer"]["id"]
+    pool = conn.load_balancer.create_pool(loadbalancer_id=lb_id, protocol="TCP", lb_algorithm="ROUND_ROBIN",
+                                          name="it-unlistened-%s" % uuid.uuid4().hex[:4])
+    try:
+        cloud.wait_lb_active(shared_lb)
+        conn.load_balancer.create_member(pool.id, name="lonely", address="10.0.0.77", protocol_port=6443,
+                                         subnet_id=shared_lb["subnet"]["id"])
+        result = run_in_process(MODULE, dict(args, pool=pool.id))
+        assert not result["failed"], result.get("msg")
+        assert result["polled_with"] == {"method": "member list", "fallback_reason": (
+            "the pool is on no listener of the load balancer (the status tree shows pools under listeners)")}
+        assert [m["name"] for m in result["members"] if m["ready"]] == ["lonely"]
+    finally:
+        cloud.wait_lb_active(shared_lb)
+        conn.load_balancer.delete_pool(pool.id)
+        cloud.wait_lb_active(shared_lb)
 
 
 def counts_for(counts, service, method):

@@ -36,7 +36,7 @@ LOST_MEMBER_TIMEOUT = 25  # a lost member is called stuck after this; a slow mac
 POLLED_PATHS = [
     ("kubernetes", "/apis/cluster.x-k8s.io/*/namespaces/*/machines"),
     ("kubernetes", "/apis/controlplane.cluster.x-k8s.io/*/namespaces/*/kubeadmcontrolplanes/*"),
-    ("load-balancer", "/v2/lbaas/pools/*/members"),
+    ("load-balancer", "/v2/lbaas/loadbalancers/*/status"),  # the pool's members and statuses, one request
     ("load-balancer", "/v2/lbaas/loadbalancers/*"),
 ]
 
@@ -114,7 +114,7 @@ def member_states(record, pool):
 EXAMPLES = {
     "old-capo-lost-1st-429-on-machines": {"capo_wait": "lb", "lost": 1, "delay": 0.1,
                                           "fault": {"where": POLLED_PATHS[0], "status": "429", "count": 2}},
-    "new-capo-lost-3rd-drops-on-members": {"capo_wait": "member", "lost": 3, "delay": 0.25,
+    "new-capo-lost-3rd-drops-on-status-tree": {"capo_wait": "member", "lost": 3, "delay": 0.25,
                                            "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}},
     "drawn-new-capo": {"capo_wait": "member", "lost": None, "delay": 0.1, "fault": None},
     "drawn-503-on-lb": {"capo_wait": "lb", "lost": None, "delay": 1.0,

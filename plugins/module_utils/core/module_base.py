@@ -61,6 +61,10 @@ def _amount(number):
 SECONDS = NumberRange(minimum=0, maximum=MAX_SECONDS, unit=" seconds")
 #: ``poll_interval``: above zero (zero would busy-poll) up to an hour.
 POLL_SECONDS = NumberRange(above=0, maximum=3600, unit=" seconds")
+#: ``api_timeout``, how long one request may take: a second up to an hour.
+REQUEST_SECONDS = NumberRange(minimum=1, maximum=3600, unit=" seconds")
+#: Ranges of the connection options, checked in every module (a module's ``number_ranges`` add to them).
+CONNECTION_RANGES = dict(api_timeout=REQUEST_SECONDS)
 
 
 def number_problems(spec, params, ranges, prefix=""):
@@ -166,7 +170,7 @@ class BaseModule:
         return None
 
     def check_numbers(self):
-        problems = number_problems(self.spec, self.params, self.number_ranges)
+        problems = number_problems(self.spec, self.params, dict(CONNECTION_RANGES, **self.number_ranges))
         if problems:
             raise ModuleFailure("; ".join(problems) + "; nothing was changed")
 

@@ -86,6 +86,7 @@ def kubernetes_argument_spec():
         client_key=dict(type="path", aliases=["key_file"], no_log=False),
         proxy=dict(type="str"),
         no_proxy=dict(type="str"),
+        api_timeout=dict(type="int"),
     )
 
 
@@ -211,8 +212,9 @@ def is_status(exc, status):
 class KubernetesClient:
     """The official client's ``ApiClient`` with request counting, deadline-capped timeouts and the retry policy."""
 
-    def __init__(self, settings, clock=None, policy=None):
+    def __init__(self, settings, clock=None, policy=None, request_timeout=None):
         self.clock = clock or Clock()
+        self.request_timeout = float(request_timeout or DEFAULT_REQUEST_TIMEOUT)
         self.policy = policy or RetryPolicy(clock=self.clock)
         self.configuration = build_configuration(settings)
         self.api_client = kubernetes.client.ApiClient(self.configuration)
@@ -250,8 +252,8 @@ class KubernetesClient:
 
     def _timeout(self):
         if self.deadline is None:
-            return DEFAULT_REQUEST_TIMEOUT
-        return min(DEFAULT_REQUEST_TIMEOUT, max(LAST_REQUEST_TIMEOUT, self.deadline - self.clock.monotonic()))
+            return self.request_timeout
+        return min(self.request_timeout, max(LAST_REQUEST_TIMEOUT, self.deadline - self.clock.monotonic()))
 
     def _guarded(self, request):
         def guarded_request(*args, **kwargs):

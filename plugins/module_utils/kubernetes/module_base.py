@@ -38,7 +38,7 @@ def connect_kubernetes(module, params, clock):
     if K8S_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
     try:
-        return KubernetesClient(auth_settings(params), clock=clock)
+        return KubernetesClient(auth_settings(params), clock=clock, request_timeout=params.get("api_timeout"))
     except CONFIG_ERRORS as exc:
         raise ModuleFailure("Kubernetes connection settings are invalid: %s" % (exc,))
 

@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The runner of lb_member_wait: resolve the pool, then wait with one member list (and one load balancer
-GET) per poll until ``octavia.members.judge`` says done or failed. The module file gives the argument spec."""
+"""The runner of lb_member_wait: resolve the pool, then wait with one request per poll (Octavia's status tree;
+the member list and the load balancer's GET where the tree cannot serve) until ``octavia.members.judge`` says done
+or failed. The module file gives the argument spec."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -61,21 +62,28 @@ class MemberWaitRunner(OpenStackModule):
             raise ModuleFailure(str(exc))
 
     def look(self, deadline):
-        """The pool's members and its load balancer: one list and one GET (reads only)."""
+        """The pool's members and its load balancer (reads only)."""
         try:
-            observation = {
-                "pool": self.pool,
-                "members": self.octavia.list_members(self.pool["id"], deadline),
-                "loadbalancer": self.octavia.get_loadbalancer(self.lb_id, deadline),
-            }
+            members, loadbalancer = self.octavia.pool_state(self.pool["id"], self.lb_id, deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if not is_not_found(exc):
                 raise
             raise ModuleFailure(
                 "pool %s or its load balancer %s disappeared during the wait (HTTP 404: %s)" % (
                     lb_members.label(self.pool), self.lb_id, exc), **self.result_data())
+        observation = {"pool": self.pool, "members": members, "loadbalancer": loadbalancer}
         self.seen.record(observation)
         return observation
+
+    def complete_members(self):
+        """The status tree carries each member's statuses, address and port; once the wait is done, one member
+        list adds the rest the result shows (weight, backup, admin_state_up, monitor address and port, subnet)."""
+        if self.octavia.tree_fallback is not None or not self.seen.last["members"]:
+            return
+        deadline = self.clock.monotonic() + self.client.request_timeout
+        listed = dict((m["id"], m) for m in self.octavia.list_members(self.pool["id"], deadline))
+        for member in self.seen.last["members"]:
+            member.update((k, v) for k, v in listed.get(member["id"], {}).items() if k not in member)
 
     def run(self):
         selectors = self.validate()
@@ -110,7 +118,8 @@ class MemberWaitRunner(OpenStackModule):
                               "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
                                                        lb_members.label(self.pool)))
         if outcome.succeeded:
-            self.exit(msg=outcome.verdict.message, **data)
+            self.complete_members()
+            self.exit(msg=outcome.verdict.message, **self.result_data())
         self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, self.wait_spec, outcome.elapsed,
                                              outcome.timed_out, self.params["timeout"]),
                   timed_out=outcome.timed_out, **data)
@@ -120,7 +129,7 @@ class MemberWaitRunner(OpenStackModule):
         seen, spec = self.seen, self.wait_spec
         data = dict(
             members=None, missing=None, loadbalancer=None, pool=_pick(self.pool, POOL_FIELDS), polls=seen.count,
-            not_seen_at_start=None,
+            not_seen_at_start=None, polled_with=self.octavia.polled_with if self.octavia else None,
             accepted_operating_status=sorted(spec.accepted) if spec.accepted is not None else None,
         )
         if seen.count:

@@ -15,7 +15,20 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.ident
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status, is_not_found
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import (
+    pool_in_tree,
+    status_path,
+    TreeLacks,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
+    http_status,
+    is_not_found,
+    service_message,
+)
+
+#: Answers to the status tree that mean "read the pool another way": a policy that does not allow it (403), an
+#: API in front of Octavia that does not route it (405, 501). A 404 is the load balancer gone, as for its GET.
+TREE_REFUSED = (403, 405, 501)
 
 
 def _plain(resource):
@@ -24,6 +37,8 @@ def _plain(resource):
 
 class OctaviaService(ServiceBase):
     proxy = "load_balancer"
+    #: Why polls read the member list instead of the status tree; None while the status tree serves.
+    tree_fallback = None
 
     def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
         """``get`` names the proxy's getter; ``list_by_name(name)`` lists the objects with that name."""
@@ -81,6 +96,29 @@ class OctaviaService(ServiceBase):
         """All members of a pool in one list request (the SDK follows pagination links if any)."""
         return self.client.call(lambda: [_plain(m) for m in self.api.members(pool_id)],
                                 "list members of pool %s" % pool_id, deadline)
+
+    def pool_state(self, pool_id, lb_id, deadline):
+        """(members, load balancer) of a pool for one poll, with the fields of ``status_tree.MEMBER_FIELDS`` and
+        ``LOADBALANCER_FIELDS`` at least: one status-tree request. Where the tree is refused or lacks the pool, the
+        member list and the load balancer's GET (two requests), from then on; ``tree_fallback`` says why."""
+        if self.tree_fallback is None:
+            try:
+                answer = self.client.call(lambda: self.api.get(status_path(lb_id), raise_exc=True).json(),
+                                          "GET status tree of load balancer %s" % lb_id, deadline)
+                loadbalancer, members = pool_in_tree(answer, pool_id)
+                return members, loadbalancer
+            except TreeLacks as exc:
+                self.tree_fallback = str(exc)
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) not in TREE_REFUSED:
+                    raise
+                self.tree_fallback = "the status tree was refused (%s)" % service_message(exc)
+        return self.list_members(pool_id, deadline), self.get_loadbalancer(lb_id, deadline)
+
+    @property
+    def polled_with(self):
+        """How the polls read the pool, for the module's result."""
+        return dict(method="member list" if self.tree_fallback else "status tree", fallback_reason=self.tree_fallback)
 
     def delete_members(self, pool_id, members, deadline, on_deleted=None):
         """Delete the members, one request each (a member already gone is fine); ``on_deleted(member)`` is told

@@ -34,6 +34,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.ma
     kcp_replicas,
     machine_data,
     rollout_after_patch,
+    rollout_time,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
     judge_action,
@@ -165,8 +166,7 @@ class CapiRollout:
             "reading %s" % targets.kcp_label, deadline)
         machines = self.capi.list_kind(CORE_GROUP, targets.contract, "Machine", targets.namespace, targets.selector,
                                        deadline)
-        members = self.octavia.list_members(targets.pool["id"], deadline)
-        lb_now = self.octavia.get_loadbalancer(targets.lb_id, deadline)
+        members, lb_now = self.octavia.pool_state(targets.pool["id"], targets.lb_id, deadline)
         for machine in machines:
             machine.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, targets.contract))
         if progress.baseline is None:
@@ -285,7 +285,7 @@ class CapiRollout:
         params = self.params
         self.targets = self.resolve(deadline)
         if params["start"]:
-            self.progress.started_after = self.clock.utc_now().replace(microsecond=0)
+            self.progress.started_after = rollout_time(self.clock.utc_now())
         try:
             outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
                                start=self.module.started, act=self.act)
@@ -355,7 +355,8 @@ class CapiRollout:
     def result(self):
         snapshot, last = self.progress.snapshot, self.progress.last
         data = self.log.data(changed=any(a["action"] in ("hold", "release", "start") for a in self.log.actions))
-        data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool))
+        data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool),
+                    polled_with=self.octavia.polled_with if self.octavia else None)
         if snapshot is None:
             return data
         data["held"] = [m["name"] for m in snapshot.machines if snapshot.held(m)]

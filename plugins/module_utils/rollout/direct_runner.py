@@ -62,8 +62,8 @@ class DirectRollout:
     # -- one poll: look (reads only), act (writes), judge ------------------------------
 
     def look(self, deadline):
-        return (self.octavia.list_members(self.pool["id"], deadline),
-                self.octavia.get_loadbalancer(self.lb_id, deadline))
+        """(members, load balancer): one status-tree request (reads only)."""
+        return self.octavia.pool_state(self.pool["id"], self.lb_id, deadline)
 
     def act(self, seen, deadline):
         """Note what left, ask the plan, and delete the old member it releases; returns the action to judge."""
@@ -161,5 +161,6 @@ class DirectRollout:
             members=member_rows(progress.members, lambda m: plan.serving(m, self.has_monitor)),
             serving_members=sum(1 for m in progress.members if plan.serving(m, self.has_monitor)),
             min_healthy_members=progress.min_healthy,
-            plan=progress.last.to_dict() if progress.last else None)
+            plan=progress.last.to_dict() if progress.last else None,
+            polled_with=self.octavia.polled_with if self.octavia else None)
         return data

@@ -57,6 +57,13 @@ def rollout_after(kcp):
     return None
 
 
+def rollout_time(now):
+    """The rollout time to set at ``now``: the next whole second. The API keeps whole seconds, and the control
+    plane rolls the Machines created before that time: a Machine created in the second the run started (just
+    seeded, just scaled) is rolled too."""
+    return now.replace(microsecond=0) + datetime.timedelta(seconds=1)
+
+
 def rollout_after_patch(kcp, moment):
     """The merge patch that asks the control plane to roll every Machine created before ``moment``."""
     text = format_time(moment)
@@ -98,7 +105,8 @@ def up_to_date_condition(machine):
 
 def machine_data(machine, kcp, baseline, now, started_after=None):
     """A Machine as the plan wants it.  ``baseline``: names present when the run began; ``started_after``:
-    the rollout time this run set (before the control plane shows it)."""
+    the rollout time this run set (before the control plane shows it), which counts at once: it may still be
+    ahead of ``now`` by up to a second (``rollout_time``). A rollout time someone else set counts once it has come."""
     metadata = machine.get("metadata") or {}
     name = metadata.get("name")
     created = parse_time(metadata.get("creationTimestamp"))
@@ -108,7 +116,7 @@ def machine_data(machine, kcp, baseline, now, started_after=None):
         after = parse_time(rollout_after(kcp)) or started_after
         if started_after is not None and after is not None and started_after > after:
             after = started_after
-        if after is not None and after <= now and created is not None:
+        if after is not None and (after <= now or after == started_after) and created is not None:
             up_to_date = created >= after
             why = "created %s the rollout time" % ("after" if up_to_date else "before")
     if up_to_date is None:

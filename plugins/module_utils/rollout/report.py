@@ -9,9 +9,8 @@ __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import DONE, FAILED, WAITING, Verdict
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import MEMBER_FIELDS
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
-
-MEMBER_FIELDS = ("id", "name", "address", "protocol_port", "provisioning_status", "operating_status")
 POOL_FIELDS = ("id", "name", "healthmonitor_id")
 
 

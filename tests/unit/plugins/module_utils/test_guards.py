@@ -18,6 +18,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes imp
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
+    CONNECTION_RANGES,
     number_problems,
     NumberRange,
     SECONDS,
@@ -154,6 +155,13 @@ def test_numbers_nan_infinity_magnitude_and_ranges():
     assert number_problems(SPEC, dict(share=2.0), ranges) == ["share must be at most 1, got 2.0"]
     assert "rules[1].port is out of range" in number_problems(SPEC, dict(rules=[dict(port=1), dict(port=-10 ** 20)]),
                                                               ranges)[0]
+
+
+def test_api_timeout_is_a_second_up_to_an_hour():
+    spec = dict(api_timeout=dict(type="int"), kubernetes=dict(type="dict", options=dict(api_timeout=dict(type="int"))))
+    assert number_problems(spec, dict(api_timeout=30, kubernetes=dict(api_timeout=1)), CONNECTION_RANGES) == []
+    assert number_problems(spec, dict(api_timeout=0, kubernetes=dict(api_timeout=3601)), CONNECTION_RANGES) == [
+        "api_timeout must be 1 or more seconds, got 0", "kubernetes.api_timeout must be at most 3600 seconds, got 3601"]
 
 
 @given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10 ** 40, 10 ** 40)))

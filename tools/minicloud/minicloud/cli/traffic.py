@@ -1,9 +1,9 @@
-"""Verbs fault (rules and gates), extension (an older API) and requests (counts)."""
+"""Verbs fault (rules and gates), extension (an older API), policy (a service's own rules) and requests (counts)."""
 
 from __future__ import annotations
 
 from minicloud.cli.common import print_json, status_value
-from minicloud.runtime.control import Minicloud
+from minicloud.runtime.control import POLICY_SERVICES, Minicloud
 from minicloud.traffic import hidden_extensions
 from minicloud.traffic.faults import GATE_TIMEOUT, SERVICES
 
@@ -31,6 +31,17 @@ def cmd_extension(cloud: Minicloud, args) -> int:
     else:
         hidden = cloud.hidden_extensions()
     print_json({"hidden": hidden})
+    return 0
+
+
+def cmd_policy(cloud: Minicloud, args) -> int:
+    if args.policy_action == "set":
+        print_json(cloud.set_policy(args.service, {args.rule: args.check}))
+    elif args.policy_action == "reset":
+        cloud.reset_policy(args.service)
+        print_json({})
+    else:
+        print_json(cloud.policy(args.service))
     return 0
 
 
@@ -75,6 +86,16 @@ def add_verbs(verbs) -> None:
     restore.add_argument("alias", nargs="?", choices=sorted(hidden_extensions.HIDEABLE))
     actions.add_parser("list", help="the hidden extensions")
     p.set_defaults(func=cmd_extension)
+
+    p = verbs.add_parser("policy", help="override rules of a service's own policy (Octavia's)")
+    actions = p.add_subparsers(dest="policy_action", required=True)
+    override = actions.add_parser("set", help="set RULE to CHECK, e.g. os_load-balancer_api:loadbalancer:get_status '!'")
+    override.add_argument("service", choices=sorted(POLICY_SERVICES))
+    override.add_argument("rule")
+    override.add_argument("check", help="an oslo.policy check: '!' refuses everyone, '@' allows everyone")
+    for action, text in (("reset", "the service's default policy again"), ("list", "the overrides in force")):
+        actions.add_parser(action, help=text).add_argument("service", choices=sorted(POLICY_SERVICES))
+    p.set_defaults(func=cmd_policy)
 
     p = verbs.add_parser("requests", help="request counts by service, method and path")
     p.add_argument("--service", choices=SERVICES)

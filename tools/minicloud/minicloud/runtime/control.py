@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from minicloud.traffic.store import TrafficStore
 __all__ = ["Minicloud", "MinicloudError"]
 
 MODE_ACK_TIMEOUT = 10.0
+# service type -> the service whose policy file ``set_policy`` writes
+POLICY_SERVICES = {"load-balancer": "octavia"}
 
 
 class Minicloud:
@@ -166,6 +169,28 @@ class Minicloud:
 
     def hidden_extensions(self) -> list[str]:
         return self.traffic.hidden_extensions()
+
+    def policy(self, service: str = "load-balancer") -> dict:
+        """The overrides of ``service``'s policy rules now in force (``set_policy``)."""
+        return json.loads(self._policy_file(service).read_text() or "{}")
+
+    def set_policy(self, service: str, rules: dict[str, str]) -> dict:
+        """Override rules of ``service``'s own policy, which the service enforces from its next request on
+        (oslo.policy reads the file again when it changes): ``{"os_load-balancer_api:loadbalancer:get_status":
+        "!"}`` makes Octavia refuse its status tree with its own 403. Returns the overrides in force."""
+        overrides = dict(self.policy(service), **rules)
+        self._policy_file(service).write_text(json.dumps(overrides, indent=1) + "\n")
+        return overrides
+
+    def reset_policy(self, service: str = "load-balancer") -> None:
+        """The service's default policy again."""
+        if self.policy(service):
+            self._policy_file(service).write_text("{}\n")
+
+    def _policy_file(self, service: str) -> Path:
+        if service not in POLICY_SERVICES:
+            raise MinicloudError(f"no policy overrides for {service}: only for {', '.join(POLICY_SERVICES)}")
+        return self.state.policy_file(POLICY_SERVICES[service])
 
     def request_counts(self, service: str | None = None, reset: bool = False) -> dict:
         """Counts by service, method and path template; ``reset`` zeroes them after reading."""

@@ -71,6 +71,10 @@ class StateDir:
         """Folder of one service: its config, database and keys."""
         return self.root / name
 
+    def policy_file(self, name: str) -> Path:
+        """Overrides of one service's policy rules (oslo.policy reads the file again when it changes)."""
+        return self.service(name) / "policy.json"
+
     @property
     def template(self) -> Path:
         """Snapshot of freshly initialised data, used by ``up --fresh``."""

@@ -54,6 +54,9 @@ class Octavia(Service):
 
     def write_config(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
+        policy = self.state.policy_file(self.name)
+        if not policy.exists():
+            policy.write_text("{}\n")
         socks = self.sockets
         self.config_file.write_text(f"""[DEFAULT]
 debug = False
@@ -74,6 +77,9 @@ pool_timeout =
 
 [oslo_messaging]
 topic = octavia_prov
+
+[oslo_policy]
+policy_file = {policy}
 
 [controller_worker]
 network_driver = network_noop_driver

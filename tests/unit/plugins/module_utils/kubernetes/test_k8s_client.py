@@ -16,6 +16,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     build_configuration,
     credential_source,
     describe_fault,
+    KubernetesClient,
+    LAST_REQUEST_TIMEOUT,
     status_message,
 )
 
@@ -52,6 +54,26 @@ def test_configuration_from_options_switches_off_urllib3_retries():
     assert configuration.api_key == {"authorization": "Bearer token"}
     assert configuration.verify_ssl is False
     assert configuration.retries is False
+
+
+class StoppedClock:
+    def __init__(self, now=100.0):
+        self.now = now
+
+    def monotonic(self):
+        return self.now
+
+
+def test_request_timeout_is_api_timeout_cut_to_the_deadline():
+    settings = {"host": "https://k8s.example:6443", "api_key": "token"}
+    clock = StoppedClock()
+    assert KubernetesClient(settings, clock=clock)._timeout() == 30
+    client = KubernetesClient(settings, clock=clock, request_timeout=5)
+    assert client._timeout() == 5
+    client.deadline = clock.now + 3
+    assert client._timeout() == 3
+    client.deadline = clock.now - 1  # past: the last request still gets a moment
+    assert client._timeout() == LAST_REQUEST_TIMEOUT
 
 
 def test_missing_kubeconfig_file_is_a_config_error(tmp_path):

@@ -60,12 +60,11 @@ class World:
         return copy.deepcopy(self.machines)
 
     # Octavia
-    def list_members(self, pool_id, deadline):
-        self.reads += 1
-        return copy.deepcopy(self.members)
+    polled_with = {"method": "status tree", "fallback_reason": None}
 
-    def get_loadbalancer(self, lb_id, deadline):
-        return {"id": lb_id, "provisioning_status": "ACTIVE"}
+    def pool_state(self, pool_id, lb_id, deadline):
+        self.reads += 1
+        return copy.deepcopy(self.members), {"id": lb_id, "provisioning_status": "ACTIVE"}
 
 
 def rollout(check_mode=False):

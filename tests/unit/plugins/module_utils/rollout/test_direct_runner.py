@@ -29,8 +29,10 @@ class FakeOctavia:
     def list_members(self, pool_id, deadline):
         return copy.deepcopy(self.members)
 
-    def get_loadbalancer(self, lb_id, deadline):
-        return {"id": lb_id, "provisioning_status": self.lb_status}
+    polled_with = {"method": "status tree", "fallback_reason": None}
+
+    def pool_state(self, pool_id, lb_id, deadline):
+        return self.list_members(pool_id, deadline), {"id": lb_id, "provisioning_status": self.lb_status}
 
     def delete_members(self, pool_id, members, deadline, on_deleted=None):
         for member in members:

@@ -15,6 +15,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.ma
     machine_data,
     parse_time,
     rollout_after_patch,
+    rollout_time,
 )
 
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
@@ -293,3 +294,23 @@ def test_rollout_patch_per_contract_and_time_parsing():
         "spec": {"rolloutAfter": "2025-06-01T12:00:00Z"}}
     assert parse_time("2025-06-01T14:00:00.25+02:00") == NOW
     assert parse_time("garbage") is None and parse_time(None) is None
+
+
+def test_the_rollout_time_rolls_a_machine_created_in_the_second_the_run_started():
+    utc = datetime.timezone.utc
+    started = datetime.datetime(2026, 11, 24, 0, 30, 5, 400000, tzinfo=utc)
+    moment = rollout_time(started)
+    assert moment == datetime.datetime(2026, 11, 24, 0, 30, 6, tzinfo=utc)
+    kcp = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2"}
+    kcp["spec"] = dict(rollout_after_patch(kcp, moment)["spec"], replicas=1)
+    seeded = {"metadata": {"name": "m1", "creationTimestamp": "2026-11-24T00:30:05Z"}}
+    kcp["status"] = {"replicas": 1, "upToDateReplicas": 1}  # the control plane has not seen the new time yet
+    # the run's own rollout time counts at once, also while it is still ahead
+    for now in (started, moment + datetime.timedelta(seconds=2)):
+        data = machine_data(seeded, kcp, {"m1"}, now, moment)
+        assert (data["up_to_date"], data["up_to_date_reason"]) == (False, "created before the rollout time"), now
+    replacement = {"metadata": {"name": "m2", "creationTimestamp": "2026-11-24T00:30:07Z"}}
+    assert machine_data(replacement, kcp, {"m1"}, moment + datetime.timedelta(seconds=2), moment)["up_to_date"]
+    # a rollout time someone else set ahead counts once it has come
+    scheduled = dict(kcp, spec=dict(rollout_after_patch(kcp, moment + datetime.timedelta(hours=1))["spec"], replicas=1))
+    assert machine_data(seeded, scheduled, {"m1"}, started, None)["up_to_date_reason"] == "control plane up to date"
