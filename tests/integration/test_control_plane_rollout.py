@@ -3,28 +3,12 @@
 
 Each test seeds a cluster with real servers, ports and an Octavia load balancer (``capi cluster create
 --openstack``), runs the role in a real ``ansible-playbook`` and judges it from minicloud's own record of the
-pool (``capi history``): serving members sampled every 0.25 s during the rollout.
+pool (``capi history``): serving members sampled every 0.25 s during the rollout. The rollout that goes through
+without trouble is the role's molecule scenario (extensions/molecule/control_plane_rollout), which checks the
+same record; the rollout property (test_rollout_property.py) rolls with faults and lost members.
 """
 
 from rollouts import assert_safe_history, history, hooks_left, pool_name, run_role, seed_cluster, set_capo_wait
-
-
-def test_rolls_all_members_never_below_min_healthy(cloud, playbooks):
-    name = seed_cluster(cloud, 3)
-    set_capo_wait(cloud, name, "member")
-    rc, output, result = run_role(playbooks, cloud, {
-        "control_plane_rollout_cluster": name, "control_plane_rollout_member_timeout": 120})
-    assert rc == 0, output
-    assert result["rollout_started"] and len(result["released"]) == 3, result
-    assert len(result["members_gone"]) == 3
-    assert [a["action"] for a in result["actions"]][:2] == ["hold", "start"]
-    assert all(m["up_to_date"] and m["serving"] and not m["held"] for m in result["machines"]), result["machines"]
-    assert result["api_calls"] > 0 and result["elapsed"] > 0
-    assert not hooks_left(cloud, name)
-    summary = cloud.json("capi", "history", name, "--summary")
-    assert summary["minServing"] >= 3, summary
-    assert summary["final"]["serving"] == 3 and summary["final"]["members"] == 3
-    assert_safe_history(history(cloud, name), 3, pool_name(name))
 
 
 def test_lost_member_stops_with_holds_then_resumes(cloud, playbooks):
@@ -32,7 +16,7 @@ def test_lost_member_stops_with_holds_then_resumes(cloud, playbooks):
     set_capo_wait(cloud, name, "lb")  # CAPO before v0.14: a lost member looks done
     cloud.octavia("lost-member", members=pool_name(name) + "-*")
     rc, output, result = run_role(playbooks, cloud, {
-        "control_plane_rollout_cluster": name, "control_plane_rollout_member_timeout": 25})
+        "control_plane_rollout_cluster": name, "control_plane_rollout_member_timeout": 10})
     assert rc != 0
     stuck = result["stuck"]
     assert stuck["member"].startswith(pool_name(name) + "-") and stuck["state"].startswith("PENDING_CREATE"), result
