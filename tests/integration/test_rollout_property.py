@@ -114,8 +114,9 @@ def member_states(record, pool):
 EXAMPLES = {
     "old-capo-lost-1st-429-on-machines": {"capo_wait": "lb", "lost": 1, "delay": 0.1,
                                           "fault": {"where": POLLED_PATHS[0], "status": "429", "count": 2}},
-    "new-capo-lost-3rd-drops-on-status-tree": {"capo_wait": "member", "lost": 3, "delay": 0.25,
-                                           "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}},
+    "new-capo-lost-3rd-drops-on-status-tree": {
+        "capo_wait": "member", "lost": 3, "delay": 0.25,
+        "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}},
     "drawn-new-capo": {"capo_wait": "member", "lost": None, "delay": 0.1, "fault": None},
     "drawn-503-on-lb": {"capo_wait": "lb", "lost": None, "delay": 1.0,
                         "fault": {"where": POLLED_PATHS[3], "status": "503", "count": 2}},
