@@ -183,9 +183,11 @@ unit-pytest: venv ## Plain pytest on tests/unit from the repository (no build ne
 	$(VENV)/bin/python -m pytest tests/unit
 
 # Two pytest-xdist workers, a test file each at a time: each worker brings up its own shared cloud for the files
-# that need one (their tests wait for the cloud a good part of the time).
-minicloud-tests: venv ## pytest tools/minicloud/tests (two workers)
-	$(VENV)/bin/python -m pytest -n 2 --dist loadfile tools/minicloud/tests
+# that need one (their tests wait for the cloud a good part of the time). With MINICLOUD_TESTS_STATE_DIR (a cloud
+# that is up), one worker on that cloud: `make test` lends them its role scenarios' cloud.
+MINICLOUD_TESTS_XDIST = $(if $(MINICLOUD_TESTS_STATE_DIR),-p no:xdist,-n 2 --dist loadfile)
+minicloud-tests: venv ## pytest tools/minicloud/tests (two workers, or one on the cloud in MINICLOUD_TESTS_STATE_DIR)
+	$(VENV)/bin/python -m pytest $(MINICLOUD_TESTS_XDIST) tools/minicloud/tests
 
 packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible-builder create)
 	$(VENV)/bin/python -m pytest tests/test_packaging.py

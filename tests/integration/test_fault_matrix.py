@@ -55,12 +55,16 @@ def unique(prefix):
 
 
 def record(module, call, row, outcome, detail=""):
-    """One cell's outcome, for ``make reliability`` (FAULT_MATRIX_REPORT names a JSON-lines file)."""
+    """One cell's outcome, for ``make reliability`` (FAULT_MATRIX_REPORT names a JSON-lines file), with its place
+    in this file's order (``order``: the write scenarios, then the read-only modules; the rows of FAULTS)."""
     path = os.environ.get("FAULT_MATRIX_REPORT")
     if not path:
         return
+    modules = list(SCENARIOS) + list(READ_ONLY)
+    order = [modules.index(module), list(FAULTS).index(row)]
     with _report_lock, open(path, "a", encoding="utf-8") as out:
-        out.write(json.dumps(dict(module=module, call=call, row=row, outcome=outcome, detail=detail)) + "\n")
+        out.write(json.dumps(dict(module=module, call=call, row=row, outcome=outcome, detail=detail, order=order))
+                  + "\n")
 
 
 def glob_of(template):
@@ -441,15 +445,16 @@ def _write_cell(cloud, run_in_process, scenario, ctx, row):
         assert "Traceback" not in first["msg"]
         detail = "fails clearly: %s" % first["msg"][:160]
         settled = run_in_process(scenario.module, args)  # the token works again: a re-run does the work
+        paths = read_paths(cloud) if row in READ_ROWS else []
         assert not settled["failed"], settled.get("msg")
         scenario.check(cloud, ctx, settled)
     else:
+        paths = read_paths(cloud) if row in READ_ROWS else []  # the module's reads, not those of the checks
         assert not first["failed"], first.get("msg")
         assert first["changed"] is True
         scenario.check(cloud, ctx, first)
         detail = "changed; retried %s" % (first.get("retried_faults") or "nothing")
     # the second run, with the row's read fault on every read path the first one used
-    paths = read_paths(cloud) if row in READ_ROWS else []
     cloud.requests(reset=True)
     args = scenario.rerun_args(ctx)
     second, read_fired = run_under(cloud, run_in_process, scenario.module, args,

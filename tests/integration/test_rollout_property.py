@@ -10,7 +10,9 @@ runs the role in a real ``ansible-playbook`` and judges the run from minicloud's
 * the pool never had fewer serving members than min_healthy_members (3), and no old Machine was released
   before a replacement of its own served (``assert_safe_history``);
 * with a lost member the role fails naming that member and its state, keeps the remaining old Machines held
-  and the cluster keeps serving; without one it finishes with new Machines only and no hooks left.
+  and the cluster keeps serving; without one it finishes with new Machines only and no hooks left;
+* one fixed example then resumes: the emulator recovers, and the role run again without starting releases the
+  held Machines one at a time and finishes.
 
 make test runs five fixed examples (``EXAMPLES``: two chosen, three once drawn from ``scenarios``), each its own
 test; ``make rollout-examples`` draws ROLLOUT_EXAMPLES more from the same strategy (no shrinking, since every
@@ -107,13 +109,15 @@ def member_states(record, pool):
 
 
 # The end-to-end examples make test runs, one test each so that the xdist workers share them: two chosen (the
-# outage an old CAPO causes, with throttling on the Machine list the role reads; a new CAPO that waits for its
-# member, the last new member lost, connections dropped on the member list) and the three hypothesis drew from
+# outage an old CAPO causes, with throttling on the Machine list the role reads, then the rollout resumed after
+# the recovery; a new CAPO that waits for its member, the last new member lost, connections dropped on the pool's
+# status tree) and the three hypothesis drew from
 # ``scenarios`` with derandomize (CAPO waiting for the member; an Octavia 503 on the load balancer GET; the 2nd
 # new member lost with a 1 s Octavia step). ``make rollout-examples`` draws ROLLOUT_EXAMPLES more.
 EXAMPLES = {
-    "old-capo-lost-1st-429-on-machines": {"capo_wait": "lb", "lost": 1, "delay": 0.1,
-                                          "fault": {"where": POLLED_PATHS[0], "status": "429", "count": 2}},
+    "old-capo-lost-1st-429-on-machines-then-resumed": {
+        "capo_wait": "lb", "lost": 1, "delay": 0.1, "resume": True,
+        "fault": {"where": POLLED_PATHS[0], "status": "429", "count": 2}},
     "new-capo-lost-3rd-drops-on-status-tree": {
         "capo_wait": "member", "lost": 3, "delay": 0.25,
         "fault": {"where": POLLED_PATHS[2], "status": "drop", "count": 2}},
@@ -136,6 +140,20 @@ def test_rollout_keeps_min_healthy_over_behaviours_and_faults(cloud, playbooks, 
 @given(scenario=scenarios)
 def test_rollout_keeps_min_healthy_over_drawn_scenarios(cloud, playbooks, scenario):
     check_rollout(cloud, playbooks, scenario)
+
+
+def check_resumed(cloud, playbooks, name, pool, delay):
+    """The emulator finishes the members it lost; the role run again without starting (what an operator does
+    once the cause is fixed) releases the held Machines one at a time and finishes."""
+    cloud.octavia("normal", delay=delay)
+    rc, output, result = run_role(playbooks, cloud, {
+        "control_plane_rollout_cluster": name, "control_plane_rollout_start": False,
+        "control_plane_rollout_member_timeout": 120, "control_plane_rollout_timeout": 600})
+    assert rc == 0, output
+    assert len(result["released"]) == 3 and not result["rollout_started"], result
+    assert all(m["up_to_date"] and m["serving"] for m in result["machines"]), result["machines"]
+    assert not hooks_left(cloud, name)
+    assert_safe_history(history(cloud, name), MIN_HEALTHY, pool)
 
 
 def check_rollout(cloud, playbooks, scenario):
@@ -201,6 +219,8 @@ def check_rollout(cloud, playbooks, scenario):
             assert sorted(hooks_left(cloud, name)) == old
             assert len(result["released"]) == lost - 1, result
             assert summary["final"]["serving"] >= MIN_HEALTHY, summary
+            if scenario.get("resume"):
+                check_resumed(cloud, playbooks, name, pool, scenario["delay"])
         else:
             # Catches a role that gives up under transient faults or a slow Octavia, or leaves hooks behind.
             assert rc == 0, output

@@ -2,9 +2,9 @@
 # `make test`: every step CI runs, stopping at the first failure (tools/ci/step.sh prints each step's time and
 # CPU, and the summary). Where the machine has cores to spare, steps run side by side:
 # - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
-# - the role scenarios (molecule) run on a cloud of their own while the integration tests run, and their output
-#   comes after the integration tests' (the integration tests leave a third of two cores idle, waiting for the
-#   cloud; the scenarios fill it).
+# - the minicloud tests, then the role scenarios (molecule), run on a cloud of their own while the integration
+#   tests run, and their output comes after the integration tests' (the integration tests leave a part of two
+#   cores idle, waiting for the cloud; these fill it: most of their time is waiting too).
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 2) and one for
 # the scenarios, on free ports in a temporary folder: they come up in the background while the checks run, and
 # are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is the first worker's
@@ -38,7 +38,6 @@ tools/ci/clouds.sh start "${clouds[@]}"
 "${step}" venv-py311 "${make}" venv-py311
 "${step}" "checks (changelog-lint, lint, sanity, units-py312, units-py311 side by side)" \
     "${make}" -j3 --output-sync=target changelog-lint lint sanity units-py312 units-py311
-"${step}" --needs tools/minicloud/tests minicloud-tests "${make}" minicloud-tests
 "${step}" packaging "${make}" packaging
 
 # what is left of the clouds' start-up, after the steps above
@@ -51,10 +50,14 @@ fi
 MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${worker_clouds[*]}")
 
 "${step}" collection "${make}" collection
-scenarios_log="${root}/molecule.log"
-set -m  # the background step gets a process group of its own, which cleanup() can stop as a whole
-MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule COLLECTION_BUILT=yes \
-    > "${scenarios_log}" 2>&1 &
+scenarios_log="${root}/beside.log"
+set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
+(
+    MINICLOUD_TESTS_STATE_DIR="${scenario_cloud}" "${step}" --needs tools/minicloud/tests minicloud-tests \
+        "${make}" minicloud-tests
+    MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule \
+        COLLECTION_BUILT=yes
+) > "${scenarios_log}" 2>&1 &
 background+=($!)
 set +m
 MINICLOUD_STATE_DIR="${MINICLOUD_STATE_DIR}" MINICLOUD_WORKER_STATE_DIRS="${MINICLOUD_WORKER_STATE_DIRS}" \
@@ -63,7 +66,7 @@ status=0
 wait "${background[0]}" || status=$?
 background=()
 echo
-echo "==================== molecule (ran side by side with the integration tests) ===================="
+echo "============ minicloud tests and molecule (ran side by side with the integration tests) ============"
 cat "${scenarios_log}"
 [ "${status}" -eq 0 ] || exit "${status}"
 "${step}" --summary

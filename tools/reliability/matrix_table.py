@@ -28,9 +28,16 @@ def load(path: Path) -> list[dict]:
     return list(cells.values())
 
 
+def in_test_order(cells: list[dict]) -> list[dict]:
+    """The cells in the test file's order (its ``order``: scenario, then row), whatever order the workers ran
+    them in; cells written without one keep theirs."""
+    return sorted(cells, key=lambda c: c.get("order") or [])
+
+
 def render(cells: list[dict], command: str) -> str:
+    cells = in_test_order(cells)
     modules = list(dict.fromkeys(c["module"] for c in cells))
-    rows = list(dict.fromkeys(c["row"] for c in cells))
+    rows = [row for _index, row in sorted(dict.fromkeys((c.get("order", [0, 0])[1], c["row"]) for c in cells))]
     by_key = dict(((c["module"], c["row"]), c) for c in cells)
     passed = sum(1 for c in cells if c["outcome"] == "pass")
     lines = [f"Generated {datetime.date.today().isoformat()} by `{command}`: {len(cells)} cells, {passed} passed, "

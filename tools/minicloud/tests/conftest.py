@@ -5,6 +5,8 @@ restart it (marker ``restarts_cloud``) run last in a session without workers; th
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -19,9 +21,19 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def shared_cloud(tmp_path_factory):
+    """A cloud of this session's own, or the one up already in MINICLOUD_TESTS_STATE_DIR (left up afterwards;
+    ``make test`` lends its role scenarios' cloud, which they use after these tests)."""
     from minicloud.runtime.control import Minicloud
     from minicloud.runtime.settings import free_port_offset
 
+    given = os.environ.get("MINICLOUD_TESTS_STATE_DIR")
+    if given:
+        if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") != "1":
+            pytest.exit("MINICLOUD_TESTS_STATE_DIR is one cloud: run the tests without workers (-p no:xdist)", 2)
+        cloud = Minicloud(given)
+        assert cloud.status().healthy, "the minicloud in %s is not up" % given
+        yield cloud
+        return
     cloud = Minicloud(tmp_path_factory.mktemp("minicloud") / "state")
     cloud.up(port_offset=free_port_offset())
     yield cloud

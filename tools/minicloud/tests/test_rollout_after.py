@@ -1,10 +1,14 @@
-"""KCP's rollout time (v1beta1 ``spec.rolloutAfter``, v1beta2 ``spec.rollout.after``) outdates older Machines (pure)."""
+"""KCP's rollout time (v1beta1 ``spec.rolloutAfter``, v1beta2 ``spec.rollout.after``) outdates older Machines, and is
+acted on when it comes."""
 
 from __future__ import annotations
 
 import datetime
 
+from minicloud.kube import seed
+from minicloud.kube.controllers import kcp
 from minicloud.kube.controllers.kcp import machine_view
+from minicloud.kube.controllers.paused import CLUSTER_NAME_LABEL
 from minicloud.kube.controllers.rollout import outdated_by_time, rollout_after, rollout_after_due
 
 NOW = datetime.datetime(2025, 6, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
@@ -43,3 +47,44 @@ def test_machine_view_combines_annotation_and_rollout_time():
     newer = {"metadata": {"name": "cp-b", "creationTimestamp": "2022-01-01T00:00:00Z"}}
     assert machine_view(newer, 0, past).up_to_date
     assert not machine_view(newer, 1, past).up_to_date  # the annotation still counts
+
+
+class OneClusterStore:
+    """A store holding one CAPO cluster's KCP (rollout time ``after``) and OpenStackCluster, never changing."""
+
+    revision = 7
+
+    def __init__(self, after):
+        self.kcp = {"metadata": {"name": "c-cp", "namespace": "default", "labels": {CLUSTER_NAME_LABEL: "c"}},
+                    "spec": {"replicas": 1, "rollout": {"after": after}}}
+        self.osc = {"metadata": {"name": "c", "namespace": "default", "annotations": {
+            seed.OPENSTACK_ANNOTATION: "yes", seed.POOL_ANNOTATION: "pool-1"}},
+            "status": {"apiServerLoadBalancer": {"id": "lb-1", "name": "lb"},
+                       "network": {"name": "net", "subnets": [{"id": "subnet-1"}]}}}
+        self.reads = 0
+
+    def list(self, resource, namespace=None, label_selector=None):
+        self.reads += 1
+        return ([self.kcp] if resource == kcp.KCP else []), None
+
+    def find(self, resource, namespace, name):
+        return self.osc
+
+
+def test_a_rollout_time_ahead_is_acted_on_when_it_comes_without_any_other_change(monkeypatch, tmp_path):
+    """The real KCP requeues itself for a rollout time ahead; an idle controller must not sleep past it."""
+    now = {"t": NOW}
+    monkeypatch.setattr(kcp, "utc_now", lambda: now["t"])
+    store = OneClusterStore("2025-06-01T12:00:02Z")
+    controller = kcp.RolloutController(store, tmp_path, openstack=None, clock=lambda: now["t"].timestamp())
+    rolled = []
+    monkeypatch.setattr(controller, "_reconcile", lambda ctx, waiting: rolled.append(ctx.number))
+    monkeypatch.setattr(controller, "_report", lambda ctx, waiting, error: None)
+    controller.tick()  # the time is ahead: nothing to do
+    reads = store.reads
+    now["t"] = NOW + datetime.timedelta(seconds=1)
+    controller.tick()
+    assert store.reads == reads and rolled == [], "an idle pass before the rollout time reads nothing"
+    now["t"] = NOW + datetime.timedelta(seconds=2)
+    controller.tick()
+    assert rolled == [1], "the rollout starts when its time comes"

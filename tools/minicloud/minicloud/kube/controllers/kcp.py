@@ -71,6 +71,8 @@ class ClusterContext:
         self.rollout = rollout_number(kcp)
         after = rollout.rollout_after(kcp.get("spec"))
         self.rollout_after = after if rollout.rollout_after_due(after, utc_now()) else None
+        # a rollout time still ahead: the real KCP requeues itself for then (and so does this controller)
+        self.rollout_due_at = None if self.rollout_after or not after else rollout.parse_time(after)
         # what the status and the history call this rollout: a passed rollout time counts as one more
         self.number = self.rollout + (1 if self.rollout_after else 0)
         annotations = meta.get("annotations") or {}
@@ -115,13 +117,18 @@ class RolloutController:
         self.clock = clock
         self._written: dict[tuple[str, str], dict] = {}
         self._idle_at = None  # the store revision of the last pass that had nothing to reconcile
+        self._wake_at = None  # the earliest rollout time still ahead (epoch seconds), when a pass is due anyway
 
     def tick(self) -> None:
         revision = self.store.revision
-        if revision == self._idle_at:
-            return  # nothing rolls or is deleted, and nothing changed since
+        if revision == self._idle_at and (self._wake_at is None or self.clock() < self._wake_at):
+            return  # nothing rolls or is deleted, nothing changed since, and no rollout time has come
         busy = False
+        self._wake_at = None
         for ctx in openstack_clusters(self.store):
+            if ctx.rollout_due_at is not None:
+                due = ctx.rollout_due_at.timestamp()
+                self._wake_at = due if self._wake_at is None else min(self._wake_at, due)
             waiting: list[str] = []
             error = None
             try:
