@@ -21,7 +21,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def shared_cloud(tmp_path_factory):
-    """A cloud of this session's own, or the one up already in MINICLOUD_TESTS_STATE_DIR (left up afterwards;
+    """A cloud of this test run's own, or the one up already in MINICLOUD_TESTS_STATE_DIR (left up afterwards;
     ``make test`` lends its role scenarios' cloud, which they use after these tests)."""
     from minicloud.runtime.control import Minicloud
     from minicloud.runtime.settings import free_port_offset
