@@ -126,6 +126,8 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+extends_documentation_fragment:
+  - flightcontrol.openstack.pool_polls
 members:
   description:
     - The chosen members as last seen (all members of the pool when I(members) was omitted).
@@ -238,23 +240,8 @@ accepted_operating_status:
   type: list
   elements: str
   sample: [NO_MONITOR]
-polled_with:
-  description:
-    - How the polls read the pool. C(status tree) is Octavia's status tree, one request per poll whatever the pool's
-      size; C(member list) is the members list and the load balancer's GET (two requests), read where the status
-      tree is refused (its policy rule, a proxy) or does not show the pool (a pool on no listener).
-  returned: when the pool was found
-  type: dict
-  contains:
-    method:
-      description: C(status tree) or C(member list).
-      type: str
-    fallback_reason:
-      description: Why the member list was read; null with the status tree.
-      type: str
-  sample: {method: status tree, fallback_reason: null}
 polls:
-  description: How many polls completed (one request each with the status tree, see RV(polled_with)).
+  description: How many polls completed (one request each with the status tree, see C(polled_with)).
   returned: when the pool was found
   type: int
   sample: 3

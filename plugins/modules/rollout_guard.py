@@ -161,6 +161,8 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+extends_documentation_fragment:
+  - flightcontrol.openstack.pool_polls
 actions:
   description: What the module did (or, in check mode, would do first), in order.
   returned: always
@@ -252,21 +254,6 @@ rollout_started:
   description: Whether this run set the rollout time.
   returned: mode=capi
   type: bool
-polled_with:
-  description:
-    - How the polls read the pool. C(status tree) is Octavia's status tree, one request per poll whatever the pool's
-      size; C(member list) is the members list and the load balancer's GET (two requests), read where the status
-      tree is refused (its policy rule, a proxy) or does not show the pool (a pool on no listener).
-  returned: when the pool was found
-  type: dict
-  contains:
-    method:
-      description: C(status tree) or C(member list).
-      type: str
-    fallback_reason:
-      description: Why the member list was read; null with the status tree.
-      type: str
-  sample: {method: status tree, fallback_reason: null}
 pool:
   description: The pool (id, name, healthmonitor_id).
   returned: when the pool was found

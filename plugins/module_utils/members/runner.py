@@ -17,9 +17,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import LOADBALANCER_FIELDS
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
 
-LB_FIELDS = ("id", "name", "provisioning_status", "operating_status")
 POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
 
 
@@ -137,7 +137,7 @@ class MemberWaitRunner(OpenStackModule):
             data.update(
                 members=[lb_members.member_view(m, spec) for m in chosen],
                 missing=[s.text for s in unmatched] if spec.state == "present" else [],
-                loadbalancer=_pick(seen.last["loadbalancer"], LB_FIELDS),
+                loadbalancer=_pick(seen.last["loadbalancer"], LOADBALANCER_FIELDS),
                 not_seen_at_start=[s.text for s in lb_members.select(seen.first["members"], spec.selectors)[1]],
             )
         return data
