@@ -198,3 +198,28 @@ def test_list_label_selector_and_paging(dyn):
     assert len(first.items) == 2 and first.metadata["continue"]
     rest = nodes.get(label_selector="pool=paging", limit=2, _continue=first.metadata["continue"])
     assert [n.metadata.name for n in rest.items] == ["page-2"]
+
+
+def test_configmaps_are_served(core):
+    created = core.create_namespaced_config_map("default", client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name="settings"), data={"mode": "rehearsal"}))
+    assert created.data == {"mode": "rehearsal"} and created.metadata.resource_version
+    core.patch_namespaced_config_map("settings", "default", {"data": {"mode": "live"}})
+    assert core.read_namespaced_config_map("settings", "default").data == {"mode": "live"}
+
+
+def test_an_event_is_one_object_in_both_event_apis(server, core, api):
+    from minicloud.kube.controllers import events
+    from minicloud.kube.resources import by_kind
+
+    machine = server.store.create(by_kind("Node"), {"apiVersion": "v1", "kind": "Node",
+                                                    "metadata": {"name": "event-node"}})
+    for _ in range(2):  # the same event twice: aggregated into one with count 2, as client-go's recorder does
+        events.record(server.store, machine, "Drained", "node drained", "minicloud-test")
+    listed = core.list_namespaced_event("default", field_selector="involvedObject.name=event-node").items
+    assert [(e.reason, e.message, e.count, e.involved_object.kind) for e in listed] == [
+        ("Drained", "node drained", 2, "Node")]
+    same = client.EventsV1Api(api).list_namespaced_event("default").items
+    new_shape = [e for e in same if e.metadata.name == listed[0].metadata.name]
+    assert [(e.reason, e.note, e.deprecated_count, e.regarding.name, e.reporting_controller) for e in new_shape] == [
+        ("Drained", "node drained", 2, "event-node", "minicloud-test")]

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from flask import Flask, Response, request
 
-from minicloud.kube import convert, discovery, errors, patches, resources
+from minicloud.kube import convert, discovery, errors, event_versions, patches, resources
 from minicloud.kube.errors import ApiError
-from minicloud.kube.resources import Kind
+from minicloud.kube.resources import EVENTS_GROUP, Kind
 from minicloud.kube.store import Store
 
 PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
@@ -42,6 +42,8 @@ class Target:
 
 def view(kind: Kind, obj: dict, version: str) -> dict:
     """The stored object as served at ``version``."""
+    if kind.group == EVENTS_GROUP:
+        return event_versions.from_core(obj)
     if convert.converts(kind.kind):
         return convert.from_hub(obj, kind.kind, version)
     obj = dict(obj)
@@ -52,6 +54,8 @@ def view(kind: Kind, obj: dict, version: str) -> dict:
 
 def stored(kind: Kind, obj: dict, version: str) -> dict:
     """An object sent at ``version`` in its stored form."""
+    if kind.group == EVENTS_GROUP:
+        return event_versions.to_core(obj)
     if convert.converts(kind.kind):
         return convert.to_hub(obj, kind.kind, version)
     obj = dict(obj)

@@ -15,6 +15,7 @@ CAPI_GROUP = "cluster.x-k8s.io"
 CONTROLPLANE_GROUP = "controlplane.cluster.x-k8s.io"
 BOOTSTRAP_GROUP = "bootstrap.cluster.x-k8s.io"
 INFRA_GROUP = "infrastructure.cluster.x-k8s.io"
+EVENTS_GROUP = "events.k8s.io"
 
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update"]
 
@@ -32,6 +33,14 @@ class Kind:
     # Field selectors besides metadata.name / metadata.namespace (dotted paths).
     selectable_fields: tuple[str, ...] = ()
     categories: tuple[str, ...] = field(default=())
+    # Served through another kind's storage (events.k8s.io/v1 Event is a view of core/v1 Event):
+    # objects are kept under that kind's name and converted on the way in and out.
+    stored_as: str | None = None
+
+    @property
+    def storage(self) -> str:
+        """The kind name objects of this kind are stored under."""
+        return self.stored_as or self.kind
 
     @property
     def hub(self) -> str:
@@ -64,6 +73,14 @@ KINDS: tuple[Kind, ...] = (
          selectable_fields=("type",)),
     Kind("Node", "nodes", CORE_GROUP, ("v1",), namespaced=False, custom=False, short_names=("no",),
          selectable_fields=("spec.unschedulable",)),
+    Kind("ConfigMap", "configmaps", CORE_GROUP, ("v1",), status_subresource=False, custom=False,
+         short_names=("cm",)),
+    Kind("Event", "events", CORE_GROUP, ("v1",), status_subresource=False, custom=False, short_names=("ev",),
+         selectable_fields=("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                            "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                            "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")),
+    Kind("Event", "events", EVENTS_GROUP, ("v1",), status_subresource=False, custom=False, short_names=("ev",),
+         stored_as="Event"),
     Kind("Cluster", "clusters", CAPI_GROUP, CAPI_CONTRACT, short_names=("cl",), categories=("cluster-api",)),
     Kind("Machine", "machines", CAPI_GROUP, CAPI_CONTRACT, short_names=("ma",), categories=("cluster-api",)),
     Kind("MachineSet", "machinesets", CAPI_GROUP, CAPI_CONTRACT, short_names=("ms",), categories=("cluster-api",)),
@@ -92,8 +109,9 @@ def by_plural(group: str, plural: str) -> Kind | None:
 
 
 def by_kind(name: str) -> Kind:
+    """The kind named ``name`` that owns its storage (core/v1 Event, not its events.k8s.io view)."""
     for kind in KINDS:
-        if kind.kind == name:
+        if kind.kind == name and kind.stored_as is None:
             return kind
     raise KeyError(name)
 

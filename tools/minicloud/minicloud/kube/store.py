@@ -83,7 +83,7 @@ class Store:
         with self._lock:
             items = [
                 copy.deepcopy(obj) for (k, ns, _), obj in sorted(self._objects.items())
-                if k == kind.kind and (namespace is None or ns == namespace)
+                if k == kind.storage and (namespace is None or ns == namespace)
                 and labels.matches(obj["metadata"].get("labels")) and fields.matches(obj)
             ]
             return items, str(self._revision)
@@ -236,4 +236,4 @@ class Store:
 
     @staticmethod
     def _key(kind: Kind, namespace: str | None, name: str) -> Key:
-        return kind.kind, (namespace or "") if kind.namespaced else "", name
+        return kind.storage, (namespace or "") if kind.namespaced else "", name
