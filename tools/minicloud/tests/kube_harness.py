@@ -17,11 +17,11 @@ from minicloud.services.kubernetes import INITIAL_NAMESPACES
 
 
 class KubeServer:
-    def __init__(self, folder: Path, controllers: bool = False, lag: float = 0.3):
+    def __init__(self, folder: Path, controllers: bool = False, lag: float = 0.3, store: Store | None = None):
         self.folder = folder
         self.credentials = Credentials(folder / "pki")
         self.credentials.generate()
-        self.store = Store()
+        self.store = store or Store()
         for namespace in INITIAL_NAMESPACES:
             self.store.create(by_kind("Namespace"), {"metadata": {"name": namespace}})
         self.server = bind("127.0.0.1", 0, self.credentials.server_context())

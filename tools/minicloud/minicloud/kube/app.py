@@ -7,6 +7,9 @@ Paths (core kinds under ``/api/v1``, the others under ``/apis/GROUP/VERSION``)::
     .../[namespaces/NS/]PLURAL/NAME     get, replace, patch, delete
     .../[namespaces/NS/]PLURAL/NAME/status
 
+A list with ``watch=true`` is a watch (:mod:`minicloud.kube.watch`); every write takes
+``dryRun=All`` (validated and answered, nothing stored).
+
 Requests need ``Authorization: Bearer TOKEN`` (except ``/version`` and the health
 paths, which kube-apiserver shows anonymous users too).
 """
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 
 from flask import Flask, Response, request
 
-from minicloud.kube import convert, discovery, errors, event_versions, patches, resources
+from minicloud.kube import convert, discovery, errors, event_versions, patches, resources, watch
 from minicloud.kube.errors import ApiError
 from minicloud.kube.resources import EVENTS_GROUP, Kind
 from minicloud.kube.store import Store
@@ -91,6 +94,19 @@ def _body():
         raise errors.bad_request(f"error decoding the request body: {exc}") from None
 
 
+OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
+
+
+def dry_run(method: str, values: list[str]) -> bool:
+    """Whether the write is a dry run: ``dryRun=All``; any other value is refused as kube-apiserver's
+    options validation refuses it (422 Invalid)."""
+    if any(v != "All" for v in values):
+        shown = ", ".join(f'"{v}"' for v in values)
+        raise errors.invalid("meta.k8s.io", "", OPTIONS_KIND.get(method, "CreateOptions"), "", [(
+            "dryRun", "FieldValueNotSupported", f'Unsupported value: []string{{{shown}}}: supported values: "All"')])
+    return bool(values)
+
+
 def _encode_continue(offset: int, revision: str) -> str:
     return base64.urlsafe_b64encode(json.dumps({"o": offset, "rv": revision}).encode()).decode()
 
@@ -113,7 +129,7 @@ class KubeApi:
 
     def list(self, t: Target) -> Response:
         if request.args.get("watch") in ("true", "1"):
-            raise errors.method_not_allowed("watch is not supported by this server (minicloud): poll with list")
+            return self.watch(t)
         items, revision = self.store.list(t.kind, t.namespace, request.args.get("labelSelector"),
                                           request.args.get("fieldSelector"))
         meta = {"resourceVersion": revision}
@@ -127,6 +143,20 @@ class KubeApi:
             items = items[start:end]
         return _json({"apiVersion": t.kind.api_version(t.version), "kind": t.kind.list_kind, "metadata": meta,
                       "items": [view(t.kind, obj, t.version) for obj in items]})
+
+    def watch(self, t: Target) -> Response:
+        asked = watch.WatchRequest.parse(request.args, t.kind, t.namespace, self.store.selectable(t.kind))
+
+        def bookmark(revision: int, annotations: dict) -> dict:
+            meta = {"resourceVersion": str(revision)}
+            if annotations:
+                meta["annotations"] = annotations
+            return {"kind": t.kind.kind, "apiVersion": t.kind.api_version(t.version), "metadata": meta}
+
+        events = watch.stream(self.store, t.kind, asked, lambda obj: view(t.kind, obj, t.version), bookmark,
+                              watch.client_gone(request.environ))
+        return Response(events, status=200, mimetype="application/json",
+                        headers={"Cache-Control": "no-cache, private"}, direct_passthrough=True)
 
     def create(self, t: Target) -> Response:
         body = _body()
@@ -142,16 +172,17 @@ class KubeApi:
                                      "the request")
         if t.kind.namespaced and not t.namespace:
             raise errors.method_not_allowed()
-        obj = self.store.create(t.kind, stored(t.kind, body, t.version), t.namespace)
+        obj = self.store.create(t.kind, stored(t.kind, body, t.version), t.namespace, self.dry_run())
         return _json(view(t.kind, obj, t.version), 201)
 
     def delete_collection(self, t: Target) -> Response:
+        rehearsal = self.dry_run()
         items, _ = self.store.list(t.kind, t.namespace, request.args.get("labelSelector"),
                                    request.args.get("fieldSelector"))
         done = []
         for obj in items:
             try:
-                done.append(self.store.delete(t.kind, t.namespace, obj["metadata"]["name"])[0])
+                done.append(self.store.delete(t.kind, t.namespace, obj["metadata"]["name"], rehearsal)[0])
             except ApiError:
                 continue  # gone meanwhile
         return _json({"apiVersion": t.kind.api_version(t.version), "kind": t.kind.list_kind,
@@ -174,7 +205,8 @@ class KubeApi:
         if t.kind.namespaced and meta.get("namespace") not in (None, t.namespace):
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
-        obj = self.store.replace(t.kind, stored(t.kind, body, t.version), t.namespace, t.name, t.subresource)
+        obj = self.store.replace(t.kind, stored(t.kind, body, t.version), t.namespace, t.name, t.subresource,
+                                 self.dry_run())
         return _json(view(t.kind, obj, t.version))
 
     def patch(self, t: Target) -> Response:
@@ -190,11 +222,11 @@ class KubeApi:
                 raise errors.bad_request("metadata.name: Invalid value: the name of an object cannot be patched")
             return stored(t.kind, patched, t.version)
 
-        obj = self.store.update(t.kind, t.namespace, t.name, change, t.subresource)
+        obj = self.store.update(t.kind, t.namespace, t.name, change, t.subresource, self.dry_run())
         return _json(view(t.kind, obj, t.version))
 
     def delete(self, t: Target) -> Response:
-        obj, gone = self.store.delete(t.kind, t.namespace, t.name)
+        obj, gone = self.store.delete(t.kind, t.namespace, t.name, self.dry_run())
         if gone and not t.kind.custom:
             details = {"name": t.name, "kind": t.kind.plural, "uid": obj["metadata"]["uid"]}
             if t.kind.group:
@@ -202,6 +234,17 @@ class KubeApi:
             return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                           "details": details})
         return _json(view(t.kind, obj, t.version))
+
+    @staticmethod
+    def dry_run() -> bool:
+        """``dryRun`` from the query, or for a DELETE from the DeleteOptions body clients send (client-go
+        and the Python client put the options there)."""
+        values = request.args.getlist("dryRun")
+        if request.method == "DELETE" and request.get_data():
+            options = _body()
+            if isinstance(options, dict) and options.get("dryRun") is not None:
+                values = options["dryRun"] if isinstance(options["dryRun"], list) else [str(options["dryRun"])]
+        return dry_run(request.method, values)
 
     # -- dispatch ---------------------------------------------------------------------
 

@@ -10,7 +10,12 @@ What the store guarantees, as kube-apiserver does:
 - with a status subresource, writes to the object ignore ``status`` and writes to
   ``/status`` change nothing but ``status``;
 - deleting an object with finalizers only sets ``deletionTimestamp``; the object
-  goes away once the last finalizer is removed.
+  goes away once the last finalizer is removed;
+- a dry run (``dry_run=True``) validates and answers as if done, and stores nothing:
+  no new resourceVersion, no event (a created object has no resourceVersion yet);
+- every real write is an event (ADDED, MODIFIED, DELETED) in the store's history, which
+  keeps the last ``history`` events, as etcd keeps revisions until compaction; a watch
+  from a resourceVersion older than that is told it expired (:class:`Expired`).
 
 Objects are plain dicts in their stored (hub) form; callers get deep copies.
 All methods are thread-safe (one lock: writes are short).
@@ -24,7 +29,9 @@ import random
 import string
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from minicloud.kube import errors
 from minicloud.kube.resources import Kind, by_kind
@@ -32,6 +39,28 @@ from minicloud.kube.selectors import FieldSelector, LabelSelector
 
 Key = tuple[str, str, str]  # (kind, namespace or "", name)
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
+HISTORY = 5000
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write as watchers see it: the object before (None when added) and after (None when deleted)."""
+
+    revision: int
+    type: str
+    key: Key
+    old: dict | None
+    new: dict | None
+
+
+class Expired(Exception):
+    """A watch asked for changes after a resourceVersion the history no longer reaches."""
+
+    def __init__(self, asked: int, oldest: int):
+        super().__init__(f"too old resource version: {asked} ({oldest})")
+        self.asked = asked
+        self.oldest = oldest
 
 
 def rfc3339(moment: datetime.datetime) -> str:
@@ -54,11 +83,16 @@ def _without_version(obj: dict) -> dict:
 
 
 class Store:
-    def __init__(self, clock: Callable[[], datetime.datetime] = utc_now):
+    def __init__(self, clock: Callable[[], datetime.datetime] = utc_now, history: int = HISTORY):
         self._clock = clock
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
         self._objects: dict[Key, dict] = {}
         self._revision = 0
+        self._history: deque[Change] = deque(maxlen=history)
+        self._compacted = 0  # the newest revision no longer in the history
+        self.open_watches = 0  # watches being served (kept by minicloud.kube.watch; tests wait on it)
+        self.watch_lock = threading.Lock()
 
     # -- reading -----------------------------------------------------------------------
 
@@ -88,6 +122,26 @@ class Store:
             ]
             return items, str(self._revision)
 
+    def changes(self, kind: Kind, after: int) -> tuple[list[Change], int]:
+        """The writes to ``kind`` after revision ``after``, oldest first (deep copies), and the
+        revision they reach (every write up to it is in the list or was to another kind).
+
+        Raises :class:`Expired` when the history no longer holds all of them."""
+        with self._lock:
+            if after < self._compacted:
+                raise Expired(after, self._compacted + 1)
+            found = [copy.deepcopy(c) for c in self._history if c.revision > after and c.key[0] == kind.storage]
+            return found, max(after, self._revision)
+
+    def wait_for_write(self, after: int, timeout: float) -> int:
+        """Block until the revision passes ``after`` or ``timeout`` seconds passed; the revision then."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._revision > after, timeout)
+            return self._revision
+
+    def selectable(self, kind: Kind) -> tuple[str, ...]:
+        return self._selectable(kind)
+
     @staticmethod
     def _selectable(kind: Kind) -> tuple[str, ...]:
         own = ("metadata.name", "metadata.namespace") if kind.namespaced else ("metadata.name",)
@@ -95,7 +149,7 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------
 
-    def create(self, kind: Kind, obj: dict, namespace: str | None = None) -> dict:
+    def create(self, kind: Kind, obj: dict, namespace: str | None = None, dry_run: bool = False) -> dict:
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         if kind.namespaced:
@@ -129,19 +183,23 @@ class Store:
             if kind.kind == "Namespace":
                 obj.setdefault("spec", {"finalizers": ["kubernetes"]})
                 obj["status"] = {"phase": "Active"}
-            return self._write(key, obj)
+            if dry_run:
+                meta.pop("resourceVersion", None)
+                return obj
+            return self._write(key, obj, None)
 
-    def replace(self, kind: Kind, obj: dict, namespace: str | None, name: str, subresource: str | None = None) -> dict:
+    def replace(self, kind: Kind, obj: dict, namespace: str | None, name: str, subresource: str | None = None,
+                dry_run: bool = False) -> dict:
         """PUT: the whole object; a ``resourceVersion`` in it must be the current one."""
         with self._lock:
             current = self._current(kind, namespace, name)
             sent = obj.get("metadata", {}).get("resourceVersion")
             if sent and sent != current["metadata"]["resourceVersion"]:
                 raise errors.conflict(kind.group, kind.plural, name)
-            return self._commit(kind, current, copy.deepcopy(obj), subresource)
+            return self._commit(kind, current, copy.deepcopy(obj), subresource, dry_run)
 
     def update(self, kind: Kind, namespace: str | None, name: str, change: Callable[[dict], dict],
-               subresource: str | None = None) -> dict:
+               subresource: str | None = None, dry_run: bool = False) -> dict:
         """Read-modify-write under the lock (patches, controllers): ``change`` gets a copy of the
         current object and returns the new one. A ``resourceVersion`` it sets must be the current one."""
         with self._lock:
@@ -150,9 +208,9 @@ class Store:
             sent = new.get("metadata", {}).get("resourceVersion")
             if sent and sent != current["metadata"]["resourceVersion"]:
                 raise errors.conflict(kind.group, kind.plural, name)
-            return self._commit(kind, current, new, subresource)
+            return self._commit(kind, current, new, subresource, dry_run)
 
-    def delete(self, kind: Kind, namespace: str | None, name: str) -> tuple[dict, bool]:
+    def delete(self, kind: Kind, namespace: str | None, name: str, dry_run: bool = False) -> tuple[dict, bool]:
         """Returns the object and whether it is gone (False: finalizers hold it, deletionTimestamp set)."""
         with self._lock:
             current = self._current(kind, namespace, name)
@@ -161,8 +219,9 @@ class Store:
                 if name in PROTECTED_NAMESPACES:
                     raise errors.ApiError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace '
                                           "may not be deleted", {"name": name, "kind": "namespaces"})
-                for other in [k for k in self._objects if k[1] == name and k != key]:
-                    del self._objects[other]  # what the namespace controller would do, at once
+                if not dry_run:
+                    for other in sorted(k for k in self._objects if k[1] == name and k != key):
+                        self._remove(other)  # what the namespace controller would do, at once
             if current["metadata"].get("finalizers"):
                 if current["metadata"].get("deletionTimestamp"):
                     return copy.deepcopy(current), False
@@ -171,14 +230,16 @@ class Store:
                 deleting["metadata"]["deletionGracePeriodSeconds"] = 0
                 if deleting["metadata"].get("generation"):
                     deleting["metadata"]["generation"] += 1  # as rest.BeforeDelete does
-                return self._write(key, deleting), False
-            del self._objects[key]
-            self._revision += 1
-            return copy.deepcopy(current), True
+                if dry_run:
+                    return deleting, False
+                return self._write(key, deleting, current), False
+            if dry_run:
+                return copy.deepcopy(current), True
+            return self._remove(key), True
 
     # -- rules -------------------------------------------------------------------------
 
-    def _commit(self, kind: Kind, current: dict, new: dict, subresource: str | None) -> dict:
+    def _commit(self, kind: Kind, current: dict, new: dict, subresource: str | None, dry_run: bool = False) -> dict:
         if subresource == "status":
             result = copy.deepcopy(current)
             if "status" in new:
@@ -200,12 +261,13 @@ class Store:
         key = self._key(kind, meta.get("namespace"), meta["name"])
         if _without_version(result) == _without_version(current):
             return copy.deepcopy(current)  # nothing changed: no write, no new resourceVersion
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-            del self._objects[key]
-            self._revision += 1
-            meta["resourceVersion"] = str(self._revision)
+        if dry_run:
+            meta["resourceVersion"] = current["metadata"]["resourceVersion"]
             return copy.deepcopy(result)
-        return self._write(key, result)
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            self._objects[key] = result  # the last state, as the DELETED event carries it
+            return self._remove(key)
+        return self._write(key, result, current)
 
     @staticmethod
     def _merged_metadata(current: dict, sent: dict) -> dict:
@@ -222,11 +284,28 @@ class Store:
                 meta.pop(field, None)
         return meta
 
-    def _write(self, key: Key, obj: dict) -> dict:
+    def _write(self, key: Key, obj: dict, old: dict | None) -> dict:
+        """Store ``obj`` at a new revision (``old``: what it replaces, None for a new object)."""
         self._revision += 1
         obj["metadata"]["resourceVersion"] = str(self._revision)
         self._objects[key] = obj
+        self._record(Change(self._revision, MODIFIED if old else ADDED, key, copy.deepcopy(old), copy.deepcopy(obj)))
         return copy.deepcopy(obj)
+
+    def _remove(self, key: Key) -> dict:
+        """Delete the object at ``key`` at a new revision; its last state, carrying that revision."""
+        gone = self._objects.pop(key)
+        self._revision += 1
+        last = copy.deepcopy(gone)
+        last["metadata"]["resourceVersion"] = str(self._revision)
+        self._record(Change(self._revision, DELETED, key, gone, copy.deepcopy(last)))
+        return last
+
+    def _record(self, change: Change) -> None:
+        if len(self._history) == self._history.maxlen:
+            self._compacted = self._history[0].revision
+        self._history.append(change)
+        self._changed.notify_all()
 
     def _current(self, kind: Kind, namespace: str | None, name: str) -> dict:
         obj = self._objects.get(self._key(kind, namespace, name))

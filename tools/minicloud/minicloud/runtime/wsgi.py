@@ -15,7 +15,7 @@ import ssl
 import threading
 import traceback
 from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 
 SERVICE_LOCK = threading.Lock()
 # minicloud's own door into a serving process (see SeedEndpoint); no OpenStack API uses this path.
@@ -108,11 +108,63 @@ class _TLSThreadingServer(_ThreadingServer):
             conn.close()
 
 
+class _StreamingServerHandler(ServerHandler):
+    """wsgiref's handler, plus chunked transfer encoding for an HTTP/1.1 request whose answer has no
+    Content-Length (a Kubernetes watch). wsgiref answers such bodies as HTTP/1.0, ended by closing
+    the connection; clients then read them in large blocks (urllib3 waits for 64 KiB or the end),
+    so a watch event would reach them only at the end of the watch. Chunks reach them at once."""
+
+    chunked = False
+
+    def cleanup_headers(self):
+        super().cleanup_headers()
+        if "Content-Length" not in self.headers and self.environ.get("SERVER_PROTOCOL") == "HTTP/1.1":
+            self.chunked = True
+            self.http_version = "1.1"
+            self.headers["Transfer-Encoding"] = "chunked"
+            self.headers["Connection"] = "close"  # one request per connection, as for every answer here
+
+    def write(self, data):
+        if not self.status:
+            raise AssertionError("write() before start_response()")
+        if not self.headers_sent:
+            self.bytes_sent = len(data)
+            self.send_headers()
+        else:
+            self.bytes_sent += len(data)
+        if self.chunked:
+            if not data:
+                return  # an empty chunk would end the body
+            data = b"%x\r\n%s\r\n" % (len(data), data)
+        self._write(data)
+        self._flush()
+
+    def finish_content(self):
+        super().finish_content()
+        if self.chunked:
+            self._write(b"0\r\n\r\n")
+            self._flush()
+
+
 class _QuietHandler(WSGIRequestHandler):
-    """No access log (requests are counted by the traffic middleware)."""
+    """No access log (requests are counted by the traffic middleware); chunked streaming answers."""
 
     def log_request(self, code="-", size="-"):
         pass
+
+    def handle(self):
+        """WSGIRequestHandler.handle, with :class:`_StreamingServerHandler`."""
+        self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536:
+            self.requestline = self.request_version = self.command = ""
+            self.send_error(414)
+            return
+        if not self.parse_request():
+            return
+        handler = _StreamingServerHandler(self.rfile, self.wfile, self.get_stderr(), self.get_environ(),
+                                          multithread=False)
+        handler.request_handler = self
+        handler.run(self.server.get_app())
 
 
 def bind(host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> WSGIServer:
