@@ -98,3 +98,18 @@ def test_field_validation_directive():
     assert validation.directive(None) == "Ignore"
     with pytest.raises(validation.ApiError):
         validation.directive("Sometimes")
+
+
+def test_check_fields_per_directive():
+    sent = {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "spec": {"paused": True, "foo": 1}}
+    assert validation.check_fields("Cluster", "cluster.x-k8s.io/v1beta1", sent, None) == []
+    assert validation.check_fields("Cluster", "cluster.x-k8s.io/v1beta1", sent, "Ignore") == []
+    assert validation.check_fields("Cluster", "cluster.x-k8s.io/v1beta1", sent, "Warn") == [
+        '299 - "unknown field \\"spec.foo\\""']
+    with pytest.raises(validation.ApiError) as caught:
+        validation.check_fields("Cluster", "cluster.x-k8s.io/v1beta1", sent, "Strict")
+    assert caught.value.message.startswith('Cluster in version "v1beta1" cannot be handled as a Cluster: ')
+    assert validation.check_fields("Cluster", "cluster.x-k8s.io/v1beta1", sent, "Strict", before=sent) == []
+    with pytest.raises(validation.ApiError) as caught:
+        validation.check_fields("Cluster", "cluster.x-k8s.io/v1beta1", sent, "Strict", before={"spec": {}})
+    assert caught.value.message == 'strict decoding error: unknown field "spec.foo"'

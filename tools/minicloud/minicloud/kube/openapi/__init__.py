@@ -9,6 +9,6 @@
 """
 
 from minicloud.kube.openapi.routes import register
-from minicloud.kube.openapi.validation import strict_error, unknown_fields, warning_headers
+from minicloud.kube.openapi.validation import check_fields, strict_error, unknown_fields, warning_headers
 
-__all__ = ["register", "strict_error", "unknown_fields", "warning_headers"]
+__all__ = ["check_fields", "register", "strict_error", "unknown_fields", "warning_headers"]

@@ -84,3 +84,17 @@ def strict_error(kind_name: str, version: str, fields: list[str], on_patch: bool
 def warning_headers(fields: list[str]) -> list[str]:
     """``Warning`` header values (RFC 7234 code 299) for ``fieldValidation=Warn``."""
     return [f"299 - {json.dumps(message)}" for message in _messages(fields)]
+
+
+def check_fields(kind_name: str, api_version: str, obj, asked: str | None, before=None) -> list[str]:
+    """Apply ``fieldValidation=asked`` to ``obj`` sent at ``api_version``: raise the Strict 400, or return the
+    Warning header values of Warn (none for Ignore). ``before``: for a patch, the object the patch applied to;
+    fields it already had unknown (a write that did not validate) are not counted against the patch."""
+    mode = directive(asked)
+    if mode == IGNORE:
+        return []
+    already = set(unknown_fields(kind_name, api_version, before)) if before is not None else set()
+    fields = [field for field in unknown_fields(kind_name, api_version, obj) if field not in already]
+    if fields and mode == STRICT:
+        raise strict_error(kind_name, catalog.parse_api_version(api_version)[1], fields, on_patch=before is not None)
+    return warning_headers(fields)
