@@ -26,8 +26,10 @@ from flask import Flask, Response, request
 
 from minicloud.kube import convert, discovery, errors, event_versions, patches, resources, watch
 from minicloud.kube.errors import ApiError
+from minicloud.kube.openapi import check_fields, register
 from minicloud.kube.resources import EVENTS_GROUP, Kind
 from minicloud.kube.store import Store
+from minicloud.kube.tables import include_object, table, wants_table
 
 PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 
@@ -87,6 +89,19 @@ def _json(data, code: int = 200) -> Response:
     return Response(json.dumps(data), status=code, mimetype="application/json")
 
 
+def _warned(answer: Response, warnings: list[str]) -> Response:
+    for value in warnings:
+        answer.headers.add("Warning", value)
+    return answer
+
+
+def _table_or(t: Target, objects: list[dict], meta: dict, otherwise: dict) -> Response:
+    """The Table of ``objects`` if the client asks for one (``kubectl get``), else ``otherwise``."""
+    if wants_table(request.headers.get("Accept")):
+        return _json(table(t.kind, t.version, objects, meta, include_object(request.args.get("includeObject"))))
+    return _json(otherwise)
+
+
 def _body():
     try:
         return json.loads(request.get_data() or b"null")
@@ -141,8 +156,9 @@ class KubeApi:
                 meta["continue"] = _encode_continue(end, revision)
                 meta["remainingItemCount"] = len(items) - end
             items = items[start:end]
-        return _json({"apiVersion": t.kind.api_version(t.version), "kind": t.kind.list_kind, "metadata": meta,
-                      "items": [view(t.kind, obj, t.version) for obj in items]})
+        views = [view(t.kind, obj, t.version) for obj in items]
+        return _table_or(t, views, meta, {"apiVersion": t.kind.api_version(t.version), "kind": t.kind.list_kind,
+                                          "metadata": meta, "items": views})
 
     def watch(self, t: Target) -> Response:
         asked = watch.WatchRequest.parse(request.args, t.kind, t.namespace, self.store.selectable(t.kind))
@@ -172,8 +188,9 @@ class KubeApi:
                                      "the request")
         if t.kind.namespaced and not t.namespace:
             raise errors.method_not_allowed()
+        warnings = check_fields(t.kind.kind, expected, body, request.args.get("fieldValidation"))
         obj = self.store.create(t.kind, stored(t.kind, body, t.version), t.namespace, self.dry_run())
-        return _json(view(t.kind, obj, t.version), 201)
+        return _warned(_json(view(t.kind, obj, t.version), 201), warnings)
 
     def delete_collection(self, t: Target) -> Response:
         rehearsal = self.dry_run()
@@ -192,7 +209,8 @@ class KubeApi:
     # -- items --------------------------------------------------------------------------
 
     def get(self, t: Target) -> Response:
-        return _json(view(t.kind, self.store.get(t.kind, t.namespace, t.name), t.version))
+        obj = view(t.kind, self.store.get(t.kind, t.namespace, t.name), t.version)
+        return _table_or(t, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")}, obj)
 
     def replace(self, t: Target) -> Response:
         body = _body()
@@ -205,25 +223,31 @@ class KubeApi:
         if t.kind.namespaced and meta.get("namespace") not in (None, t.namespace):
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
+        warnings = check_fields(t.kind.kind, t.kind.api_version(t.version), body,
+                                request.args.get("fieldValidation"))
         obj = self.store.replace(t.kind, stored(t.kind, body, t.version), t.namespace, t.name, t.subresource,
                                  self.dry_run())
-        return _json(view(t.kind, obj, t.version))
+        return _warned(_json(view(t.kind, obj, t.version)), warnings)
 
     def patch(self, t: Target) -> Response:
         body = _body()
         content_type = request.headers.get("Content-Type", "")
+        warnings: list[str] = []
 
         def change(current: dict) -> dict:
-            patched = patches.apply(content_type, view(t.kind, current, t.version), body, t.kind.custom)
+            before = view(t.kind, current, t.version)
+            patched = patches.apply(content_type, before, body, t.kind.custom)
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patch did not produce an object")
+            warnings[:] = check_fields(t.kind.kind, t.kind.api_version(t.version), patched,
+                                       request.args.get("fieldValidation"), before)
             meta = patched.get("metadata") or {}
             if meta.get("name") not in (None, t.name):
                 raise errors.bad_request("metadata.name: Invalid value: the name of an object cannot be patched")
             return stored(t.kind, patched, t.version)
 
         obj = self.store.update(t.kind, t.namespace, t.name, change, t.subresource, self.dry_run())
-        return _json(view(t.kind, obj, t.version))
+        return _warned(_json(view(t.kind, obj, t.version)), warnings)
 
     def delete(self, t: Target) -> Response:
         obj, gone = self.store.delete(t.kind, t.namespace, t.name, self.dry_run())
@@ -271,6 +295,7 @@ def create_app(store: Store, token: str) -> Flask:
     """The WSGI application serving ``store`` to clients presenting ``token``."""
     app = Flask("minicloud.kube")
     api = KubeApi(store, token)
+    register(app)  # /openapi/v2, /openapi/v3
 
     @app.before_request
     def authenticate():
