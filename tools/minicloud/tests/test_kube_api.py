@@ -223,3 +223,30 @@ def test_an_event_is_one_object_in_both_event_apis(server, core, api):
     new_shape = [e for e in same if e.metadata.name == listed[0].metadata.name]
     assert [(e.reason, e.note, e.deprecated_count, e.regarding.name, e.reporting_controller) for e in new_shape] == [
         ("Drained", "node drained", 2, "event-node", "minicloud-test")]
+
+
+def test_a_failed_json_patch_test_is_answered_in_kube_apiservers_words(dyn):
+    clusters = dyn.resources.get(api_version="cluster.x-k8s.io/v1beta2", kind="Cluster")
+    clusters.create(body=cluster_body("tested"), namespace="default")
+    with pytest.raises(ApiException) as caught:
+        clusters.patch(name="tested", namespace="default", content_type="application/json-patch+json",
+                       body=[{"op": "test", "path": "/spec/paused", "value": True},
+                             {"op": "replace", "path": "/spec/paused", "value": False}])
+    status = status_body(caught.value)
+    assert (caught.value.status, status["reason"], status["message"]) == (
+        422, "Invalid", "the server rejected our request due to an error in our request")
+    assert status["details"]["causes"][0]["message"] == "testing value /spec/paused failed: test failed"
+
+
+def test_server_side_apply_creates_a_missing_object_then_merges(dyn):
+    clusters = dyn.resources.get(api_version="cluster.x-k8s.io/v1beta2", kind="Cluster")
+    body = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "applied"},
+            "spec": {"paused": True}}
+    with pytest.raises(ApiException) as caught:
+        clusters.server_side_apply(body=body, name="applied", namespace="default")
+    assert caught.value.status == 422 and "fieldManager: Required value" in status_body(caught.value)["message"]
+    created = clusters.server_side_apply(body=body, name="applied", namespace="default", field_manager="rehearsal")
+    assert created.to_dict()["spec"] == {"paused": True}
+    merged = clusters.server_side_apply(body={**body, "spec": {"topology": {"version": "v1.31.0"}}}, name="applied",
+                                        namespace="default", field_manager="rehearsal")
+    assert merged.to_dict()["spec"] == {"paused": True, "topology": {"version": "v1.31.0"}}

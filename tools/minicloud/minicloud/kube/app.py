@@ -22,9 +22,10 @@ import json
 import traceback
 from dataclasses import dataclass
 
+import yaml
 from flask import Flask, Response, request
 
-from minicloud.kube import convert, discovery, errors, event_versions, patches, resources, watch
+from minicloud.kube import convert, discovery, errors, event_versions, patches, protobuf, resources, watch
 from minicloud.kube.errors import ApiError
 from minicloud.kube.openapi import check_fields, register
 from minicloud.kube.resources import EVENTS_GROUP, Kind
@@ -103,6 +104,13 @@ def _table_or(t: Target, objects: list[dict], meta: dict, otherwise: dict) -> Re
 
 
 def _body():
+    if request.mimetype == protobuf.CONTENT_TYPE:
+        return protobuf.decode(request.get_data())
+    if request.mimetype == patches.APPLY:
+        try:
+            return yaml.safe_load(request.get_data() or b"null")
+        except yaml.YAMLError as exc:
+            raise errors.bad_request(f"error decoding YAML: {exc}") from None
     try:
         return json.loads(request.get_data() or b"null")
     except ValueError as exc:
@@ -246,8 +254,25 @@ class KubeApi:
                 raise errors.bad_request("metadata.name: Invalid value: the name of an object cannot be patched")
             return stored(t.kind, patched, t.version)
 
+        applying = request.mimetype == patches.APPLY
+        if applying and not request.args.get("fieldManager"):
+            raise errors.invalid("meta.k8s.io", "", "PatchOptions", "", [(
+                "fieldManager", "FieldValueRequired", "Required value: is required for apply patch")])
+        if applying and t.subresource is None and self.store.find(t.kind, t.namespace, t.name) is None:
+            return self.apply_new(t, body)  # server-side apply creates what does not exist yet
         obj = self.store.update(t.kind, t.namespace, t.name, change, t.subresource, self.dry_run())
         return _warned(_json(view(t.kind, obj, t.version)), warnings)
+
+    def apply_new(self, t: Target, body) -> Response:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be an object")
+        meta = body.setdefault("metadata", {})
+        if meta.get("name") not in (None, t.name):
+            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the "
+                                     f"URL ({t.name})")
+        meta["name"] = t.name
+        obj = self.store.create(t.kind, stored(t.kind, body, t.version), t.namespace, self.dry_run())
+        return _json(view(t.kind, obj, t.version), 201)
 
     def delete(self, t: Target) -> Response:
         obj, gone = self.store.delete(t.kind, t.namespace, t.name, self.dry_run())

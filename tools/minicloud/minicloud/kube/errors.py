@@ -80,10 +80,12 @@ def method_not_allowed(message: str = "the server does not allow this method on 
     return ApiError(405, "MethodNotAllowed", message, {})
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
+PATCH_MEDIA_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
+
+
+def unsupported_media_type(content_type: str, accepted: tuple[str, ...] = PATCH_MEDIA_TYPES) -> ApiError:
     return ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media "
-                    "types include: application/json-patch+json, application/merge-patch+json, "
-                    "application/apply-patch+yaml", {})
+                    f"types include: {', '.join(accepted)}", {})
 
 
 def not_found_path(path: str) -> ApiError:

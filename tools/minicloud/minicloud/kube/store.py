@@ -183,6 +183,8 @@ class Store:
             if kind.kind == "Namespace":
                 obj.setdefault("spec", {"finalizers": ["kubernetes"]})
                 obj["status"] = {"phase": "Active"}
+            if kind.kind == "Secret" and not obj.get("type"):
+                obj["type"] = "Opaque"  # core/v1 defaulting (SetDefaults_Secret)
             if dry_run:
                 meta.pop("resourceVersion", None)
                 return obj
