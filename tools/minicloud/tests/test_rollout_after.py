@@ -50,7 +50,8 @@ def test_machine_view_combines_annotation_and_rollout_time():
 
 
 class OneClusterStore:
-    """A store holding one CAPO cluster's KCP (rollout time ``after``) and OpenStackCluster, never changing."""
+    """A store holding one CAPO cluster's KCP (rollout time ``after``), OpenStackCluster and its one ready
+    control-plane Machine, never changing."""
 
     revision = 7
 
@@ -61,11 +62,14 @@ class OneClusterStore:
             seed.OPENSTACK_ANNOTATION: "yes", seed.POOL_ANNOTATION: "pool-1"}},
             "status": {"apiServerLoadBalancer": {"id": "lb-1", "name": "lb"},
                        "network": {"name": "net", "subnets": [{"id": "subnet-1"}]}}}
+        self.machine = {"metadata": {"name": "c-cp-a", "namespace": "default",
+                                     "creationTimestamp": "2025-01-01T00:00:00Z"},
+                        "status": {"nodeRef": {"name": "c-cp-a"}}}
         self.reads = 0
 
     def list(self, resource, namespace=None, label_selector=None):
         self.reads += 1
-        return ([self.kcp] if resource == kcp.KCP else []), None
+        return {kcp.KCP: [self.kcp], kcp.MACHINE: [self.machine]}.get(resource, []), None
 
     def find(self, resource, namespace, name):
         return self.osc

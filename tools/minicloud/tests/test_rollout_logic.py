@@ -12,6 +12,9 @@ from minicloud.kube.controllers.rollout import (
     hooks,
     kcp_counts,
     kcp_next,
+    kcp_settled,
+    machineset_next,
+    may_scale_up,
     phase,
     provision_next,
     summarize,
@@ -69,6 +72,35 @@ class TestKcp:
         assert phase([m("n1", 1, True)], 2) == "RollingOut"
 
 
+class TestKeepingReplicas:
+    def test_a_deleted_machine_is_replaced_once_it_is_gone(self):
+        held = [m("a", 1, True, deleting=True, pre_drain=[DRAIN]), m("b", 2, True), m("c", 3, True)]
+        assert kcp_next(3, held).reason == "machine deletion"
+        assert kcp_next(3, held[1:]) == Action("create", reason="scale up")
+        assert not kcp_settled(3, held[1:]) and kcp_settled(2, held[1:])
+
+    def test_nothing_is_created_before_the_machines_were_all_seen_once(self):
+        assert kcp_next(3, [m("a", 1, True)], adopted=False).kind == "idle"
+        assert kcp_settled(3, [m("a", 1, True)], adopted=False)
+        assert not may_scale_up(False, 3, [m("a", 1, True)])
+        assert may_scale_up(False, 1, [m("a", 1, True)]) and may_scale_up(True, 3, [])
+
+    def test_machine_set_creates_every_missing_machine_at_once(self):
+        action = machineset_next(3, [m("a", 1)])
+        assert (action.kind, len(action.names)) == ("create", 2)
+        assert machineset_next(3, [m("a", 1)], adopted=False).kind == "idle"
+        assert machineset_next(1, [m("a", 1)]).kind == "done"
+
+    def test_machine_set_counts_deleting_machines_and_waits_for_them(self):
+        machines = [m("a", 1, deleting=True), m("b", 2)]
+        assert machineset_next(2, machines).kind == "done"
+        assert machineset_next(1, machines) == Action("wait", reason="machine deletion", names=("a",))
+
+    def test_machine_set_scales_down_unready_then_oldest(self):
+        machines = [m("old", 1), m("young", 3), m("booting", 2, ready=False)]
+        assert machineset_next(1, machines).names == ("booting", "old")
+
+
 class TestDeletion:
     def test_pre_drain_hook_holds_everything(self):
         action = deletion_next(m("a", 1, deleting=True, pre_drain=[DRAIN]), True, "ACTIVE", True)
@@ -77,6 +109,14 @@ class TestDeletion:
     def test_pre_terminate_hook_holds_the_infrastructure(self):
         action = deletion_next(m("a", 1, deleting=True, pre_terminate=[TERMINATE]), True, "ACTIVE", True)
         assert (action.kind, action.reason) == ("wait", "pre-terminate hook")
+
+    def test_drain_after_the_pre_drain_hooks_and_before_the_pre_terminate_ones(self):
+        both = m("a", 1, deleting=True, pre_drain=[DRAIN], pre_terminate=[TERMINATE])
+        assert deletion_next(both, True, "ACTIVE", True, drained=False).reason == "pre-drain hook"
+        terminate = m("a", 1, deleting=True, pre_terminate=[TERMINATE])
+        assert deletion_next(terminate, True, "ACTIVE", True, drained=False) == Action("drain", "a")
+        assert deletion_next(terminate, True, "ACTIVE", True, drained=True).reason == "pre-terminate hook"
+        assert deletion_next(m("a", 1, deleting=True), False, None, False, drained=False).kind == "drain"
 
     def test_member_then_server_then_finalizer(self):
         machine = m("a", 1, deleting=True)

@@ -6,6 +6,11 @@ KCP; worker Machines owned by a MachineSet owned by a MachineDeployment; per Mac
 KubeadmConfig, an OpenStackMachine and a Node; the ``NAME-ca`` and ``NAME-kubeconfig``
 Secrets. Every object carries ``cluster.x-k8s.io/cluster-name``. Objects are built in the
 stored (v1beta2 hub) form; :mod:`minicloud.kube.convert` gives the v1beta1 view.
+
+Every Machine carries CAPI's finalizer and every OpenStackMachine CAPO's, as on a real cluster: a
+Machine deleted goes through the controllers (hooks, drain, infrastructure), never at once.
+Only control-plane Machines of a cluster seeded with ``openstack`` have real servers; workers
+never do (their servers and addresses are made up, with or without ``openstack``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ POD_NETWORK = ipaddress.ip_network("10.244.0.0/16")
 NODE_NETWORK = ipaddress.ip_network("10.6.0.0/16")
 FLOATING_NETWORK = ipaddress.ip_network("172.24.4.0/24")
 SEED_TIME = "2025-01-01T00:00:00Z"
-MACHINE_FINALIZER = "machine.cluster.x-k8s.io"
+MACHINE_FINALIZER = "machine.cluster.x-k8s.io"  # CAPI's, on every Machine
+OSM_FINALIZER = "openstackmachine.infrastructure.cluster.x-k8s.io"  # CAPO's, on every OpenStackMachine
 # What a cluster seeded with real OpenStack resources carries (on its OpenStackCluster).
 OPENSTACK_ANNOTATION = "minicloud.test/openstack"
 POOL_ANNOTATION = "minicloud.test/pool-id"
@@ -110,14 +116,12 @@ def _ref(group: str, kind: str, name: str) -> dict:
 
 def _machine(cluster: str, namespace: str, name: str, labels: dict, owner: tuple[str, str], index: int,
              first_pod_index: int, server: dict | None = None) -> list[SeedObject]:
-    """``server``: a real server (``{"id", "address"}``) behind the machine; the Machine then carries
-    CAPI's finalizer, so deleting it goes through the controllers."""
+    """``server``: a real server (``{"id", "address"}``) behind the machine; without it the id and
+    address are made up. The Machine carries CAPI's finalizer, the OpenStackMachine CAPO's."""
     server_id = server["id"] if server else _uuid(namespace, cluster, name)
     provider_id = f"openstack:///{server_id}"
     address = server["address"] if server else node_address(first_pod_index + index)
-    meta = _meta(name, namespace, cluster, **labels)
-    if server:
-        meta["finalizers"] = [MACHINE_FINALIZER]
+    meta = dict(_meta(name, namespace, cluster, **labels), finalizers=[MACHINE_FINALIZER])
     machine = SeedObject("Machine", {
         "metadata": meta,
         "spec": {"clusterName": cluster, "version": KUBERNETES_VERSION, "providerID": provider_id,
@@ -141,7 +145,7 @@ def _machine(cluster: str, namespace: str, name: str, labels: dict, owner: tuple
     })
     infra = SeedObject("OpenStackMachine", {
         "apiVersion": f"{INFRA_GROUP}/v1beta1", "kind": "OpenStackMachine",
-        "metadata": _meta(name, namespace, cluster, **labels),
+        "metadata": dict(_meta(name, namespace, cluster, **labels), finalizers=[OSM_FINALIZER]),
         "spec": {"providerID": provider_id, "flavor": "m1.medium", "image": {"filter": {"name": "ubuntu-2404-kube"}}},
     }, ("Machine", name), {
         "ready": True, "instanceID": server_id, "instanceState": "ACTIVE",

@@ -4,7 +4,9 @@ MachineDeployment, KubeadmControlPlane and KubeadmConfig.
 Objects are stored in the v1beta2 hub form, so the condition goes to ``status.conditions``
 there; a client reading v1beta1 sees it under ``status.v1beta2.conditions``, where CAPI
 before v1.11 puts it. The controller reacts ``lag`` seconds after it first sees a change,
-like a real controller behind its informer cache and work queue.
+like a real controller behind its informer cache and work queue. When the condition flips
+(True <-> False) it also records an Event ``Paused`` or ``Unpaused`` on the object: minicloud's
+own (CAPI records none), so a pause and its acknowledgement show up in ``kubectl get events``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from minicloud.kube import errors
-from minicloud.kube.controllers import paused
+from minicloud.kube.controllers import events, paused, reasons
 from minicloud.kube.resources import CAPI_CORE_KINDS, by_kind
 from minicloud.kube.store import Store, rfc3339, utc_now
 
@@ -55,6 +57,7 @@ class PauseController:
             del self._due[key]
 
     def _reconcile(self, kind, key: tuple, cluster: dict | None) -> None:
+        """Set the condition; an Event when its status flips (not when it is first set)."""
         def change(obj: dict) -> dict:
             wanted = paused.paused_condition(cluster, obj)
             status = obj.setdefault("status", {})
@@ -62,6 +65,14 @@ class PauseController:
             return obj
 
         try:
-            self.store.update(kind, key[1], key[2], change, subresource="status")
+            before = self.store.get(kind, key[1], key[2])
+            after = self.store.update(kind, key[1], key[2], change, subresource="status")
         except errors.ApiError:
-            pass  # deleted meanwhile
+            return  # deleted meanwhile
+        old = paused.find_condition(before.get("status", {}).get("conditions"), paused.PAUSED)
+        new = paused.find_condition(after.get("status", {}).get("conditions"), paused.PAUSED)
+        if old and new and old.get("status") != new.get("status"):
+            now_paused = new.get("status") == "True"
+            events.record(self.store, after, reasons.PAUSED if now_paused else reasons.UNPAUSED,
+                          new.get("message") if now_paused else "reconciling again: the pause is over",
+                          reasons.CAPI_CONTROLLER)

@@ -9,6 +9,7 @@ from pathlib import Path
 from minicloud.kube.capo_mode import CapoMode, applied_file, mode_file
 from minicloud.kube.controllers.core import PauseController
 from minicloud.kube.controllers.infra import InfraProvider
+from minicloud.kube.controllers.replicas import ReplicaController
 from minicloud.kube.store import Store
 from minicloud.octavia_provider import modes
 
@@ -42,9 +43,13 @@ class ModeFile:
 
 
 class ControllerLoop:
-    """The pause controllers; with ``rollouts`` (and a state folder holding clouds.yaml) also
-    the rollout controllers and the history sampler, each in a thread of its own, since they
-    wait on OpenStack."""
+    """The pause controllers and the replica and Machine controllers of Machines without real servers
+    (:mod:`.replicas`), in one pass on every store change; with ``rollouts`` (and a state folder holding
+    clouds.yaml) also the controllers of control planes on OpenStack and the history sampler, each in a
+    thread of its own, since they wait on OpenStack.
+
+    Their writes (Events too) bump the store's revision, so a pass follows each pass that wrote; it finds
+    nothing left to do and writes nothing, and the loop is quiet again."""
 
     def __init__(self, store: Store, state_root: Path | None = None, lag: float | None = None,
                  rollouts: bool = False):
@@ -53,6 +58,7 @@ class ControllerLoop:
         self._seen = None  # (store revision, provider mode) of the last pass
         self.core = PauseController(store) if lag is None else PauseController(store, lag=lag)
         self.infra = InfraProvider(store, self.mode_file)
+        self.replicas = ReplicaController(store)
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._run, name="capi-controllers", daemon=True)]
         if rollouts and state_root is not None:
@@ -99,6 +105,7 @@ class ControllerLoop:
             return
         self._seen = seen
         self.core.tick()
+        self.replicas.tick()
         applied = self.infra.tick()
         self.mode_file.acknowledge(applied)
 

@@ -8,8 +8,10 @@ reads the store and OpenStack into these views and carries the decisions out.
   scale down (oldest outdated first) while there are more Machines than replicas; else
   create a Machine while any is outdated or there are fewer than replicas.
 - The Machine controller (``deletion_next``): pre-drain hooks hold the Machine; then drain
-  (instant here); pre-terminate hooks hold it; then the infrastructure goes (the member,
-  the server); then the finalizer is removed.
+  (cordoning the Node: instant here); pre-terminate hooks hold it; then the infrastructure goes
+  (the member, the server); then the finalizer is removed.
+- The MachineSet controller (``machineset_next``): like CAPI's, it counts every Machine it owns,
+  deleting ones too, so a deleted Machine is replaced once it is gone.
 - CAPO (``provision_next``): server, then the pool member, then wait: ``member`` waits for
   the member to be ACTIVE (CAPO v0.14 on), ``lb`` only for the load balancer to be ACTIVE
   (CAPO before v0.14: a member the provider lost looks done).
@@ -100,8 +102,12 @@ def outdated_by_time(created: str | None, after: str | None, now: datetime.datet
     return born is not None and born < parse_time(after)
 
 
-def kcp_next(replicas: int, machines: list[MachineView]) -> Action:
-    """KCP's next move on its control-plane Machines (maxSurge 1)."""
+def kcp_next(replicas: int, machines: list[MachineView], adopted: bool = True) -> Action:
+    """KCP's next move on its control-plane Machines (maxSurge 1).
+
+    Like the real KCP it counts deleting Machines too: a Machine deleted by hand is replaced once it is
+    gone. ``adopted``: whether the controller has once seen as many Machines as replicas; until then it
+    creates none (``idle``: a seeded KCP is written before its Machines)."""
     deleting = sorted(m.name for m in machines if m.deleting)
     if deleting:
         return Action("wait", reason="machine deletion", names=tuple(deleting))
@@ -112,17 +118,57 @@ def kcp_next(replicas: int, machines: list[MachineView]) -> Action:
     if len(machines) > replicas:
         victim = outdated[0] if outdated else min(machines, key=lambda m: m.order)
         return Action("delete", machine=victim.name, reason="scale down" if not outdated else "outdated")
+    if not adopted and len(machines) < replicas:
+        return Action("idle", reason="its Machines to be seeded")
     if outdated or len(machines) < replicas:
         return Action("create", reason="outdated machines" if outdated else "scale up",
                       names=tuple(m.name for m in outdated))
     return Action("done")
 
 
+def kcp_settled(replicas: int, machines: list[MachineView], adopted: bool = True) -> bool:
+    """Whether KCP has nothing left to do: as many Machines as replicas, all ready and up to date, none
+    deleting. A settled cluster needs no pass until something changes (or a rollout time comes)."""
+    return kcp_next(replicas, machines, adopted).kind in ("done", "idle")
+
+
+def may_scale_up(seen_full: bool, replicas: int, machines: list[MachineView]) -> bool:
+    """Whether a KCP or MachineSet may scale up: once it has had as many Machines as replicas (seeding
+    writes it before its Machines, and the move's target too, paused), it has for good."""
+    return seen_full or len(machines) >= replicas
+
+
+def machineset_next(replicas: int, machines: list[MachineView], adopted: bool = True) -> Action:
+    """The MachineSet controller's next move on the Machines it owns.
+
+    Like CAPI's, it counts deleting Machines too (``diff = len(machines) - replicas``): a Machine deleted
+    by hand is replaced once it is gone. Short: create every missing Machine at once (``names`` holds one
+    entry per Machine to create). Too many: delete, deleting Machines first (they count as deleted
+    already), then Machines not ready, then the oldest (CAPI's default order is random; oldest is
+    deterministic)."""
+    diff = len(machines) - replicas
+    if diff < 0 and not adopted:
+        return Action("idle", reason="its Machines to be seeded")
+    if diff < 0:
+        return Action("create", reason="scale up", names=tuple(str(i) for i in range(-diff)))
+    if diff == 0:
+        return Action("done")
+    ranked = sorted(machines, key=lambda m: (not m.deleting, m.ready, m.order))
+    victims = tuple(m.name for m in ranked[:diff] if not m.deleting)
+    if not victims:
+        return Action("wait", reason="machine deletion", names=tuple(m.name for m in ranked[:diff]))
+    return Action("delete", machine=victims[0], reason="scale down", names=victims)
+
+
 def deletion_next(machine: MachineView, member_present: bool, member_status: str | None,
-                  server_present: bool) -> Action:
-    """The Machine controller's (and CAPO's) next step for a Machine being deleted."""
+                  server_present: bool, drained: bool = True) -> Action:
+    """The Machine controller's (and CAPO's) next step for a Machine being deleted: pre-drain hooks,
+    drain (``drained``: its Node is cordoned, or it has none), pre-terminate hooks, then the
+    infrastructure (member, server), then the finalizer."""
     if machine.pre_drain:
         return Action("wait", machine.name, "pre-drain hook", machine.pre_drain)
+    if not drained:
+        return Action("drain", machine.name)
     if machine.pre_terminate:
         return Action("wait", machine.name, "pre-terminate hook", machine.pre_terminate)
     if member_present:
