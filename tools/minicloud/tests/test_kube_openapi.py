@@ -47,7 +47,8 @@ def test_v3_index_and_group_version_document():
     patch = doc["paths"]["/apis/cluster.x-k8s.io/v1beta1/namespaces/{namespace}/machines/{name}"]["patch"]
     assert patch["x-kubernetes-group-version-kind"]["kind"] == "Machine"
     assert any(p["name"] == "fieldValidation" and p["in"] == "query" for p in patch["parameters"])
-    assert set(patch["requestBody"]["content"]) == {"application/json-patch+json", "application/merge-patch+json"}
+    assert set(patch["requestBody"]["content"]) == {"application/json-patch+json", "application/merge-patch+json",
+                                                                    "application/apply-patch+yaml"}
     assert documents.v3("apis/nothing/v1") is None
     assert "$ref" not in json.dumps(doc).replace('"$ref": "#/components/schemas/', "")
 

@@ -130,7 +130,7 @@ def test_kubectl_get_watch_and_wait_follow_changes(server):
     kubectl = ["kubectl", "--kubeconfig", str(server.kubeconfig)]
     waiting = subprocess.Popen([*kubectl, "wait", "node/w-kubectl", "--for=jsonpath={.spec.unschedulable}=true",
                                 "--timeout=20s", "-v=6"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    watching = subprocess.Popen([*kubectl, "get", "nodes", "-l", "role=kubectl", "--watch", "-o", "name",
+    watching = subprocess.Popen([*kubectl, "get", "nodes", "-l", "role=kubectl", "--watch",
                                  "--request-timeout=20s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while server.store.open_watches < 2 and time.monotonic() < deadline:  # both listen; the write comes after
@@ -141,7 +141,9 @@ def test_kubectl_get_watch_and_wait_follow_changes(server):
     assert waiting.returncode == 0, err
     assert "condition met" in out
     assert "watch=true" in err  # it waited by watch, not by polling
-    lines = [watching.stdout.readline().strip() for _ in range(2)]  # ends by --request-timeout at worst
+    lines = [watching.stdout.readline().split() for _ in range(3)]  # ends by --request-timeout at worst
     watching.terminate()
     watching.communicate(timeout=10)
-    assert lines == ["node/w-kubectl", "node/w-kubectl"]  # the object, then its change
+    # the server's table: a header, the object, then its change (each watch event a one-row Table)
+    assert lines[0][:2] == ["NAME", "STATUS"] and [line[:2] for line in lines[1:]] == [
+        ["w-kubectl", "Unknown"], ["w-kubectl", "Unknown,SchedulingDisabled"]], lines  # no Ready condition

@@ -177,8 +177,16 @@ class KubeApi:
                 meta["annotations"] = annotations
             return {"kind": t.kind.kind, "apiVersion": t.kind.api_version(t.version), "metadata": meta}
 
-        events = watch.stream(self.store, t.kind, asked, lambda obj: view(t.kind, obj, t.version), bookmark,
-                              watch.client_gone(request.environ))
+        def serve(obj: dict) -> dict:
+            served = view(t.kind, obj, t.version)
+            if tabled:  # kubectl get --watch: each event's object is a one-row Table
+                return table(t.kind, t.version, [served], {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                             include)
+            return served
+
+        # read now: the events are written after the request's context is gone
+        tabled, include = wants_table(request.headers.get("Accept")), include_object(request.args.get("includeObject"))
+        events = watch.stream(self.store, t.kind, asked, serve, bookmark, watch.client_gone(request.environ))
         return Response(events, status=200, mimetype="application/json",
                         headers={"Cache-Control": "no-cache, private"}, direct_passthrough=True)
 

@@ -88,7 +88,7 @@ def _base(kind: Kind, version: str) -> str:
 
 
 def _patch_types(kind: Kind) -> tuple[str, ...]:
-    types = (patches.JSON_PATCH, patches.MERGE)
+    types = (patches.JSON_PATCH, patches.MERGE, patches.APPLY)
     return types if kind.custom else types + (patches.STRATEGIC,)
 
 
