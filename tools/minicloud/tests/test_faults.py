@@ -66,6 +66,7 @@ def test_spent():
     ("network", {"NeutronError"}),
     ("identity", {"error"}),
     ("compute", {"overLimit"}),
+    ("image", {"message", "code", "title"}),
     ("kubernetes", {"kind", "apiVersion", "metadata", "status", "message", "reason", "code"}),
 ])
 def test_error_bodies_look_like_the_service(service, keys):

@@ -58,9 +58,9 @@ def cmd_octavia(cloud: Minicloud, args) -> int:
 
 
 def add_verbs(verbs) -> None:
-    p = verbs.add_parser("up", help="start Keystone, Neutron, Octavia, nova-api (idempotent)")
+    p = verbs.add_parser("up", help="start Keystone, Neutron, Octavia, nova-api, Glance (idempotent)")
     p.add_argument("--port-offset", type=port_offset, default=0,
-                   help="add this to every port (5000, 9696, 9876, 8774); 'auto' picks a free one")
+                   help="add this to every port (5000, 9696, 9876, 8774, 9292); 'auto' picks a free one")
     p.add_argument("--fresh", action="store_true", help="reset all data to the freshly initialised state")
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the services")
     p.add_argument("--max-routes", type=int,

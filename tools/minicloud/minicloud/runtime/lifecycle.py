@@ -192,15 +192,16 @@ class Lifecycle:
 
     def _wait_ready(self, services: list[Service], settings: Settings, deadline: float, bootstrap: bool) -> None:
         """Wait for every process; on a cold start also register users, catalog and seed data."""
-        keystone, neutron, octavia, nova, kubernetes, *more_kubernetes = services
+        keystone, neutron, octavia, nova, glance, kubernetes, *more_kubernetes = services
         self._wait_http(keystone, deadline)
         if bootstrap:
             admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True, fresh=True)
-            catalog = {s.service_type: (s.name, s.name, s.catalog_url) for s in (neutron, octavia, nova)}
+            catalog = {s.service_type: (s.name, s.name, s.catalog_url) for s in (neutron, octavia, nova, glance)}
             keystone_service.register(admin, settings, catalog)
         self._wait_http(neutron, deadline)
         self._wait_http(octavia, deadline)
         self._wait_http(nova, deadline)
+        self._wait_http(glance, deadline)
         for kube in (kubernetes, *more_kubernetes):  # the move target too
             self._wait_http(kube, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)

@@ -12,8 +12,8 @@ from minicloud.runtime.paths import StateDir
 HOST = "127.0.0.1"
 REGION = "RegionOne"
 # Catalog service type -> default port.
-DEFAULT_PORTS = {"identity": 5000, "network": 9696, "load-balancer": 9876, "compute": 8774, "kubernetes": 6443,
-                 "kubernetes-target": 6444}
+DEFAULT_PORTS = {"identity": 5000, "network": 9696, "load-balancer": 9876, "compute": 8774, "image": 9292,
+                 "kubernetes": 6443, "kubernetes-target": 6444}
 DEMO_PROJECT = "demo"
 DEMO_USER = "demo"
 DEMO_ROLES = ("member", "load-balancer_member")

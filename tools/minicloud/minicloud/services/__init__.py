@@ -90,6 +90,7 @@ class Service:
 
 
 def all_services(state: StateDir, settings: Settings) -> list[Service]:
+    from minicloud.services.glance import Glance
     from minicloud.services.keystone import Keystone
     from minicloud.services.kubernetes import Kubernetes
     from minicloud.services.kubernetes_target import KubernetesTarget
@@ -98,7 +99,7 @@ def all_services(state: StateDir, settings: Settings) -> list[Service]:
     from minicloud.services.octavia import Octavia
 
     return [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings), Nova(state, settings),
-            Kubernetes(state, settings), KubernetesTarget(state, settings)]
+            Glance(state, settings), Kubernetes(state, settings), KubernetesTarget(state, settings)]
 
 
 def get_service(name: str, state: StateDir, settings: Settings) -> Service:

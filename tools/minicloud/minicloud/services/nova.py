@@ -93,9 +93,9 @@ lock_path = {state_path / "lock"}
 driver = nova.quota.NoopQuotaDriver
 
 [glance]
-# No image service runs. A delete (local: the seeded instances' host has no nova-compute) builds the
-# legacy notification, whose image URL needs an image endpoint; this one only fills that URL.
-api_servers = http://image.invalid
+# A delete (local: the seeded instances' host has no nova-compute) builds the legacy notification,
+# whose image URL needs an image endpoint: Glance's, only written into that URL, never called.
+api_servers = {self.settings.url("image")}
 
 {self._credentials("neutron")}
 {self._credentials("placement")}# No placement runs; the local delete's allocation cleanup meets a closed port, which Nova logs and

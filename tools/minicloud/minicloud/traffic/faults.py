@@ -19,7 +19,7 @@ import re
 from dataclasses import asdict, dataclass
 from http import HTTPStatus
 
-SERVICES = ("identity", "network", "load-balancer", "compute", "kubernetes", "kubernetes-target")
+SERVICES = ("identity", "network", "load-balancer", "compute", "image", "kubernetes", "kubernetes-target")
 FAULT_STATUSES = (401, 429, 500, 502, 503, 504)
 DROP = "drop"
 # How long a gate holds a request at most; then the request is answered 503.
@@ -123,6 +123,8 @@ def error_body(service: str, status: int, message: str) -> dict:
     if service == "compute":
         key = "overLimit" if status == 429 else "computeFault"
         return {key: {"code": status, "message": message}}
+    if service == "image":  # webob's JSON error, as Glance answers
+        return {"message": message, "code": f"{status} {phrase}", "title": phrase}
     return {  # kubernetes
         "kind": "Status",
         "apiVersion": "v1",
