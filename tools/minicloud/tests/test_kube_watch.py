@@ -147,3 +147,13 @@ def test_kubectl_get_watch_and_wait_follow_changes(server):
     # the server's table: a header, the object, then its change (each watch event a one-row Table)
     assert lines[0][:2] == ["NAME", "STATUS"] and [line[:2] for line in lines[1:]] == [
         ["w-kubectl", "Unknown"], ["w-kubectl", "Unknown,SchedulingDisabled"]], lines  # no Ready condition
+
+
+def test_a_quiet_watch_answers_its_headers_at_once(server, core):
+    started = time.monotonic()
+    response = core.list_node(watch=True, label_selector="role=nobody-at-all", timeout_seconds=5,
+                              resource_version=str(server.store.revision), _preload_content=False)
+    try:
+        assert response.status == 200 and time.monotonic() - started < 2  # not at the first event, nor at the end
+    finally:
+        response.close()

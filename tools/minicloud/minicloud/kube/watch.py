@@ -107,6 +107,7 @@ def stream(store: Store, kind: Kind, request: WatchRequest, serve: Callable[[dic
     with store.watch_lock:
         store.open_watches += 1
     try:
+        yield b""  # the status line and headers go out now, as kube-apiserver sends them before any event
         yield from _events(store, kind, request, serve, bookmark, client_gone, clock)
     finally:
         with store.watch_lock:
