@@ -24,6 +24,16 @@ def test_rule_matches_method_and_path_glob():
     assert not rule.matches("load-balancer", "GET", "/v2/lbaas/pools/abc")
 
 
+def test_a_query_condition_matches_a_kubernetes_watch_and_not_its_list():
+    rule = FaultRule(service="kubernetes", method="GET", path="/apis/cluster.x-k8s.io/*", status=405,
+                     query="watch=true")
+    path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters"
+    assert rule.matches("kubernetes", "GET", path, "labelSelector=a%3Db&watch=true&resourceVersion=7")
+    assert not rule.matches("kubernetes", "GET", path, "labelSelector=a%3Db")
+    assert not rule.matches("kubernetes", "GET", path)
+    assert FaultRule(service="kubernetes", status=410).matches("kubernetes", "GET", path, "watch=true")
+
+
 def test_octavia_rules_match_both_version_spellings():
     documented = FaultRule(service="load-balancer", method="GET", path="/v2/lbaas/pools/*/members", status=429)
     assert documented.matches("load-balancer", "GET", "/v2.0/lbaas/pools/abc/members")

@@ -12,7 +12,7 @@ def cmd_fault(cloud: Minicloud, args) -> int:
     if args.fault_action == "add":
         print_json(cloud.add_fault(args.service, method=args.method, path=args.path, status=args.status,
                                    retry_after=args.retry_after, count=args.count, delay=args.delay,
-                                   gate=args.gate, after=args.after))
+                                   gate=args.gate, after=args.after, query=args.query))
     elif args.fault_action == "list":
         print_json(cloud.faults())
     elif args.fault_action == "release":
@@ -57,8 +57,10 @@ def add_fault_verb(verbs) -> None:
     add.add_argument("--service", required=True, choices=SERVICES)
     add.add_argument("--method", default="*", help="HTTP method (default any)")
     add.add_argument("--path", default="*", help="glob on the request path, e.g. /v2/lbaas/pools/*/members")
+    add.add_argument("--query", help="key=value pairs (joined with &) the query must hold, e.g. watch=true")
     add.add_argument("--status", type=status_value,
-                     help="401 (an expired token, in the service's own words), 429, 500, 502, 503, 504 or drop")
+                     help="401 (an expired token, in the service's own words), 405, 410, 429, 500, 502, 503, 504 "
+                          "or drop")
     add.add_argument("--retry-after", type=float, help="Retry-After header value, seconds")
     add.add_argument("--count", type=int, help="fire this many times, then the rule is spent")
     add.add_argument("--delay", type=float, default=0.0, help="seconds to wait before answering")

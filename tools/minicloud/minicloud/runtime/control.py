@@ -107,7 +107,7 @@ class Minicloud:
 
     def add_fault(self, service: str, method: str = "*", path: str = "*", status: int | str | None = None,
                   retry_after: float | None = None, count: int | None = None, delay: float = 0.0,
-                  gate: bool = False, after: bool = False) -> dict:
+                  gate: bool = False, after: bool = False, query: str | None = None) -> dict:
         """Add a fault rule; ``status`` is 401/429/500/502/503/504, ``"drop"`` or None (delay only).
 
         ``after``: the request reaches the service, which handles (commits) it; then, after ``delay``, the
@@ -118,9 +118,10 @@ class Minicloud:
         ``gate``: hold matching requests (the first ``count`` of them, default all) until
         :meth:`release_fault` (or :meth:`clear_faults`), then let them through to the service; a request
         held longer than ``minicloud.traffic.faults.GATE_TIMEOUT`` (120 s) is answered 503. Returns the
-        rule; its ``id`` is what :meth:`wait_held` and :meth:`release_fault` take."""
+        rule; its ``id`` is what :meth:`wait_held` and :meth:`release_fault` take. ``query``: ``key=value``
+        pairs (joined with ``&``) the request's query string must hold, e.g. ``watch=true``."""
         rule = FaultRule(service=service, method=method, path=path, status=FaultRule.parse_status(status),
-                         retry_after=retry_after, remaining=count, delay=delay, gate=gate, after=after)
+                         retry_after=retry_after, remaining=count, delay=delay, gate=gate, after=after, query=query)
         return self.traffic.add_rule(rule).to_dict()
 
     def faults(self) -> list[dict]:

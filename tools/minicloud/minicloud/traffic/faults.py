@@ -18,9 +18,12 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from http import HTTPStatus
+from urllib.parse import parse_qsl
 
 SERVICES = ("identity", "network", "load-balancer", "compute", "image", "kubernetes", "kubernetes-target")
-FAULT_STATUSES = (401, 429, 500, 502, 503, 504)
+# 405 and 410 for the Kubernetes API: an API (or a proxy before it) that does not serve watch, a watch
+# whose resourceVersion the API no longer holds
+FAULT_STATUSES = (401, 405, 410, 429, 500, 502, 503, 504)
 DROP = "drop"
 # How long a gate holds a request at most; then the request is answered 503.
 GATE_TIMEOUT = 120.0
@@ -55,6 +58,8 @@ class FaultRule:
     ``after``: let the request through to the service first (it commits), then wait ``delay`` and answer
     ``status`` instead of the service's answer (None: the service's answer, late).
     ``401`` answers as keystonemiddleware (or the Kubernetes API) does for an expired token.
+    ``query``: ``key=value`` pairs joined with ``&`` the request's query must hold (a Kubernetes watch is a
+    list with ``watch=true``), or None for any query.
     """
 
     service: str
@@ -69,6 +74,7 @@ class FaultRule:
     gate: bool = False
     held: int = 0
     after: bool = False
+    query: str | None = None
 
     def __post_init__(self):
         if self.service not in SERVICES:
@@ -91,12 +97,13 @@ class FaultRule:
             return value
         return int(value)
 
-    def matches(self, service: str, method: str, path: str) -> bool:
+    def matches(self, service: str, method: str, path: str, query: str = "") -> bool:
         return (
             service == self.service
             and (self.method == "*" or self.method.upper() == method.upper())
             and (fnmatch.fnmatchcase(path, self.path)
                  or fnmatch.fnmatchcase(octavia_canonical(path), octavia_canonical(self.path)))
+            and (not self.query or set(parse_qsl(self.query)) <= set(parse_qsl(query or "")))
         )
 
     @property

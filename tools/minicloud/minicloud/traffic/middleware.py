@@ -36,7 +36,8 @@ class TrafficMiddleware:
         agent = environ.get("HTTP_USER_AGENT", "")
         internal = any(marker in agent for marker in INTERNAL_AGENTS)
         self.store.count(self.service, method, path_template(path), internal)
-        rule = None if internal else self.store.take_rule(self.service, method, path)
+        rule = None if internal else self.store.take_rule(self.service, method, path,
+                                                          environ.get("QUERY_STRING", ""))
         if rule is not None and rule.gate:
             # Held in this request's own thread, outside the service lock: other requests go on.
             if not self.store.hold(rule.id, self.gate_timeout):

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from minicloud.traffic.faults import FaultRule
 
-RULE_COLUMNS = "id, service, method, path, status, retry_after, remaining, delay, fired, gate, held, after_commit"
+RULE_COLUMNS = ("id, service, method, path, status, retry_after, remaining, delay, fired, gate, held, after_commit, "
+                "query")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rules (
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS rules (
     fired INTEGER NOT NULL DEFAULT 0,
     gate INTEGER NOT NULL DEFAULT 0,
     held INTEGER NOT NULL DEFAULT 0,
-    after_commit INTEGER NOT NULL DEFAULT 0
+    after_commit INTEGER NOT NULL DEFAULT 0,
+    query TEXT
 );
 CREATE TABLE IF NOT EXISTS requests (
     service TEXT NOT NULL,
@@ -74,6 +76,8 @@ class TrafficStore:
             for column in ("gate", "held", "after_commit"):  # a state folder of an older minicloud
                 if column not in columns:
                     conn.execute(f"ALTER TABLE rules ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+            if "query" not in columns:
+                conn.execute("ALTER TABLE rules ADD COLUMN query TEXT")
             self._local.conn = conn
         return conn
 
@@ -87,10 +91,10 @@ class TrafficStore:
         db.execute("BEGIN IMMEDIATE")
         try:
             cur = db.execute(
-                "INSERT INTO rules (service, method, path, status, retry_after, remaining, delay, gate, after_commit)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO rules (service, method, path, status, retry_after, remaining, delay, gate, after_commit,"
+                " query) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (rule.service, rule.method.upper(), rule.path, status, rule.retry_after, rule.remaining, rule.delay,
-                 int(rule.gate), int(rule.after)),
+                 int(rule.gate), int(rule.after), rule.query),
             )
             if rule.gate:  # the pipe exists before any request can match the rule
                 self.gates.mkdir(parents=True, exist_ok=True)
@@ -160,7 +164,7 @@ class TrafficStore:
         finally:
             os.close(fd)
 
-    def take_rule(self, service: str, method: str, path: str) -> FaultRule | None:
+    def take_rule(self, service: str, method: str, path: str, query: str = "") -> FaultRule | None:
         """The first live rule matching the request, with one firing consumed."""
         db = self._db()
         rows = db.execute(
@@ -169,7 +173,7 @@ class TrafficStore:
         ).fetchall()
         for row in rows:
             rule = self._rule(row)
-            if not rule.matches(service, method, path):
+            if not rule.matches(service, method, path, query):
                 continue
             taken = db.execute(
                 "UPDATE rules SET fired = fired + 1,"
@@ -183,7 +187,7 @@ class TrafficStore:
 
     @staticmethod
     def _rule(row) -> FaultRule:
-        rule_id, service, method, path, status, retry_after, remaining, delay, fired, gate, held, after = row
+        rule_id, service, method, path, status, retry_after, remaining, delay, fired, gate, held, after, query = row
         return FaultRule(
             service=service,
             method=method,
@@ -197,6 +201,7 @@ class TrafficStore:
             gate=bool(gate),
             held=held,
             after=bool(after),
+            query=query,
         )
 
     # -- request counts ----------------------------------------------------------------
