@@ -65,7 +65,8 @@ options:
         was set at the earliest (from the start of the task when the cluster was already paused).
       - The default, 30 seconds, outlasts an in-flight reconcile of Cluster API Provider OpenStack, whose
         OpenStack calls each time out well within it, and costs a paused cluster half a minute.
-      - Polls happen at least twice per quiet period, whatever I(poll_interval) says, so no write is missed.
+      - When polling, polls happen at least twice per quiet period, whatever I(poll_interval) says, so no write
+        is missed.
     type: float
     default: 30
   scope:
@@ -91,9 +92,21 @@ options:
     default: 300
   poll_interval:
     description:
-      - Seconds between two polls.
+      - Seconds between two polls, when the objects are polled (see I(use_watch)).
     type: float
     default: 2
+  use_watch:
+    description:
+      - Follow the objects by watch where the Kubernetes API serves it, one list and one watch per kind,
+        instead of listing them every I(poll_interval). A write is then seen when it happens, never between
+        two polls, and the quiet period is counted from the writes themselves; the wait costs a handful of
+        requests however long it lasts.
+      - Where the API or a proxy in front of it does not serve watch, or a watch keeps failing, the module
+        polls instead and says why in RV(observed_with). A watch that the API cut (it no longer holds the
+        resourceVersion, 410 Gone) is answered with a fresh list, as client-go does.
+      - C(false) always polls.
+    type: bool
+    default: true
 extends_documentation_fragment:
   - flightcontrol.openstack.kubernetes_auth
 attributes:
@@ -184,9 +197,21 @@ blockers:
   type: list
   elements: str
 polls:
-  description: How many times the objects were read.
+  description: How many times the objects were judged. When polling, each time they were read; with a watch,
+    each time an event arrived or a quiet period could have ended (read from the watch, no request).
   returned: when the Cluster was found
   type: int
+observed_with:
+  description: How the wait followed the objects.
+  returned: when the Cluster was found
+  type: dict
+  contains:
+    method: {description: C(watch) or C(poll)., type: str}
+    reason: {description: Why it polled (null with a watch)., type: str}
+    watches: {description: Watch requests opened (with a watch)., type: int}
+    relists: {description: Lists after the API cut a watch with 410 Gone (with a watch)., type: int}
+    events: {description: Watch events received (with a watch)., type: int}
+  sample: {method: watch, reason: null, watches: 9, relists: 0, events: 31}
 timed_out:
   description: Whether the wait ran out of time.
   returned: when the Cluster was found
@@ -223,6 +248,7 @@ class ClusterPauseAck(PauseAckRunner):
         api_version=dict(type="str", choices=["v1beta1", "v1beta2"]),
         timeout=dict(type="int", default=300),
         poll_interval=dict(type="float", default=2),
+        use_watch=dict(type="bool", default=True),
     )
     number_ranges = dict(timeout=SECONDS, quiet_period=SECONDS, poll_interval=POLL_SECONDS)
 

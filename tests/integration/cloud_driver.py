@@ -73,9 +73,9 @@ class TestCloud:
     def octavia(self, mode, members=None, delay=None):
         self.api.set_octavia_mode(mode, members=members or "*", delay=delay)
 
-    def fault(self, service, path, status, method="GET", count=None, retry_after=None, delay=None):
+    def fault(self, service, path, status, method="GET", count=None, retry_after=None, delay=None, query=None):
         return self.api.add_fault(service, method=method, path=path, status=status, count=count,
-                                  retry_after=retry_after, delay=delay or 0.0)
+                                  retry_after=retry_after, delay=delay or 0.0, query=query)
 
     def faults(self):
         return self.api.faults()

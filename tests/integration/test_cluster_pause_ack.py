@@ -77,6 +77,9 @@ def test_block_move_provider_pause_then_unpause(capi, run_module, version):
         assert "block-move annotation was removed" in infra["how"], infra
         assert infra["block_move"] is False
     assert result["elapsed"] >= 3, "the provider holds block-move for 3 s after the pause"
+    # followed by watch: one list and one watch per kind (no request per poll), the removals seen as events
+    assert result["observed_with"]["method"] == "watch" and result["observed_with"]["events"] > 0
+    assert result["api_calls"] <= 3 * len(kinds) + 12, result["api_calls"]
 
     again = run_module(MODULE, args(capi, name, api_version=version))
     assert again.rc == 0 and again.result["changed"] is False, again.output
@@ -145,6 +148,37 @@ def test_transient_faults_and_a_dropped_connection_are_retried(capi, run_module)
     assert run.rc == 0, run.output
     assert sorted(run.result["retried_faults"], key=str) == [429, 503, "connection"]
     assert run.result["cluster"]["paused"] is True
+
+
+def test_an_api_that_serves_no_watch_is_polled_and_the_result_says_why(capi, run_module):
+    name = seed(capi)
+    capi.cli("capi", "provider", "block-move", "--delay", "1")
+    capi.fault("kubernetes", "/apis/*", 405, query="watch=true")  # a proxy that refuses long requests, say
+    run = run_module(MODULE, args(capi, name, scope="cluster"))
+    assert run.rc == 0, run.output
+    assert run.result["acknowledged"] is True
+    observed = run.result["observed_with"]
+    assert observed["method"] == "poll" and "does not serve watch" in observed["reason"] and "405" in observed["reason"]
+    assert run.result["polls"] >= 2  # it went on by listing
+
+
+def test_a_watch_cut_with_410_gone_is_answered_with_a_fresh_list(capi, run_module):
+    name = seed(capi)
+    capi.cli("capi", "provider", "block-move", "--delay", "1")
+    capi.fault("kubernetes", "/apis/infrastructure.cluster.x-k8s.io/*", 410, query="watch=true", count=1)
+    run = run_module(MODULE, args(capi, name, scope="cluster"))
+    assert run.rc == 0, run.output
+    assert run.result["acknowledged"] is True
+    (infra,) = by_kind(run.result, "OpenStackCluster")
+    assert "block-move annotation was removed" in infra["how"], "the removal was seen through the watch"
+    assert run.result["observed_with"]["method"] == "watch" and run.result["observed_with"]["relists"] == 1
+
+
+def test_polling_when_asked(capi, run_module):
+    name = seed(capi)
+    run = run_module(MODULE, args(capi, name, scope="cluster", use_watch=False))
+    assert run.rc == 0, run.output
+    assert run.result["observed_with"] == {"method": "poll", "reason": "use_watch is false"}
 
 
 @pytest.mark.parametrize("case,expected", [

@@ -20,6 +20,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     reference,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import Feed
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed, ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT
 
@@ -207,3 +208,26 @@ class CapiService:
                 seen.add(key)
                 unique.append(obj)
         return unique
+
+    def scope_feeds(self, cluster, scope, contract, kinds, deadline):
+        """The same objects as ``scope_objects``, as watch feeds: the Cluster by name, in ``move`` one feed
+        per kind with the cluster-name label, and each reference by name (the object is held once even
+        when a label feed holds it too)."""
+        metadata = cluster["metadata"]
+        name, namespace = metadata["name"], metadata["namespace"]
+        group, version = cluster["apiVersion"].rsplit("/", 1)
+        feeds = [Feed(group, version, "clusters", "Cluster", namespace, field_selector="metadata.name=%s" % name)]
+        if scope == "move":
+            selector = "%s=%s" % (CLUSTER_NAME_LABEL, name)
+            for kind_group, kind_version, kind in kinds:
+                feeds.append(Feed(kind_group, kind_version, self.plural(kind_group, kind_version, kind, deadline),
+                                  kind, namespace, label_selector=selector))
+        for field in ("infrastructureRef", "controlPlaneRef"):
+            target = reference(dig(cluster, "spec", field), namespace)
+            if target is None:
+                continue
+            ref_version = target["version"] or self.version_for(target["group"], contract)
+            feeds.append(Feed(target["group"], ref_version, self.plural(target["group"], ref_version, target["kind"],
+                                                                       deadline),
+                              target["kind"], target["namespace"], field_selector="metadata.name=%s" % target["name"]))
+        return feeds

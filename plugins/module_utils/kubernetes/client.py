@@ -19,6 +19,7 @@ import json
 import os
 import re
 import ssl
+import threading
 import traceback
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
@@ -220,6 +221,7 @@ class KubernetesClient:
         self.api_client = kubernetes.client.ApiClient(self.configuration)
         self.api_client.user_agent = "flightcontrol.openstack"
         self.total = 0
+        self._counting = threading.Lock()
         self.deadline = None
         self.contacted = False
         rest = self.api_client.rest_client
@@ -257,7 +259,8 @@ class KubernetesClient:
 
     def _guarded(self, request):
         def guarded_request(*args, **kwargs):
-            self.total += 1
+            with self._counting:  # watches run in threads of their own
+                self.total += 1
             if not kwargs.get("_request_timeout"):
                 kwargs["_request_timeout"] = self._timeout()
             response = request(*args, **kwargs)

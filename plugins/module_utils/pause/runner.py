@@ -2,7 +2,11 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of cluster_pause_ack: set (or clear) ``spec.paused`` on a Cluster, then wait until every
-object in scope acknowledges it (``pause.ack`` decides what counts). The module file gives the argument spec."""
+object in scope acknowledges it (``pause.ack`` decides what counts). The module file gives the argument spec.
+
+The wait follows the objects by watch where the API serves it (one list and one watch per feed, the
+quiet period measured from the events), else by polling lists; ``observed_with`` in the result says
+which, and why polling when it was not the user's choice."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,10 +17,16 @@ from dataclasses import dataclass
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import FAILED, Verdict, wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     KubernetesModule,
     check_object_names,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
+    ObjectWatch,
+    WakingClock,
+    WatchNotServed,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import (
     Tracker,
@@ -37,11 +47,18 @@ class PauseTarget:
     since: float  # when the change was written (monotonic), or when the task found it already made
 
 
+# With watch, the objects are judged from the watch's cache (no request) at least this often, and at
+# once when an event arrives: a quiet period is seen to end within this much of its end.
+WATCH_EVALUATION_SECONDS = 0.25
+
+
 class PauseAckRunner(KubernetesModule):
     def __init__(self, clock=None):
         super(PauseAckRunner, self).__init__(clock=clock)
-        self.capi = self.target = self.summary = None
+        self.capi = self.target = self.summary = self.cluster_read = None
         self.tracker = Tracker()
+        self.watch = None
+        self.observed_with = dict(method="poll", reason="not waited")
 
     def validate(self):
         params = self.params
@@ -56,7 +73,7 @@ class PauseAckRunner(KubernetesModule):
         params = self.params
         paused = params["state"] == "paused"
         contract = choose_version(self.capi.served, params["api_version"])
-        cluster = self.capi.get_cluster(params["name"], params["namespace"], contract, deadline)
+        cluster = self.cluster_read = self.capi.get_cluster(params["name"], params["namespace"], contract, deadline)
         kinds = self.capi.cluster_kinds(contract, deadline) if params["scope"] == "move" else []
         before = bool(dig(cluster, "spec", "paused"))
         changed = before != paused
@@ -70,16 +87,51 @@ class PauseAckRunner(KubernetesModule):
             self.summary["paused"] = paused
         return PauseTarget(contract=contract, kinds=kinds, paused=paused, changed=changed, since=since)
 
-    def look(self, deadline):
-        """The Cluster and every object in scope, each assessed (reads only)."""
+    def start_watch(self, cluster, deadline):
+        """Follow the objects in scope by watch; None (and ``observed_with`` says why) where not served."""
         params, target = self.params, self.target
+        if not params["use_watch"]:
+            self.observed_with = dict(method="poll", reason="use_watch is false")
+            return None
+        feeds = self.capi.scope_feeds(cluster, params["scope"], target.contract, target.kinds, deadline)
+        watch = ObjectWatch(self.kube, feeds, self.clock, lambda obj, now: self.tracker.observe([obj], now))
+        try:
+            watch.start(deadline)
+        except WatchNotServed as exc:
+            watch.stop()
+            self.observed_with = dict(method="poll", reason=str(exc))
+            return None
+        self.observed_with = dict(method="watch", reason=None)
+        return watch
+
+    def look(self, deadline):
+        """The Cluster and every object in scope, each assessed (reads only: from the watch's cache while it
+        runs, else by listing)."""
+        params, target = self.params, self.target
+        if self.watch is not None and self.watch.failure is not None:
+            self.watch.stop()
+            self.observed_with = dict(method="poll", reason="the watch stopped, polling took over: %s"
+                                      % self.watch.failure, **self.watch.summary())
+            self.watch = None
+        if self.watch is not None:
+            with self.watch.lock:
+                clusters = self.watch.feed_objects(0)
+                if not clusters:
+                    raise ResolveError("Cluster %s/%s was deleted during the wait" % (
+                        params["namespace"], params["name"]), cluster=None)
+                current, objects, now = clusters[0], self.watch.objects(), self.clock.monotonic()
+                items = self.assess_all(objects, now)
+            return dict(cluster=current, items=items)
         current = self.capi.get_cluster(params["name"], params["namespace"], target.contract, deadline)
         objects = self.capi.scope_objects(current, params["scope"], target.contract, target.kinds, deadline)
         now = self.clock.monotonic()
         self.tracker.observe(objects, now)
-        items = [assess(obj, target.paused, self.tracker.get(obj), now, params["quiet_period"], target.since)
-                 for obj in objects]
-        return dict(cluster=current, items=items)
+        return dict(cluster=current, items=self.assess_all(objects, now))
+
+    def assess_all(self, objects, now):
+        params, target = self.params, self.target
+        return [assess(obj, target.paused, self.tracker.get(obj), now, params["quiet_period"], target.since)
+                for obj in objects]
 
     def judge(self, observation, _elapsed):
         params, target = self.params, self.target
@@ -103,8 +155,17 @@ class PauseAckRunner(KubernetesModule):
         poll = params["poll_interval"]
         if target.paused and params["quiet_period"] > 0:
             poll = min(poll, params["quiet_period"] / 2.0)
-        outcome = wait_for(self.look, self.judge, timeout=max(0.0, deadline - self.clock.monotonic()),
-                           poll_interval=poll, clock=self.clock)
+        self.watch = self.start_watch(self.cluster_read, deadline)
+        try:
+            clock = self.clock
+            if self.watch is not None:
+                poll, clock = min(poll, WATCH_EVALUATION_SECONDS), WakingClock(self.clock, self.watch)
+            outcome = wait_for(self.look, self.judge, timeout=max(0.0, deadline - self.clock.monotonic()),
+                               poll_interval=poll, clock=clock)
+        finally:
+            if self.watch is not None:
+                self.observed_with.update(self.watch.summary())
+                self.watch.stop()
         self.report(result, outcome.observation["items"], outcome.polls, outcome.timed_out)
         if outcome.succeeded:
             return self.exit(**result)
@@ -129,5 +190,6 @@ class PauseAckRunner(KubernetesModule):
             blockers=blocker_identities(items),
             polls=polls,
             timed_out=timed_out,
+            observed_with=self.observed_with,
         )
         return result

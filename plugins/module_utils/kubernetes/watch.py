@@ -1,0 +1,337 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Following Kubernetes objects by watch: per feed one list, then one watch that stays open.
+
+A ``Feed`` names what to follow (a kind in a namespace, narrowed by a field or label selector). An
+``ObjectWatch`` lists each feed once, then follows each in a thread of its own with
+``?watch=true&resourceVersion=...&allowWatchBookmarks=true``, as client-go's reflector does: a watch
+that ends (its ``timeoutSeconds``, a cut connection) is opened again from the last resourceVersion
+seen; a 410 Gone (as an HTTP answer or as an ERROR event: the API no longer holds that
+resourceVersion) is answered with a fresh list. Every object that arrives is handed to ``on_change``
+with the time it arrived, so a quiet period is measured from the events themselves and no write falls
+between two polls.
+
+Where the API does not serve watch (405, 501, or a refused watch parameter), ``failure`` says so and
+the caller falls back to polling; so it does when a watch keeps failing in a way a retry does not
+mend. Opening a watch and every list go through ``KubernetesClient.call`` (the one retry policy,
+the deadline, request counting).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import threading
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
+    is_status,
+    status_message,
+    urllib3,
+)
+
+try:
+    from kubernetes.watch.watch import iter_resp_lines
+except ImportError:  # the module base reports the missing library
+    iter_resp_lines = None
+
+# Seconds the server keeps one watch open (its timeoutSeconds); the watch is opened again after it.
+WATCH_SECONDS = 300
+# A watch with bookmarks hears from the server at least every minute; the read timeout leaves room beyond it.
+READ_MARGIN = 15
+CONNECT_SECONDS = 10
+# Answers that mean "this API does not serve watch here": fall back to polling.
+NOT_SERVED = (400, 404, 405, 406, 415, 501)
+# A watch cut this many times in a row without one event is given up (polling takes over).
+MAX_CUTS = 5
+
+UPSERT, DELETE, BOOKMARK, RELIST = "upsert", "delete", "bookmark", "relist"
+
+
+class WatchNotServed(Exception):
+    """The API answered the watch in a way that says it does not serve it."""
+
+
+class Feed:
+    """One watched collection: ``plural`` of ``group/version`` in ``namespace``, with a selector."""
+
+    def __init__(self, group, version, plural, kind, namespace, field_selector=None, label_selector=None):
+        self.group = group
+        self.version = version
+        self.plural = plural
+        self.kind = kind
+        self.namespace = namespace
+        self.field_selector = field_selector
+        self.label_selector = label_selector
+
+    @property
+    def api_version(self):
+        return "%s/%s" % (self.group, self.version)
+
+    def describe(self):
+        selector = self.field_selector or self.label_selector
+        return "%s in %s%s" % (self.plural, self.namespace, " (%s)" % selector if selector else "")
+
+    def selectors(self):
+        found = {}
+        if self.field_selector:
+            found["field_selector"] = self.field_selector
+        if self.label_selector:
+            found["label_selector"] = self.label_selector
+        return found
+
+    def __eq__(self, other):
+        return isinstance(other, Feed) and vars(self) == vars(other)
+
+    def __repr__(self):
+        return "Feed(%s)" % self.describe()
+
+
+def object_key(obj):
+    metadata = obj.get("metadata") or {}
+    return metadata.get("uid") or "%s/%s" % (metadata.get("namespace"), metadata.get("name"))
+
+
+def event_effect(event):
+    """What one watch event asks of the cache (pure): ``(UPSERT|DELETE, object)``, ``(BOOKMARK,
+    resourceVersion)`` or ``(RELIST, message)`` for a 410; raises WatchNotServed for another ERROR."""
+    kind = event.get("type")
+    obj = event.get("object") or {}
+    if kind in ("ADDED", "MODIFIED"):
+        return UPSERT, obj
+    if kind == "DELETED":
+        return DELETE, obj
+    if kind == "BOOKMARK":
+        return BOOKMARK, (obj.get("metadata") or {}).get("resourceVersion")
+    if kind == "ERROR" and obj.get("code") == 410:
+        return RELIST, obj.get("message") or "410 Gone"
+    raise WatchNotServed("the watch answered an error event: %s %s" % (obj.get("code"), obj.get("message")))
+
+
+class ObjectWatch:
+    """The objects of ``feeds``, kept current by watches. ``on_change(obj, now)`` (called under the
+    watch's lock) sees every object as listed and as each event brings it."""
+
+    def __init__(self, kube, feeds, clock, on_change):
+        self.kube = kube
+        self.feeds = list(feeds)
+        self.clock = clock
+        self.on_change = on_change
+        self.lock = threading.Condition()
+        self.cache = [dict() for _ in self.feeds]
+        self.versions = [None] * len(self.feeds)
+        self.failure = None
+        self.watches = 0    # watch requests opened
+        self.relists = 0    # lists after a 410
+        self.events = 0
+        self._stopped = threading.Event()
+        self._responses = []
+        self._threads = []
+
+    # -- what the caller sees ---------------------------------------------------------------------
+
+    def objects(self):
+        """Every object held, feed by feed (each sorted by name), the same object once."""
+        with self.lock:
+            seen, result = set(), []
+            for cache in self.cache:
+                for obj in sorted(cache.values(), key=lambda o: (o.get("metadata") or {}).get("name") or ""):
+                    key = object_key(obj)
+                    if key not in seen:
+                        seen.add(key)
+                        result.append(obj)
+            return result
+
+    def feed_objects(self, index):
+        with self.lock:
+            return list(self.cache[index].values())
+
+    def wait_for_change(self, seconds):
+        """Sleep up to ``seconds``, waking at once when an event arrives or the watch fails."""
+        if seconds <= 0:
+            return
+        with self.lock:
+            seen = (self.events, self.failure)
+            self.lock.wait_for(lambda: (self.events, self.failure) != seen, timeout=seconds)
+
+    def summary(self):
+        return dict(watches=self.watches, relists=self.relists, events=self.events)
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def start(self, deadline):
+        """List every feed (in the caller's thread: their faults are the caller's), then follow each."""
+        for index in range(len(self.feeds)):
+            self._list(index, deadline)
+        for index in range(len(self.feeds)):
+            thread = threading.Thread(target=self._follow, args=(index, deadline),
+                                      name="watch-%s" % self.feeds[index].plural)
+            thread.daemon = True  # a wait that ends never waits for its watches
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def stop(self):
+        self._stopped.set()
+        with self.lock:
+            responses, self._responses = self._responses, []
+        for response in responses:
+            _abort(response)
+
+    def _list(self, index, deadline):
+        feed = self.feeds[index]
+        found = self.kube.call(
+            lambda: self.kube.custom.list_namespaced_custom_object(
+                feed.group, feed.version, feed.namespace, feed.plural, **feed.selectors()),
+            "listing %s" % feed.describe(), deadline)
+        items = found.get("items") or []
+        now = self.clock.monotonic()
+        with self.lock:
+            fresh = {}
+            for item in items:
+                item.setdefault("apiVersion", feed.api_version)
+                item.setdefault("kind", feed.kind)
+                fresh[object_key(item)] = item
+                self.on_change(item, now)
+            self.cache[index] = fresh
+            self.versions[index] = (found.get("metadata") or {}).get("resourceVersion")
+            self.lock.notify_all()
+
+    def _follow(self, index, deadline):
+        cuts = 0
+        try:
+            while not self._stopped.is_set() and self.clock.monotonic() < deadline:
+                if self._watch_once(index, deadline):
+                    cuts = 0
+                else:
+                    cuts += 1
+                    if cuts >= MAX_CUTS:
+                        raise WatchNotServed("the watch of %s was cut %d times in a row without an event" % (
+                            self.feeds[index].describe(), cuts))
+                    self.clock.sleep(min(0.2 * cuts, max(0.0, deadline - self.clock.monotonic())))
+        except Exception as exc:  # pylint: disable=broad-except
+            if not self._stopped.is_set():
+                with self.lock:
+                    if self.failure is None:
+                        self.failure = "watching %s failed: %s" % (self.feeds[index].describe(), _describe(exc))
+                    self.lock.notify_all()
+
+    def _watch_once(self, index, deadline):
+        """One watch request, read to its end; True when it brought events (or ended as planned)."""
+        feed = self.feeds[index]
+        seconds = int(max(1, min(WATCH_SECONDS, deadline - self.clock.monotonic())))
+        try:
+            response = self.kube.call(
+                lambda: self.kube.custom.list_namespaced_custom_object(
+                    feed.group, feed.version, feed.namespace, feed.plural, watch=True,
+                    resource_version=self.versions[index], allow_watch_bookmarks=True, timeout_seconds=seconds,
+                    _preload_content=False, _request_timeout=(CONNECT_SECONDS, seconds + READ_MARGIN),
+                    **feed.selectors()),
+                "watching %s" % feed.describe(), deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if is_status(exc, 410):
+                self._relist(index, deadline)
+                return True
+            if any(is_status(exc, status) for status in NOT_SERVED):
+                raise WatchNotServed("the API does not serve watch for %s (HTTP %s: %s)" % (
+                    feed.describe(), exc.status, status_message(exc)))
+            raise
+        with self.lock:
+            self.watches += 1
+            self._responses.append(response)
+        started, brought = self.clock.monotonic(), False
+        try:
+            for line in iter_resp_lines(response):
+                if self._stopped.is_set():
+                    return True
+                if not line.strip():
+                    continue
+                effect, value = event_effect(json.loads(line))
+                brought = True
+                if effect == RELIST:
+                    self._relist(index, deadline)
+                    return True
+                self._apply(index, effect, value)
+        except (OSError, ValueError) as exc:  # a cut connection, a read timeout, a broken line
+            if self._stopped.is_set():
+                return True
+            return brought and not isinstance(exc, ValueError)
+        except Exception as exc:  # pylint: disable=broad-except
+            if self._stopped.is_set():
+                return True
+            if urllib3 is not None and isinstance(exc, urllib3.exceptions.HTTPError):
+                return brought  # a cut or a read timeout (ProtocolError, ReadTimeoutError): opened again
+            raise
+        finally:
+            with self.lock:
+                if response in self._responses:
+                    self._responses.remove(response)
+            response.release_conn()
+        # The server ended it: planned after timeoutSeconds, a cut when much earlier and empty.
+        return brought or self.clock.monotonic() - started >= seconds - 1
+
+    def _relist(self, index, deadline):
+        with self.lock:
+            self.relists += 1
+        self._list(index, deadline)
+
+    def _apply(self, index, effect, value):
+        feed = self.feeds[index]
+        with self.lock:
+            self.events += 1
+            if effect == BOOKMARK:
+                if value:
+                    self.versions[index] = value
+            else:
+                value.setdefault("apiVersion", feed.api_version)
+                value.setdefault("kind", feed.kind)
+                version = (value.get("metadata") or {}).get("resourceVersion")
+                if version:
+                    self.versions[index] = version
+                if effect == DELETE:
+                    self.cache[index].pop(object_key(value), None)
+                else:
+                    self.cache[index][object_key(value)] = value
+                    self.on_change(value, self.clock.monotonic())
+            self.lock.notify_all()
+
+
+def _abort(response):
+    """End a watch another thread is reading: urllib3 2.3+ shuts the socket down, which ends the blocked read
+    at once (``close`` would wait for it: the reader holds the stream's lock). Older urllib3: the reading
+    thread is a daemon and ends with the process or at the watch's next event."""
+    shutdown = getattr(response, "shutdown", None)
+    if shutdown is None:
+        return
+    try:
+        shutdown()
+    except Exception:  # pylint: disable=broad-except
+        pass
+
+
+def _describe(exc):
+    if getattr(exc, "status", None):
+        return "HTTP %s: %s" % (exc.status, status_message(exc))
+    return str(exc) or type(exc).__name__
+
+
+class WakingClock:
+    """``clock`` whose ``sleep`` ends early when ``watch`` sees a change: the wait loop then judges
+    the change at once instead of at its next poll."""
+
+    def __init__(self, clock, watch):
+        self.clock = clock
+        self.watch = watch
+
+    def monotonic(self):
+        return self.clock.monotonic()
+
+    def sleep(self, seconds):
+        self.watch.wait_for_change(seconds)
+
+    def time(self):
+        return self.clock.time()
+
+    def utc_now(self):
+        return self.clock.utc_now()
