@@ -92,23 +92,13 @@ options:
     default: 300
   poll_interval:
     description:
-      - Seconds between two polls, when the objects are polled (see I(use_watch)).
+      - Seconds between two polls, when the objects are read at every poll (see I(use_watch)); with a watch the
+        objects are judged at every event and every quarter of a second.
     type: float
     default: 2
-  use_watch:
-    description:
-      - Follow the objects by watch where the Kubernetes API serves it, one list and one watch per kind,
-        instead of listing them every I(poll_interval). A write is then seen when it happens, never between
-        two polls, and the quiet period is counted from the writes themselves; the wait costs a handful of
-        requests however long it lasts.
-      - Where the API or a proxy in front of it does not serve watch, or a watch keeps failing, the module
-        polls instead and says why in RV(observed_with). A watch that the API cut (it no longer holds the
-        resourceVersion, 410 Gone) is answered with a fresh list, as client-go does.
-      - C(false) always polls.
-    type: bool
-    default: true
 extends_documentation_fragment:
   - flightcontrol.openstack.kubernetes_auth
+  - flightcontrol.openstack.kubernetes_watch
 attributes:
   check_mode:
     support: full
@@ -148,6 +138,8 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+extends_documentation_fragment:
+  - flightcontrol.openstack.kubernetes_watch
 cluster:
   description: The Cluster and its pause state.
   returned: when the Cluster was found
@@ -201,17 +193,6 @@ polls:
     each time an event arrived or a quiet period could have ended (read from the watch, no request).
   returned: when the Cluster was found
   type: int
-observed_with:
-  description: How the wait followed the objects.
-  returned: when the Cluster was found
-  type: dict
-  contains:
-    method: {description: C(watch) or C(poll)., type: str}
-    reason: {description: Why it polled (null with a watch)., type: str}
-    watches: {description: Watch requests opened (with a watch)., type: int}
-    relists: {description: Lists after the API cut a watch with 410 Gone (with a watch)., type: int}
-    events: {description: Watch events received (with a watch)., type: int}
-  sample: {method: watch, reason: null, watches: 9, relists: 0, events: 31}
 timed_out:
   description: Whether the wait ran out of time.
   returned: when the Cluster was found

@@ -115,6 +115,7 @@ options:
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
   - flightcontrol.openstack.kubernetes_dict
+  - flightcontrol.openstack.kubernetes_watch
 attributes:
   check_mode:
     support: full
@@ -126,8 +127,10 @@ attributes:
 notes:
   - The hook holds a Machine only before it is drained; a Machine the control plane deleted before the module
     held it is waited for, not held.
-  - The module makes one Machines list, one control plane read, one members list and one load balancer read per
-    poll, plus one write per hold, release, start or member deletion.
+  - Each poll reads the pool (one request with Octavia's status tree, see C(polled_with) in the result). In C(capi) mode the
+    control plane and its Machines are followed by watch (I(use_watch)), one list and one watch each for the whole
+    run; without a watch, one control plane read and one Machines list per poll. Plus one write per hold, release,
+    start or member deletion. I(use_watch) has no effect in C(direct) mode.
 '''
 
 EXAMPLES = r'''
@@ -163,6 +166,7 @@ EXAMPLES = r'''
 RETURN = r'''
 extends_documentation_fragment:
   - flightcontrol.openstack.pool_polls
+  - flightcontrol.openstack.kubernetes_watch
 actions:
   description: What the module did (or, in check mode, would do first), in order.
   returned: always
@@ -302,6 +306,7 @@ class RolloutGuard(RolloutGuardRunner):
         member_timeout=dict(type="int", default=600),
         timeout=dict(type="int", default=3600),
         poll_interval=dict(type="float", default=5),
+        use_watch=dict(type="bool", default=True),
     )
     number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, poll_interval=POLL_SECONDS,
                          min_healthy_members=NumberRange(minimum=0, maximum=1000))

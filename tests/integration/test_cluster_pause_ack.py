@@ -158,7 +158,8 @@ def test_an_api_that_serves_no_watch_is_polled_and_the_result_says_why(capi, run
     assert run.rc == 0, run.output
     assert run.result["acknowledged"] is True
     observed = run.result["observed_with"]
-    assert observed["method"] == "poll" and "does not serve watch" in observed["reason"] and "405" in observed["reason"]
+    assert observed["method"] == "poll" and "does not serve watch" in observed["fallback_reason"]
+    assert "405" in observed["fallback_reason"]
     assert run.result["polls"] >= 2  # it went on by listing
 
 
@@ -178,7 +179,7 @@ def test_polling_when_asked(capi, run_module):
     name = seed(capi)
     run = run_module(MODULE, args(capi, name, scope="cluster", use_watch=False))
     assert run.rc == 0, run.output
-    assert run.result["observed_with"] == {"method": "poll", "reason": "use_watch is false"}
+    assert run.result["observed_with"] == {"method": "poll", "fallback_reason": "use_watch is false"}
 
 
 @pytest.mark.parametrize("case,expected", [

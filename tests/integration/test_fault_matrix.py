@@ -326,6 +326,7 @@ class ControlPlaneRollout(Scenario):
         assert not rollouts.hooks_left(cloud, ctx["name"])
         assert result["released"] == ctx["old"], result
         assert [a["action"] for a in result["actions"]].count("start") == 1, result["actions"]
+        assert result["observed_with"]["method"] == "watch", result["observed_with"]  # faults on writes only
         rollouts.assert_safe_history(rollouts.history(cloud, ctx["name"]), 1, rollouts.pool_name(ctx["name"]))
 
 

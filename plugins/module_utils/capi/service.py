@@ -227,7 +227,7 @@ class CapiService:
             if target is None:
                 continue
             ref_version = target["version"] or self.version_for(target["group"], contract)
-            feeds.append(Feed(target["group"], ref_version, self.plural(target["group"], ref_version, target["kind"],
-                                                                       deadline),
-                              target["kind"], target["namespace"], field_selector="metadata.name=%s" % target["name"]))
+            plural = self.plural(target["group"], ref_version, target["kind"], deadline)
+            feeds.append(Feed(target["group"], ref_version, plural, target["kind"], target["namespace"],
+                              field_selector="metadata.name=%s" % target["name"]))
         return feeds

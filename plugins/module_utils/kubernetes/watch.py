@@ -119,7 +119,7 @@ class ObjectWatch:
         self.clock = clock
         self.on_change = on_change
         self.lock = threading.Condition()
-        self.cache = [dict() for _ in self.feeds]
+        self.cache = [dict() for feed in self.feeds]
         self.versions = [None] * len(self.feeds)
         self.failure = None
         self.watches = 0    # watch requests opened
@@ -146,6 +146,18 @@ class ObjectWatch:
     def feed_objects(self, index):
         with self.lock:
             return list(self.cache[index].values())
+
+    def offer(self, index, obj):
+        """An object as the caller's own write returned it, kept unless the cache holds a newer version:
+        the caller reads its own writes before their watch events arrive."""
+        feed = self.feeds[index]
+        with self.lock:
+            obj.setdefault("apiVersion", feed.api_version)
+            obj.setdefault("kind", feed.kind)
+            held = self.cache[index].get(object_key(obj))
+            if held is None or _newer(obj, held):
+                self.cache[index][object_key(obj)] = obj
+                self.on_change(obj, self.clock.monotonic())
 
     def wait_for_change(self, seconds):
         """Sleep up to ``seconds``, waking at once when an event arrives or the watch fails."""
@@ -297,6 +309,15 @@ class ObjectWatch:
             self.lock.notify_all()
 
 
+def _newer(obj, held):
+    """Whether ``obj`` is a later version than ``held``. resourceVersions are opaque to clients, but etcd's (and
+    every API server's in practice) are increasing integers; anything else counts as newer."""
+    mine, theirs = (str((o.get("metadata") or {}).get("resourceVersion") or "") for o in (obj, held))
+    if mine.isdigit() and theirs.isdigit():
+        return int(mine) >= int(theirs)
+    return True
+
+
 def _abort(response):
     """End a watch another thread is reading: urllib3 2.3+ shuts the socket down, which ends the blocked read
     at once (``close`` would wait for it: the reader holds the stream's lock). Older urllib3: the reading
@@ -314,6 +335,29 @@ def _describe(exc):
     if getattr(exc, "status", None):
         return "HTTP %s: %s" % (exc.status, status_message(exc))
     return str(exc) or type(exc).__name__
+
+
+def start_following(kube, feeds, clock, on_change, use_watch, deadline):
+    """Start an ``ObjectWatch`` of ``feeds`` (the lists happen here); ``(watch, observed_with)``, the watch
+    None when the caller must read at every poll (``use_watch`` false, or watch not served)."""
+    if not use_watch:
+        return None, dict(method="poll", fallback_reason="use_watch is false")
+    watch = ObjectWatch(kube, feeds, clock, on_change)
+    try:
+        watch.start(deadline)
+    except WatchNotServed as exc:
+        watch.stop()
+        return None, dict(method="poll", fallback_reason=str(exc))
+    return watch, dict(method="watch", fallback_reason=None)
+
+
+def given_up(watch):
+    """When ``watch`` failed: stop it and return the ``observed_with`` of the polling that takes over."""
+    if watch is None or watch.failure is None:
+        return None
+    watch.stop()
+    return dict(method="poll", fallback_reason="the watch stopped, polling took over: %s" % watch.failure,
+                **watch.summary())
 
 
 class WakingClock:

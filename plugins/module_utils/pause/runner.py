@@ -24,9 +24,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     check_object_names,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
-    ObjectWatch,
+    given_up,
+    start_following,
     WakingClock,
-    WatchNotServed,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import (
     Tracker,
@@ -58,7 +58,7 @@ class PauseAckRunner(KubernetesModule):
         self.capi = self.target = self.summary = self.cluster_read = None
         self.tracker = Tracker()
         self.watch = None
-        self.observed_with = dict(method="poll", reason="not waited")
+        self.observed_with = dict(method="poll", fallback_reason="not waited")
 
     def validate(self):
         params = self.params
@@ -88,31 +88,21 @@ class PauseAckRunner(KubernetesModule):
         return PauseTarget(contract=contract, kinds=kinds, paused=paused, changed=changed, since=since)
 
     def start_watch(self, cluster, deadline):
-        """Follow the objects in scope by watch; None (and ``observed_with`` says why) where not served."""
+        """Follow the objects in scope by watch (None where it cannot: ``observed_with`` says why)."""
         params, target = self.params, self.target
-        if not params["use_watch"]:
-            self.observed_with = dict(method="poll", reason="use_watch is false")
-            return None
         feeds = self.capi.scope_feeds(cluster, params["scope"], target.contract, target.kinds, deadline)
-        watch = ObjectWatch(self.kube, feeds, self.clock, lambda obj, now: self.tracker.observe([obj], now))
-        try:
-            watch.start(deadline)
-        except WatchNotServed as exc:
-            watch.stop()
-            self.observed_with = dict(method="poll", reason=str(exc))
-            return None
-        self.observed_with = dict(method="watch", reason=None)
+        watch, self.observed_with = start_following(self.kube, feeds, self.clock,
+                                                    lambda obj, now: self.tracker.observe([obj], now),
+                                                    params["use_watch"], deadline)
         return watch
 
     def look(self, deadline):
         """The Cluster and every object in scope, each assessed (reads only: from the watch's cache while it
         runs, else by listing)."""
         params, target = self.params, self.target
-        if self.watch is not None and self.watch.failure is not None:
-            self.watch.stop()
-            self.observed_with = dict(method="poll", reason="the watch stopped, polling took over: %s"
-                                      % self.watch.failure, **self.watch.summary())
-            self.watch = None
+        stopped = given_up(self.watch)
+        if stopped is not None:
+            self.observed_with, self.watch = stopped, None
         if self.watch is not None:
             with self.watch.lock:
                 clusters = self.watch.feed_objects(0)

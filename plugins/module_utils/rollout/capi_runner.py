@@ -28,6 +28,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
+    Feed,
+    given_up,
+    start_following,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.machines import (
@@ -111,6 +116,9 @@ class CapiProgress:
     started: bool = False
 
 
+KCP_FEED, MACHINE_FEED = 0, 1
+
+
 class CapiRollout:
     def __init__(self, module, log):
         self.module = module
@@ -121,6 +129,8 @@ class CapiRollout:
         self.hook = plan.hook_key(self.params["hook_name"])
         self.progress = CapiProgress(min_healthy=self.params["min_healthy_members"])
         self.kube = self.capi = self.octavia = self.targets = None
+        self.watch = None  # the control plane (feed KCP_FEED) and its Machines (MACHINE_FEED), while watched
+        self.observed_with = None
 
     # -- before the first poll ---------------------------------------------------------
 
@@ -155,10 +165,29 @@ class CapiRollout:
 
     # -- one poll: look (reads only), act (writes), judge ------------------------------
 
-    def look(self, deadline):
-        """Read the control plane, its Machines, the pool's members and the load balancer (no write);
-        returns (Snapshot, the control plane object)."""
-        targets, progress = self.targets, self.progress
+    def follow(self, deadline):
+        """Follow the control plane and its Machines by watch where served (``observed_with`` says how)."""
+        targets = self.targets
+        group, version = targets.kcp_group_version
+        feeds = [Feed(group, version, targets.kcp_plural, targets.kcp["kind"], targets.namespace,
+                      field_selector="metadata.name=%s" % targets.kcp_name),
+                 Feed(CORE_GROUP, targets.contract, targets.machine_plural, "Machine", targets.namespace,
+                      label_selector=targets.selector)]
+        self.watch, self.observed_with = start_following(self.kube, feeds, self.clock, lambda obj, now: None,
+                                                         self.params["use_watch"], deadline)
+
+    def read_control_plane(self, deadline):
+        """The control plane object and its Machines: from the watch while it runs, else read now."""
+        targets = self.targets
+        stopped = given_up(self.watch)
+        if stopped is not None:
+            self.observed_with, self.watch = stopped, None
+        if self.watch is not None:
+            kcps = self.watch.feed_objects(KCP_FEED)
+            if not kcps:
+                raise ModuleFailure("%s was deleted during the rollout" % targets.kcp_label, **self.result())
+            machines = sorted(self.watch.feed_objects(MACHINE_FEED), key=lambda m: m["metadata"]["name"])
+            return kcps[0], machines
         group, version = targets.kcp_group_version
         current_kcp = self.kube.call(
             lambda: self.kube.custom.get_namespaced_custom_object(
@@ -166,6 +195,13 @@ class CapiRollout:
             "reading %s" % targets.kcp_label, deadline)
         machines = self.capi.list_kind(CORE_GROUP, targets.contract, "Machine", targets.namespace, targets.selector,
                                        deadline)
+        return current_kcp, machines
+
+    def look(self, deadline):
+        """Read the control plane, its Machines (from the watch while it runs), the pool's members and the load
+        balancer (no write); returns (Snapshot, the control plane object)."""
+        targets, progress = self.targets, self.progress
+        current_kcp, machines = self.read_control_plane(deadline)
         members, lb_now = self.octavia.pool_state(targets.pool["id"], targets.lb_id, deadline)
         for machine in machines:
             machine.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, targets.contract))
@@ -226,7 +262,7 @@ class CapiRollout:
         targets = self.targets
         body = {"metadata": {"annotations": {self.hook: value}}}
         try:
-            self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
+            patched = self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
                 CORE_GROUP, targets.contract, targets.namespace, targets.machine_plural, name, body),
                 "%s Machine %s/%s" % ("holding" if value else "releasing", targets.namespace, name), deadline,
                 kind=IDEMPOTENT)
@@ -234,7 +270,13 @@ class CapiRollout:
             if not is_status(exc, 404):
                 raise
             return False
+        self.saw_own_write(MACHINE_FEED, patched)
         return True
+
+    def saw_own_write(self, feed, obj):
+        """The object our write returned, for the next look (before its watch event arrives)."""
+        if self.watch is not None and isinstance(obj, dict) and obj.get("metadata"):
+            self.watch.offer(feed, obj)
 
     def hold(self, names, deadline):
         done = [n for n in names if self.patch_machine(n, HOOK_VALUE, deadline)]
@@ -255,10 +297,11 @@ class CapiRollout:
     def start_rollout(self, current_kcp, deadline):
         targets = self.targets
         group, version = targets.kcp_group_version
-        self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
+        patched = self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
             group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
             rollout_after_patch(current_kcp, self.progress.started_after)),
             "starting the rollout of %s" % targets.kcp_label, deadline, kind=IDEMPOTENT)
+        self.saw_own_write(KCP_FEED, patched)
         self.progress.started = True
         self.log.record("start")
 
@@ -286,11 +329,15 @@ class CapiRollout:
         self.targets = self.resolve(deadline)
         if params["start"]:
             self.progress.started_after = rollout_time(self.clock.utc_now())
+        self.follow(self.module.started + params["timeout"])
         try:
             outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
                                start=self.module.started, act=self.act)
         except DeadlineExceeded as exc:
             raise ModuleFailure("%s. %s" % (exc, self.held_text()), **self.result())
+        finally:
+            if self.watch is not None:
+                self.watch.stop()
         data = self.result()
         if self.check_mode:
             self.exit_check_mode(data)
@@ -357,6 +404,8 @@ class CapiRollout:
         data = self.log.data(changed=any(a["action"] in ("hold", "release", "start") for a in self.log.actions))
         data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool),
                     polled_with=self.octavia.polled_with if self.octavia else None)
+        if self.observed_with is not None:
+            data["observed_with"] = dict(self.observed_with, **(self.watch.summary() if self.watch else {}))
         if snapshot is None:
             return data
         data["held"] = [m["name"] for m in snapshot.machines if snapshot.held(m)]

@@ -44,8 +44,7 @@ class Stream:
         self.shut = threading.Event()
 
     def stream(self, amt=None, decode_content=False):
-        for line in self.lines:
-            yield line
+        yield from self.lines
         if self.hold:
             self.shut.wait(10)
             raise OSError("shut down")
@@ -135,6 +134,7 @@ def test_a_410_is_answered_with_a_fresh_list(cut):
 
 def test_an_api_that_refuses_watch_is_reported_for_polling_to_take_over():
     kube = FakeKube([([obj("a", 1)], 1)], [ApiException(status=405, reason="Method Not Allowed")])
-    watch, _ = follow(kube, lambda w: w.failure is not None)
+    watch, changes = follow(kube, lambda w: w.failure is not None)
+    assert changes == [("a", "1")]
     assert "does not serve watch" in watch.failure and "405" in watch.failure
     assert [o["metadata"]["name"] for o in watch.objects()] == ["a"], "the listed objects stay for the takeover"
