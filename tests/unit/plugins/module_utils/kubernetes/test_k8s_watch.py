@@ -138,3 +138,12 @@ def test_an_api_that_refuses_watch_is_reported_for_polling_to_take_over():
     assert changes == [("a", "1")]
     assert "does not serve watch" in watch.failure and "405" in watch.failure
     assert [o["metadata"]["name"] for o in watch.objects()] == ["a"], "the listed objects stay for the takeover"
+
+
+def test_the_callers_own_write_is_read_before_its_event_and_never_over_a_newer_one():
+    kube = FakeKube([([obj("a", 5)], 5)], [])
+    watch, changes = follow(kube, lambda w: w.watches >= 1)
+    watch.offer(0, obj("a", 6))  # our patch's answer: newer than the cache
+    watch.offer(0, obj("a", 4))  # an older answer (a retried write, say): the cache keeps the newer one
+    assert [o["metadata"]["resourceVersion"] for o in watch.objects()] == ["6"]
+    assert changes == [("a", "5"), ("a", "6")]
