@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import random
 import uuid
 
 from minicloud.seeding.openstack import DEVICE_OWNER, SeedError, ensure_network
@@ -22,6 +23,9 @@ from minicloud.seeding.openstack import DEVICE_OWNER, SeedError, ensure_network
 NODE_CIDR = "10.180.0.0/24"
 FIRST_NODE_HOST = 10
 PORTS_PER_REQUEST = 100
+# Node ports get their MAC from here: locally administered (02:...), so never one Neutron draws itself from
+# its base_mac (fa:16:3e:...), 32 random bits each.
+NODE_MAC_PREFIX = "02:fc:"
 
 
 def parse_route(text: str) -> dict:
@@ -93,18 +97,39 @@ def pod_cidrs(pod_cidr: str, prefix: int, count: int, first: int = 1) -> list[st
     return found
 
 
+def unique_macs(count: int, taken, rng: random.Random | None = None) -> list[str]:
+    """``count`` MAC addresses for new node ports, none of them in ``taken`` (the MACs on the network, any
+    case) and none twice.
+
+    Neutron draws a port's MAC at random (24 bits after its base_mac) and a bulk create does not look at the
+    ports the network has, so seeding thousands of ports on one network meets HTTP 409
+    NeutronDbObjectDuplicateEntry on (network_id, mac_address) sooner or later (one in two at 5000 ports).
+    Ports created with these MACs never collide with each other or with the network's ports."""
+    rng = rng or random.Random()
+    used = {str(mac).lower() for mac in taken}
+    macs: list[str] = []
+    while len(macs) < count:
+        mac = NODE_MAC_PREFIX + ":".join(f"{byte:02x}" for byte in rng.getrandbits(32).to_bytes(4, "big"))
+        if mac not in used:
+            used.add(mac)
+            macs.append(mac)
+    return macs
+
+
 def create_nodes(conn, router_name: str, count: int, prefix: str = "node", pod_cidr: str = "198.19.0.0/16",
                  pod_prefix: int = 24, first: int = 1, routes: bool = False, address_pairs: bool = False) -> list[dict]:
     """``count`` node ports (``PREFIX-<i>``, compute ports with fixed addresses from the router's first
     subnet, host 10 on) with pod CIDRs; with ``routes`` the router gets each node's route, with
-    ``address_pairs`` each port its pod CIDR in allowed_address_pairs. Returns the nodes in the shape
-    route_audit's ``nodes`` option takes (plus ``port``)."""
+    ``address_pairs`` each port its pod CIDR in allowed_address_pairs. Each port gets an explicit MAC
+    (``unique_macs``): Neutron's random ones collide on networks of thousands of ports. Returns the nodes
+    in the shape route_audit's ``nodes`` option takes (plus ``port``)."""
     view = show_router(conn, router_name)
     if not view["interfaces"]:
         raise SeedError(f"router {router_name!r} has no interface")
     subnet = conn.network.get_subnet(view["interfaces"][0]["subnet_id"])
     hosts = itertools.islice(ipaddress.ip_network(subnet.cidr).hosts(), FIRST_NODE_HOST - 1 + first - 1, None)
-    taken = {ip["ip_address"] for p in conn.network.ports(network_id=subnet.network_id) for ip in p.fixed_ips}
+    existing = list(conn.network.ports(network_id=subnet.network_id))
+    taken = {ip["ip_address"] for p in existing for ip in p.fixed_ips}
     free = (str(h) for h in hosts if str(h) not in taken)
     addresses = list(itertools.islice(free, count))
     if len(addresses) < count:
@@ -112,10 +137,12 @@ def create_nodes(conn, router_name: str, count: int, prefix: str = "node", pod_c
     cidrs = pod_cidrs(pod_cidr, pod_prefix, count, first)
     nodes = [{"name": f"{prefix}-{i}", "pod_cidr": cidr, "address": address}
              for i, (cidr, address) in enumerate(zip(cidrs, addresses), start=first)]
+    macs = unique_macs(len(nodes), (p.mac_address for p in existing))
     body = [{"network_id": subnet.network_id, "name": f"{n['name']}-port", "device_id": str(uuid.uuid4()),
-             "device_owner": DEVICE_OWNER, "fixed_ips": [{"subnet_id": subnet.id, "ip_address": n["address"]}],
+             "device_owner": DEVICE_OWNER, "mac_address": mac,
+             "fixed_ips": [{"subnet_id": subnet.id, "ip_address": n["address"]}],
              **({"allowed_address_pairs": [{"ip_address": n["pod_cidr"]}]} if address_pairs else {})}
-            for n in nodes]
+            for n, mac in zip(nodes, macs)]
     created = []
     for start in range(0, len(body), PORTS_PER_REQUEST):
         created += _write(conn.network.post("/ports", json={"ports": body[start:start + PORTS_PER_REQUEST]}),
