@@ -148,6 +148,24 @@ class CapiService:
             "listing %s in %s" % (plural, namespace), deadline)
         return found.get("items") or []
 
+    def list_across(self, group, version, plural, namespaces, label_selector, deadline):
+        """Every ``plural`` object of ``group/version``: one cluster-wide list when ``namespaces`` is empty,
+        else one list per namespace (never one request per object)."""
+        if not namespaces:
+            found = self.kube.call(
+                lambda: self.kube.custom.list_cluster_custom_object(group, version, plural,
+                                                                    label_selector=label_selector),
+                "listing %s in all namespaces" % plural, deadline)
+            return found.get("items") or []
+        items = []
+        for namespace in namespaces:
+            found = self.kube.call(
+                lambda where=namespace: self.kube.custom.list_namespaced_custom_object(
+                    group, version, where, plural, label_selector=label_selector),
+                "listing %s in %s" % (plural, namespace), deadline)
+            items.extend(found.get("items") or [])
+        return items
+
     def cluster_kinds(self, contract, deadline):
         """(group, version, kind) of every reconciled, namespaced kind in the cluster groups."""
         kinds = []
