@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 name: capi_clusters
 short_description: Cluster API workload clusters of a management cluster as inventory hosts
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads the Cluster API C(Cluster) objects of a management cluster and makes one inventory host per
     workload cluster, with host variables taken from the C(Cluster), its control plane (a
@@ -174,8 +174,9 @@ extends_documentation_fragment:
 '''
 
 EXAMPLES = r'''
-# fleet.capi_clusters.yml -- every workload cluster of the management cluster in ~/.kube/config
-plugin: flightcontrol.openstack.capi_clusters
+# The smallest file, fleet.capi_clusters.yml (every workload cluster of the management cluster in
+# ~/.kube/config), is the single line:
+#   plugin: flightcontrol.openstack.capi_clusters
 
 # prod.capi_clusters.yml -- two namespaces, only Clusters labelled env=prod, a group of the clusters that
 # are not ready, the kubeconfig Secret's name as a short variable, groups by Kubernetes version
