@@ -26,6 +26,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import bisect
+import functools
 import ipaddress
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
@@ -40,11 +42,49 @@ def _text(value):
     return value if isinstance(value, str) else str(value)
 
 
+class _IPv4Network(ipaddress.IPv4Network):
+    """An IPv4Network that computes its hash once: an audit and every step of a repair look thousands of
+    networks up in dicts and sets, and ``ipaddress`` computes the hash in Python at every lookup."""
+
+    def __hash__(self):
+        value = self.__dict__.get("_hash")
+        if value is None:
+            value = self.__dict__["_hash"] = ipaddress.IPv4Network.__hash__(self)
+        return value
+
+
+class _IPv6Network(ipaddress.IPv6Network):
+    """An IPv6Network that computes its hash once (see ``_IPv4Network``)."""
+
+    def __hash__(self):
+        value = self.__dict__.get("_hash")
+        if value is None:
+            value = self.__dict__["_hash"] = ipaddress.IPv6Network.__hash__(self)
+        return value
+
+
+def _network(text, strict=True):
+    """``ipaddress.ip_network``, of the classes above."""
+    for kind in (_IPv4Network, _IPv6Network):
+        try:
+            return kind(text, strict)
+        except (ipaddress.AddressValueError, ipaddress.NetmaskValueError):
+            pass
+    return ipaddress.ip_network(text, strict)  # raises ipaddress's own ValueError
+
+
 def parse_cidr(text, what):
     """A CIDR in network form; PlanError for malformed input or host bits (Neutron refuses those)."""
     text = _text(text).strip()
     if "/" not in text:
         raise PlanError("%s %r is not a CIDR (it needs a prefix length, e.g. 198.19.1.0/24)" % (what, text))
+    try:
+        network = _network(text)  # in network form: the common case, one parse
+    except ValueError:
+        pass
+    else:
+        # the same object as a route with this destination gets: lookups between them are identity checks
+        return _DESTINATIONS.setdefault(text, network)
     try:
         loose = ipaddress.ip_network(text, strict=False)
     except ValueError as exc:
@@ -62,19 +102,64 @@ def parse_address(text, what):
         raise PlanError("%s %r is not an IP address" % (what, text))
 
 
+# Routes are parsed again at every step of a repair and by every check of the audit; Neutron returns strings,
+# and a string's parse is kept (ipaddress objects are immutable), so each route is parsed once per run.
+_PARSED = 1 << 16
+
+
+@functools.lru_cache(maxsize=_PARSED)
+def _parsed_route(destination, nexthop):
+    network = _destination(destination)
+    try:
+        return None if network is None else (network, ipaddress.ip_address(nexthop))
+    except (ValueError, TypeError):
+        return None
+
+
+_DESTINATIONS = {}  # destination text -> network (None: not one)
+
+
+def _destination(destination):
+    """The network of a route destination (host bits dropped), None when it is none; parsed once per text."""
+    cached = isinstance(destination, str)  # (1 and True would share an entry)
+    if cached and destination in _DESTINATIONS:
+        return _DESTINATIONS[destination]
+    try:
+        network = _network(destination, strict=False)
+    except (ValueError, TypeError):
+        network = None
+    if cached:
+        if len(_DESTINATIONS) >= _PARSED:
+            _DESTINATIONS.clear()
+        _DESTINATIONS[destination] = network
+    return network
+
+
+@functools.lru_cache(maxsize=_PARSED)
+def _canonical(destination):
+    network = _destination(destination)
+    return network is not None and str(network) == destination
+
+
 def route_key(route):
     """(network, nexthop) of a route as Neutron returned it, host bits dropped; None if unparsable."""
     try:
-        return (ipaddress.ip_network(route["destination"], strict=False), ipaddress.ip_address(route["nexthop"]))
-    except (KeyError, ValueError, TypeError):
+        destination, nexthop = route["destination"], route["nexthop"]
+    except (KeyError, TypeError):
         return None
+    if isinstance(destination, str) and isinstance(nexthop, str):  # (1 and True would share a cache entry)
+        return _parsed_route(destination, nexthop)
+    return _parsed_route.__wrapped__(destination, nexthop)
 
 
 def is_canonical(route):
     try:
-        return str(ipaddress.ip_network(route["destination"], strict=False)) == route["destination"]
-    except (KeyError, ValueError, TypeError):
+        destination = route["destination"]
+    except (KeyError, TypeError):
         return False
+    if isinstance(destination, str):
+        return _canonical(destination)
+    return _canonical.__wrapped__(destination)
 
 
 def route_text(route):
@@ -83,6 +168,12 @@ def route_text(route):
 
 def inside(network, cidrs):
     return any(network.version == c.version and network.subnet_of(c) for c in cidrs)
+
+
+def network_order(network):
+    """The sort key of a network: IPv4 first, then as ``ipaddress`` orders networks (address, then prefix
+    length), computed once per network instead of at every comparison."""
+    return (network.version, int(network.network_address), network.prefixlen)
 
 
 # -- input --------------------------------------------------------------------------------------
@@ -116,7 +207,7 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes"):
     problems = []
     nodes = []
     names = {}
-    owners = {}
+    owners = _Claims()
     for index, raw in enumerate(raw_nodes or []):
         where = "%s[%d]" % (source, index)
         if not isinstance(raw, dict):
@@ -143,7 +234,19 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes"):
         nodes.append(node)
     if problems:
         raise PlanError("; ".join(problems))
-    return nodes
+    return CheckedNodes(nodes)
+
+
+class CheckedNodes(list):
+    """The nodes as ``normalize_nodes`` checked them. Their needed routes are computed once: an audit and each
+    step of a repair ask for them again (not to be changed afterwards, like the list)."""
+
+    _needed = None
+
+    def needed_routes(self):
+        if self._needed is None:
+            self._needed = _needed_routes(self)
+        return self._needed
 
 
 def _node_addresses(values, where):
@@ -158,9 +261,48 @@ def _node_addresses(values, where):
     return addresses
 
 
+class _Claims(dict):
+    """The pod CIDRs claimed so far: pod CIDR -> node name, in the order claimed. Claimed CIDRs never overlap
+    (a CIDR is claimed only after the check), so per family their address ranges, kept sorted, tell in
+    O(log n) whether a new CIDR overlaps any of them: only the claimed range starting last at or before its
+    end can."""
+
+    def __init__(self):
+        super(_Claims, self).__init__()
+        self._starts = {4: [], 6: []}
+        self._ends = {4: [], 6: []}
+
+    def overlapping(self, cidr):
+        """(claimed CIDR, owner) of the first claimed CIDR other than ``cidr`` that overlaps it, or None."""
+        starts, ends = self._starts[cidr.version], self._ends[cidr.version]
+        start, end = _span(cidr)
+        index = bisect.bisect_right(starts, end) - 1
+        if index < 0 or ends[index] < start:
+            return None
+        for other, owner in self.items():  # rare: name the first one claimed, as the message always did
+            if other != cidr and other.version == cidr.version and other.overlaps(cidr):
+                return other, owner
+        return None
+
+    def claim(self, cidr, owner):
+        if cidr not in self:
+            starts, ends = self._starts[cidr.version], self._ends[cidr.version]
+            start, end = _span(cidr)
+            index = bisect.bisect_right(starts, start)
+            starts.insert(index, start)
+            ends.insert(index, end)
+        self[cidr] = owner
+
+
+def _span(cidr):
+    """The first and the last address of ``cidr`` as numbers."""
+    start = int(cidr.network_address)
+    return start, start + (1 << (cidr.max_prefixlen - cidr.prefixlen)) - 1
+
+
 def _node_pod_cidrs(values, node, where, cluster_cidrs, owners):
     """A node's pod CIDRs: inside a cluster CIDR, of a family the node has an address of, claimed by no other
-    node (``owners``: pod CIDR -> node name so far, updated)."""
+    node (``owners``: the ``_Claims`` so far, pod CIDR -> node name, updated)."""
     if not values:
         raise PlanError("%s has no pod CIDR" % where)
     cidrs = []
@@ -175,17 +317,24 @@ def _node_pod_cidrs(values, node, where, cluster_cidrs, owners):
         if cidr in owners and owners[cidr] != node["name"]:
             raise PlanError("%s pod CIDR %s is claimed by node %s too; a pod CIDR belongs to one node" % (
                 where, cidr, owners[cidr]))
-        for other, owner in owners.items():
-            if other != cidr and other.version == cidr.version and other.overlaps(cidr):
-                raise PlanError("%s pod CIDR %s overlaps %s of node %s" % (where, cidr, other, owner))
-        owners[cidr] = node["name"]
+        clash = owners.overlapping(cidr)
+        if clash is not None:
+            raise PlanError("%s pod CIDR %s overlaps %s of node %s" % (where, cidr, clash[0], clash[1]))
+        owners.claim(cidr, node["name"])
         if cidr not in cidrs:
             cidrs.append(cidr)
     return cidrs
 
 
 def needed_routes(nodes):
-    """destination network -> {"nexthop": address, "node": name, "route": canonical route dict}."""
+    """destination network -> {"nexthop": address, "node": name, "route": canonical route dict} (read only:
+    for ``CheckedNodes`` the same dict every time)."""
+    if isinstance(nodes, CheckedNodes):
+        return nodes.needed_routes()
+    return _needed_routes(nodes)
+
+
+def _needed_routes(nodes):
     needed = {}
     for node in nodes:
         for cidr in node["pod_cidrs"]:
@@ -200,13 +349,45 @@ def needed_routes(nodes):
 def split_routes(routes, cluster_cidrs):
     """(cluster routes, foreign routes); a route that cannot be parsed is foreign (never touched)."""
     cluster, foreign = [], []
+    cidrs = _Cidrs(cluster_cidrs)
     for route in routes:
-        key = route_key(route)
-        if key is not None and inside(key[0], cluster_cidrs):
-            cluster.append(route)
+        try:
+            destination, nexthop = route["destination"], route["nexthop"]
+        except (KeyError, TypeError):
+            destination = nexthop = None
+        if isinstance(destination, str) and isinstance(nexthop, str):
+            mine = _in_cluster(destination, nexthop, cidrs)  # once per route and run
         else:
-            foreign.append(route)
+            key = route_key(route)
+            mine = key is not None and inside(key[0], cluster_cidrs)
+        (cluster if mine else foreign).append(route)
     return cluster, foreign
+
+
+class _Cidrs(tuple):
+    """The cluster CIDRs as a cache key: equal and hashed by their text (hashing networks is slow)."""
+
+    def __new__(cls, cidrs):
+        return super(_Cidrs, cls).__new__(cls, cidrs)
+
+    def __init__(self, cidrs):
+        super(_Cidrs, self).__init__()
+        self.key = tuple(str(c) for c in self)
+
+    def __eq__(self, other):
+        return isinstance(other, _Cidrs) and self.key == other.key
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.key)
+
+
+@functools.lru_cache(maxsize=_PARSED)
+def _in_cluster(destination, nexthop, cidrs):
+    key = _parsed_route(destination, nexthop)
+    return key is not None and inside(key[0], cidrs)
 
 
 def _is_right(route, want):
@@ -250,9 +431,12 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None):
     addresses = node_address_map(nodes)
     groups = _by_destination(cluster)
     findings = []
-    for destination in sorted(set(groups) | set(needed), key=lambda n: (n.version, n)):
-        group = sorted(groups.get(destination, []), key=lambda r: (r["destination"], r["nexthop"]))
+    for destination in sorted(set(groups) | set(needed), key=network_order):
+        group = groups.get(destination, [])
         want = needed.get(destination)
+        if want is not None and len(group) == 1 and _is_right(group[0], want):
+            continue  # the node's route and nothing else: most destinations
+        group = sorted(group, key=lambda r: (r["destination"], r["nexthop"]))
         described = [dict(r, role=_role(r, want, addresses),
                           node=addresses.get(route_key(r)[1])) for r in group]
         if want is None:
@@ -264,8 +448,6 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None):
                                          "no current node") for r in described))))
             continue
         right = [r for r in group if _is_right(r, want)]
-        if right and len(group) == 1:
-            continue
         others = [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group if not _is_right(r, want)]
         fix = {"add": [] if right else [dict(want["route"])], "remove": others}
         if len(group) > 1:
@@ -297,11 +479,20 @@ def _role_text(route):
     }.get(route["role"], route["role"])
 
 
+@functools.lru_cache(maxsize=_PARSED)
+def _pair_network(text):
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except (TypeError, ValueError):
+        return None
+
+
 def pair_covers(pairs, cidr, mac=None):
     for pair in pairs or []:
-        try:
-            network = ipaddress.ip_network(pair.get("ip_address"), strict=False)
-        except (TypeError, ValueError):
+        text = pair.get("ip_address")
+        # parsed once per run for Neutron's strings (an audit and a repair check every port more than once)
+        network = _pair_network(text) if isinstance(text, str) else _pair_network.__wrapped__(text)
+        if network is None:
             continue
         if network.version == cidr.version and cidr.subnet_of(network) and \
                 (not pair.get("mac_address") or mac is None or pair["mac_address"].lower() == mac.lower()):
@@ -369,8 +560,10 @@ def count_kinds(findings):
 def apply_routes(routes, add=(), remove=()):
     """What Neutron's add_extraroutes / remove_extraroutes make of ``routes`` (exact string matches)."""
     result = [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in routes]
+    present = set((r["destination"], r["nexthop"]) for r in result)
     for route in add:
-        if not any(r["destination"] == route["destination"] and r["nexthop"] == route["nexthop"] for r in result):
+        if (route["destination"], route["nexthop"]) not in present:
+            present.add((route["destination"], route["nexthop"]))
             result.append(dict(destination=route["destination"], nexthop=route["nexthop"]))
     drop = set((r["destination"], r["nexthop"]) for r in remove)
     return [r for r in result if (r["destination"], r["nexthop"]) not in drop]
@@ -385,7 +578,7 @@ def step_applied(step, routes):
 
 def _dest_order(destination, has_others):
     # Destinations whose traffic goes astray (a wrong route is there) first, then the missing ones.
-    return (0 if has_others else 1, destination.version, destination)
+    return (0 if has_others else 1,) + network_order(destination)
 
 
 def _cap(items, *limits):
@@ -416,9 +609,9 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
         (d for d in needed if d not in present_right
          and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
         key=lambda d: _dest_order(d, bool(groups.get(d))))
-    fixable = [r for d in sorted(present_right, key=lambda n: (n.version, n)) for r in groups.get(d, [])
+    fixable = [r for d in sorted(present_right, key=network_order) for r in groups.get(d, [])
                if not _is_right(r, needed[d])]
-    stale = [r for d in sorted(groups, key=lambda n: (n.version, n)) if d not in needed for r in groups[d]]
+    stale = [r for d in sorted(groups, key=network_order) if d not in needed for r in groups[d]]
     waiting = [r for d in pending_adds for r in groups.get(d, [])]
     pairs = list(pending_pairs)
     headroom = None if limit is None or limit < 0 else limit - len(routes)

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
 import ipaddress
 from dataclasses import dataclass
 
@@ -47,7 +48,7 @@ class RouterView:
     def label(self):
         return self.router.get("name") or self.router["id"]
 
-    @property
+    @functools.cached_property
     def networks(self):
         return [ipaddress.ip_network(s["cidr"], strict=False) for s in self.subnets]
 
@@ -77,21 +78,23 @@ class RouteAuditRunner(OpenStackKubernetesModule):
     # -- input -------------------------------------------------------------------------
 
     def validate(self):
+        """The checked cluster CIDRs; the explicit node list is checked too (kept for ``load_nodes``), before
+        anything is read."""
         params = self.params
         cidrs = route_plan.normalize_cluster_cidrs(params["cluster_cidr"])
-        if params["nodes"] is not None:  # the explicit list is checked before anything is read
-            route_plan.normalize_nodes(explicit_nodes(params), cidrs)
+        self.explicit_nodes = None
+        if params["nodes"] is not None:
+            self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(params), cidrs)
         return cidrs
 
     def load_nodes(self, cidrs, deadline):
         """(source name, checked nodes). ``nodes`` given (even empty): that list; omitted: the Kubernetes API,
         where a Node without a pod CIDR yet (it just joined) needs no route and is left out."""
         if self.params["nodes"] is not None:
-            source, raw = "nodes", explicit_nodes(self.params)
-        else:
-            records = list_nodes(self.connect_kubernetes(), deadline, label_selector=self.params.get("node_selector"))
-            source, raw = "kubernetes", [record for record in records if record["pod_cidrs"]]
-        return source, route_plan.normalize_nodes(raw, cidrs, source=source)
+            return "nodes", self.explicit_nodes
+        records = list_nodes(self.connect_kubernetes(), deadline, label_selector=self.params.get("node_selector"))
+        return "kubernetes", route_plan.normalize_nodes([record for record in records if record["pod_cidrs"]], cidrs,
+                                                        source="kubernetes")
 
     # -- reading -----------------------------------------------------------------------
 
