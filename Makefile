@@ -48,7 +48,7 @@ SANITY_SKIP :=
 
 .PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
         lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz reliability rollout-examples molecule \
-        minicloud minicloud-down minicloud-status test demo bench clean distclean
+        minicloud minicloud-down minicloud-status test demo bench peer clean distclean
 
 help: ## List the targets
 	@echo "Targets (CI runs 'make test'):"
@@ -263,6 +263,21 @@ bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/*.py) o
 	    status=0; for bench in run secgroup routes pause; do \
 	        $(VENV)/bin/python tools/bench/$$bench.py --baseline-venv $(VENVBENCH) || { status=$$?; break; }; done; \
 	    [ -n "$(BENCH_CLOUD)" ] || tools/ci/clouds.sh stop $(BENCH_STATE); exit $$status
+
+# The peer suite (tools/peer/run.py): clients nobody here wrote against a minicloud of its own in build/peer-cloud
+# (removed afterwards; PEER_CLOUD=<state dir> runs on a cloud that is up): openstack.cloud and kubernetes.core from
+# .venv-bench, python-openstackclient from .venv, the kubectl on PATH. Each check ends PASSED, FAILED or SKIPPED (its
+# client missing); the table goes into docs/minicloud.md. The `openstack loadbalancer` commands come from
+# python-octaviaclient, which .venv does not have: it goes into build/peer-clients (no dependencies: .venv has them),
+# put on the PYTHONPATH of the suite's openstack commands only.
+PEER_CLIENTS := build/peer-clients
+PEER_OCTAVIACLIENT := 3.15.0
+peer: venv venv-bench ## The peer suite (openstack.cloud, openstackclient, kubectl, kubernetes.core) on a fresh minicloud, table in docs/minicloud.md
+	@[ -d $(PEER_CLIENTS)/python_octaviaclient-$(PEER_OCTAVIACLIENT).dist-info ] || { rm -rf $(PEER_CLIENTS); \
+	    $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --target $(PEER_CLIENTS) \
+	        python-octaviaclient==$(PEER_OCTAVIACLIENT) \
+	    || echo "warning: python-octaviaclient could not be installed: the loadbalancer checks will be SKIPPED"; }
+	$(VENV)/bin/python tools/peer/run.py
 
 # --- everything CI runs ------------------------------------------------------------------------
 

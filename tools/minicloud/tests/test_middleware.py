@@ -13,13 +13,14 @@ def app(environ, start_response):
     return [b"real"]
 
 
-def call(mw, method="GET", path="/v2.0/networks", agent="openstacksdk"):
+def call(mw, method="GET", path="/v2.0/networks", agent="openstacksdk", query=""):
     seen = {}
 
     def start_response(status, headers):
         seen["status"], seen["headers"] = status, dict(headers)
 
-    body = b"".join(mw({"REQUEST_METHOD": method, "PATH_INFO": path, "HTTP_USER_AGENT": agent}, start_response))
+    environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "HTTP_USER_AGENT": agent, "QUERY_STRING": query}
+    body = b"".join(mw(environ, start_response))
     return seen["status"], seen["headers"], body
 
 
@@ -32,6 +33,19 @@ def test_passes_through_and_counts(store):
     mw = TrafficMiddleware(app, "network", store)
     assert call(mw)[0] == "200 OK"
     assert store.counts()["requests"]["network"]["GET"]["/v2.0/networks"] == 1
+
+
+def test_kubernetes_watches_are_counted_apart_from_lists(store):
+    mw = TrafficMiddleware(app, "kubernetes", store)
+    clusters = "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters"
+    call(mw, path=clusters, query="fieldSelector=metadata.name%3Dx&limit=500")
+    call(mw, path=clusters, query="fieldSelector=metadata.name%3Dx&resourceVersion=38&watch=true")
+    call(mw, path=clusters, query="watch=1")
+    call(mw, path=clusters, query="watch=false")
+    call(TrafficMiddleware(app, "network", store), query="watch=true")  # not a Kubernetes API: as any query
+    counts = store.counts()["requests"]
+    assert counts["kubernetes"]["GET"] == {clusters: 2, clusters + "?watch=true": 2}
+    assert counts["network"]["GET"] == {"/v2.0/networks": 1}
 
 
 def test_fault_answers_with_the_services_error(store):

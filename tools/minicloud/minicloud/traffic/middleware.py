@@ -5,6 +5,7 @@ hides API extensions (an older API, see :mod:`minicloud.traffic.hidden_extension
 from __future__ import annotations
 
 import time
+from urllib.parse import parse_qsl
 
 from minicloud.runtime.wsgi import DropConnection
 from minicloud.traffic import hidden_extensions
@@ -14,6 +15,17 @@ from minicloud.traffic.store import TrafficStore
 # User-Agent fragments of requests that no client made: keystonemiddleware (its own
 # token, and token validation through python-keystoneclient) and minicloud itself.
 INTERNAL_AGENTS = ("keystonemiddleware", "python-keystoneclient", "python-neutronclient", "minicloud-internal")
+
+
+def counted_path(service: str, path: str, query: str) -> str:
+    """The path a request is counted under: its template, and for the Kubernetes APIs ``?watch=true`` after it when
+    the request is a watch (a list with ``watch=true`` or ``watch=1``), so counts tell a watch from a list, as
+    kube-apiserver's request metrics do with their verb ``WATCH``."""
+    template = path_template(path)
+    if service.startswith("kubernetes") and query and "watch=" in query:
+        if any(key == "watch" and value.lower() in ("true", "1") for key, value in parse_qsl(query)):
+            return template + "?watch=true"
+    return template
 
 
 class TrafficMiddleware:
@@ -35,7 +47,8 @@ class TrafficMiddleware:
         path = environ.get("PATH_INFO") or "/"
         agent = environ.get("HTTP_USER_AGENT", "")
         internal = any(marker in agent for marker in INTERNAL_AGENTS)
-        self.store.count(self.service, method, path_template(path), internal)
+        self.store.count(self.service, method, counted_path(self.service, path, environ.get("QUERY_STRING", "")),
+                         internal)
         rule = None if internal else self.store.take_rule(self.service, method, path,
                                                           environ.get("QUERY_STRING", ""))
         if rule is not None and rule.gate:
