@@ -96,10 +96,10 @@ def parse_cidr(text, what):
 
 
 def parse_address(text, what):
-    try:
-        return ipaddress.ip_address(_text(text).strip())
-    except ValueError:
+    address = _address(_text(text).strip())
+    if address is None:
         raise PlanError("%s %r is not an IP address" % (what, text))
+    return address
 
 
 # Routes are parsed again at every step of a repair and by every check of the audit; Neutron returns strings,
@@ -110,10 +110,30 @@ _PARSED = 1 << 16
 @functools.lru_cache(maxsize=_PARSED)
 def _parsed_route(destination, nexthop):
     network = _destination(destination)
-    try:
-        return None if network is None else (network, ipaddress.ip_address(nexthop))
-    except (ValueError, TypeError):
+    if network is None:
         return None
+    address = _address(nexthop)
+    return None if address is None else (network, address)
+
+
+_ADDRESSES = {}  # address text -> address (None: not one)
+
+
+def _address(text):
+    """The address of ``text``, None when it is none; parsed once per text (a node's address is every route's
+    nexthop to it)."""
+    cached = isinstance(text, str)
+    if cached and text in _ADDRESSES:
+        return _ADDRESSES[text]
+    try:
+        address = ipaddress.ip_address(text)
+    except (ValueError, TypeError):
+        address = None
+    if cached:
+        if len(_ADDRESSES) >= _PARSED:
+            _ADDRESSES.clear()
+        _ADDRESSES[text] = address
+    return address
 
 
 _DESTINATIONS = {}  # destination text -> network (None: not one)
@@ -479,19 +499,10 @@ def _role_text(route):
     }.get(route["role"], route["role"])
 
 
-@functools.lru_cache(maxsize=_PARSED)
-def _pair_network(text):
-    try:
-        return ipaddress.ip_network(text, strict=False)
-    except (TypeError, ValueError):
-        return None
-
-
 def pair_covers(pairs, cidr, mac=None):
     for pair in pairs or []:
-        text = pair.get("ip_address")
-        # parsed once per run for Neutron's strings (an audit and a repair check every port more than once)
-        network = _pair_network(text) if isinstance(text, str) else _pair_network.__wrapped__(text)
+        # parsed once per text and run (mostly a node's pod CIDR, parsed already)
+        network = _destination(pair.get("ip_address"))
         if network is None:
             continue
         if network.version == cidr.version and cidr.subnet_of(network) and \
