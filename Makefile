@@ -266,17 +266,9 @@ bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/*.py) o
 
 # The peer suite (tools/peer/run.py): clients nobody here wrote against a minicloud of its own in build/peer-cloud
 # (removed afterwards; PEER_CLOUD=<state dir> runs on a cloud that is up): openstack.cloud and kubernetes.core from
-# .venv-bench, python-openstackclient from .venv, the kubectl on PATH. Each check ends PASSED, FAILED or SKIPPED (its
-# client missing); the table goes into docs/minicloud.md. The `openstack loadbalancer` commands come from
-# python-octaviaclient, which .venv does not have: it goes into build/peer-clients (no dependencies: .venv has them),
-# put on the PYTHONPATH of the suite's openstack commands only.
-PEER_CLIENTS := build/peer-clients
-PEER_OCTAVIACLIENT := 3.15.0
+# .venv-bench, python-openstackclient (with python-octaviaclient's loadbalancer commands) from .venv, the kubectl on
+# PATH. Each check ends PASSED, FAILED or SKIPPED (its client missing); the table goes into docs/minicloud.md.
 peer: venv venv-bench ## The peer suite (openstack.cloud, openstackclient, kubectl, kubernetes.core) on a fresh minicloud, table in docs/minicloud.md
-	@[ -d $(PEER_CLIENTS)/python_octaviaclient-$(PEER_OCTAVIACLIENT).dist-info ] || { rm -rf $(PEER_CLIENTS); \
-	    $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --target $(PEER_CLIENTS) \
-	        python-octaviaclient==$(PEER_OCTAVIACLIENT) \
-	    || echo "warning: python-octaviaclient could not be installed: the loadbalancer checks will be SKIPPED"; }
 	$(VENV)/bin/python tools/peer/run.py
 
 # --- everything CI runs ------------------------------------------------------------------------
