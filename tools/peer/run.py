@@ -1,8 +1,8 @@
 """The peer suite (`make peer`): clients nobody here wrote, run against a minicloud, one named check at a time.
 
 Clients: openstack.cloud 2.5.0 and kubernetes.core 6.2.0 (the ansible 12 package in .venv-bench, openstacksdk 4.14,
-playbooks in tools/peer/playbooks), python-openstackclient (.venv/bin/openstack, with python-octaviaclient from
-build/peer-clients for the `loadbalancer` commands) and the kubectl on PATH.
+playbooks in tools/peer/playbooks), python-openstackclient (.venv/bin/openstack, with python-octaviaclient for the
+`loadbalancer` commands) and the kubectl on PATH.
 
 Every check is independent (it seeds what it needs, once per run, and names its objects after the run's prefix),
 ends PASSED, FAILED (with what was asked and what came back) or SKIPPED (its client is missing, with the reason:
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import base64
 import datetime
+import importlib.util
 import json
 import os
 import queue
@@ -40,7 +41,6 @@ REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "minicloud.md"
 PLAYBOOKS = Path(__file__).resolve().parent / "playbooks"
 OWN_CLOUD = REPO / "build" / "peer-cloud"
-PEER_CLIENTS = REPO / "build" / "peer-clients"  # python-octaviaclient (make peer installs it there)
 VENV_BIN = REPO / ".venv" / "bin"
 BENCH = REPO / ".venv-bench"
 BENCH_COLLECTIONS = BENCH / "lib" / "python3.11" / "site-packages"
@@ -158,9 +158,7 @@ class Context:
         if not cli.exists():
             raise Skip("python-openstackclient is not installed (%s missing: make venv)" % cli.relative_to(REPO))
         argv = [str(cli), "--os-cloud", CLOUD, *map(str, args)] + (["-f", fmt] if fmt else [])
-        path = os.pathsep.join(p for p in (str(PEER_CLIENTS), os.environ.get("PYTHONPATH")) if p)
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False,
-                              env=self.env(PYTHONPATH=path))
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, env=self.env())
         if done.returncode != 0:
             raise CheckFailed("openstack %s exited %d: %s" % (" ".join(map(str, args)), done.returncode,
                                                               short(done.stderr or done.stdout, 900)))
@@ -292,10 +290,9 @@ def bench_collections():
 
 
 def octavia_plugin():
-    """Skip unless python-octaviaclient (the `openstack loadbalancer` commands) is in build/peer-clients."""
-    if not (PEER_CLIENTS / "octaviaclient").is_dir():
-        raise Skip("python-octaviaclient (the openstack loadbalancer commands) is not in build/peer-clients: "
-                   "`make peer` installs it there")
+    """Skip unless python-octaviaclient (the `openstack loadbalancer` commands) is installed in .venv."""
+    if importlib.util.find_spec("octaviaclient") is None:
+        raise Skip("python-octaviaclient (the openstack loadbalancer commands) is not installed: make venv")
 
 
 # -- openstack.cloud ------------------------------------------------------------------------------------------------
@@ -734,8 +731,7 @@ def versions():
 
     def dist(python, package):
         done = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version(%r))" % package],
-                              capture_output=True, text=True, check=False,
-                              env=dict(os.environ, PYTHONPATH=str(PEER_CLIENTS)))
+                              capture_output=True, text=True, check=False)
         return done.stdout.strip() or None
 
     bench_python = BENCH / "bin" / "python"
