@@ -17,6 +17,7 @@ Both must end with the same routes (checked by an audit that finds nothing); a s
 whether it is idempotent.
 """
 
+import ipaddress
 import os
 import sys
 import tempfile
@@ -42,20 +43,35 @@ def playbook(router, nodes, state):
                                              for n in nodes]}}]}]
 
 
-FOREIGN = {"destination": "192.0.2.0/24", "nexthop": "10.180.15.240"}  # a VPN route: not the cluster's
+def node_subnet(n):
+    """The node subnet for N nodes (host 10 on): a /20 up to 4000 nodes, a /18 above."""
+    return "10.180.0.0/20" if n <= 4000 else "10.180.0.0/18"
+
+
+def pod_prefix(n):
+    """The pod CIDRs' length for N nodes: /26 (2047 of them in the cluster CIDR) up to 2000 nodes, /28 above."""
+    return 26 if n <= 2000 else 28
+
+
+def foreign_route(n):
+    """A VPN route: not the cluster's; its nexthop near the top of the node subnet, where no node is."""
+    top = ipaddress.ip_network(node_subnet(n)).broadcast_address
+    return {"destination": "192.0.2.0/24", "nexthop": str(top - 15)}
 
 
 def seed(cloud, n):
     """Router + N nodes with routes and one foreign route; returns (router, nodes, drift)."""
     router = "bench-rt-%d-%d" % (n, int(time.time()))
-    cloud.create_router(router, router + "-net", cidr="10.180.0.0/20")
-    nodes = cloud.create_nodes(router, n, prefix=router, pod_cidr=CLUSTER, pod_prefix=26, routes=True,
+    cloud.create_router(router, router + "-net", cidr=node_subnet(n))
+    nodes = cloud.create_nodes(router, n, prefix=router, pod_cidr=CLUSTER, pod_prefix=pod_prefix(n), routes=True,
                                address_pairs=True)
-    cloud.set_routes(router, add=[FOREIGN])
+    cloud.set_routes(router, add=[foreign_route(n)])
+    top = ipaddress.ip_network(node_subnet(n)).broadcast_address
+    dead, gone = str(top - 5), str(top - 4)  # addresses of no node
     wiped = nodes[::10]
     drift = {"remove": [{"destination": x["pod_cidr"], "nexthop": x["address"]} for x in wiped],
-             "add": [{"destination": x["pod_cidr"], "nexthop": "10.180.15.250"} for x in nodes[1::20]]
-             + [{"destination": "198.19.255.%d/32" % (i % 250), "nexthop": "10.180.15.251"}
+             "add": [{"destination": x["pod_cidr"], "nexthop": dead} for x in nodes[1::20]]
+             + [{"destination": "198.19.255.%d/32" % (i % 250), "nexthop": gone}
                 for i in range(max(1, n // 20))]}
     return router, nodes, drift
 
@@ -114,7 +130,7 @@ def measure(cloud, n, collections, baseline=None):
                      "writes": written, "findings": len(result["findings"]), "changes": len(result["changes"])})
     rows[-1]["state"] = "audit after repair"
     assert rows[-1]["findings"] == 0
-    assert FOREIGN in cloud.router(router)["routes"]
+    assert foreign_route(n) in cloud.router(router)["routes"]
     if baseline is not None:
         break_routes(cloud, router, drift)
         for tool in ("baseline", "baseline again"):
@@ -124,7 +140,7 @@ def measure(cloud, n, collections, baseline=None):
                          "changed": result["changed"]})
         audit, _, _, _ = counted(cloud, playbook(router, nodes, "audited"), BIN, collections)
         assert audit["findings"] == [], audit["findings"]
-        assert FOREIGN in cloud.router(router)["routes"]
+        assert foreign_route(n) in cloud.router(router)["routes"]
     return rows, side
 
 

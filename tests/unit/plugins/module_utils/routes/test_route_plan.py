@@ -72,8 +72,8 @@ def _overlap_problems_one_by_one(specs, cluster):
                                                "node" % (where, cidr, owners[cidr]))
                 for other, owner in owners.items():
                     if other != cidr and other.version == cidr.version and other.overlaps(cidr):
-                        raise route_plan.PlanError("%s pod CIDR %s overlaps %s of node %s" % (where, cidr, other,
-                                                                                                owner))
+                        raise route_plan.PlanError("%s pod CIDR %s overlaps %s of node %s"
+                                                   % (where, cidr, other, owner))
                 owners[cidr] = name
         except route_plan.PlanError as exc:
             problems.append(str(exc))
