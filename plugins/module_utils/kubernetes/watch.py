@@ -213,7 +213,8 @@ class ObjectWatch:
     def _follow(self, index, deadline):
         cuts = 0
         try:
-            while not self._stopped.is_set() and self.clock.monotonic() < deadline:
+            # a watch that could stay open less than a second before the deadline is not worth its request
+            while not self._stopped.is_set() and self.clock.monotonic() < deadline - 1.0:
                 if self._watch_once(index, deadline):
                     cuts = 0
                 else:
