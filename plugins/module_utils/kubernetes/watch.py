@@ -81,9 +81,6 @@ class Feed:
             found["label_selector"] = self.label_selector
         return found
 
-    def __eq__(self, other):
-        return isinstance(other, Feed) and vars(self) == vars(other)
-
     def __repr__(self):
         return "Feed(%s)" % self.describe()
 
@@ -127,7 +124,6 @@ class ObjectWatch:
         self.events = 0
         self._stopped = threading.Event()
         self._responses = []
-        self._threads = []
 
     # -- what the caller sees ---------------------------------------------------------------------
 
@@ -181,7 +177,6 @@ class ObjectWatch:
                                       name="watch-%s" % self.feeds[index].plural)
             thread.daemon = True  # a wait that ends never waits for its watches
             thread.start()
-            self._threads.append(thread)
         return self
 
     def stop(self):
@@ -340,16 +335,11 @@ def _describe(exc):
 
 def start_following(kube, feeds, clock, on_change, use_watch, deadline):
     """Start an ``ObjectWatch`` of ``feeds`` (the lists happen here); ``(watch, observed_with)``, the watch
-    None when the caller must read at every poll (``use_watch`` false, or watch not served)."""
+    None when ``use_watch`` is false. An API that does not serve watch answers the watch requests, in the
+    watch's threads: ``failure`` then says so, and ``given_up`` hands over to polling at the next look."""
     if not use_watch:
         return None, dict(method="poll", fallback_reason="use_watch is false")
-    watch = ObjectWatch(kube, feeds, clock, on_change)
-    try:
-        watch.start(deadline)
-    except WatchNotServed as exc:
-        watch.stop()
-        return None, dict(method="poll", fallback_reason=str(exc))
-    return watch, dict(method="watch", fallback_reason=None)
+    return ObjectWatch(kube, feeds, clock, on_change).start(deadline), dict(method="watch", fallback_reason=None)
 
 
 def given_up(watch):
