@@ -20,8 +20,44 @@ options:
         OpenStack connection's.
       - When omitted (or empty), the C(K8S_AUTH_*) environment variables, the in-cluster service account, or
         C(~/.kube/config) are used, as in kubernetes.core.
+      - With I(kubeconfig_secret), the module reads a workload cluster's Kubernetes API with the kubeconfig kept
+        in a Secret (Cluster API's C(<cluster>-kubeconfig)); the other options then reach the cluster that holds
+        that Secret (the management cluster).
     type: dict
     suboptions:
+      kubeconfig_secret:
+        description:
+          - A Secret that holds the kubeconfig of the cluster to talk to, such as the C(<cluster>-kubeconfig)
+            Secret Cluster API keeps for every workload cluster (the C(capi_kubeconfig_secret) host variable of
+            the C(flightcontrol.openstack.capi_clusters) inventory has this shape).
+          - The other options (and C(K8S_AUTH_*)) say how to reach the cluster that holds the Secret. The module
+            reads the Secret there (one GET, retried like every request; the credentials need C(get) on
+            C(secrets) in its namespace), decodes the kubeconfig from the key and talks to the cluster of its
+            C(current-context).
+          - The kubeconfig stays in the module's memory. It is never written to a file (certificate and key data
+            are handed to the TLS layer as in-memory files on Linux; on other systems the kubernetes client's
+            own temporary files, mode 0600, removed when the module ends) and never appears in a result, an
+            error or a warning. The option holds only the reference, so the task's C(invocation) shows no secret
+            and needs no C(no_log).
+          - Refused, with a message that names the Secret and the key, when the Secret does not exist, the key is
+            missing, its value is not base64 or not a kubeconfig, the kubeconfig has no usable
+            C(current-context), or its user runs a program (C(exec), C(auth-provider)) or names a file on the
+            host instead of carrying its data.
+          - To hand the kubeconfig to other tools as a file, see M(flightcontrol.openstack.workload_kubeconfig).
+        type: dict
+        suboptions:
+          name:
+            description: Name of the Secret.
+            type: str
+            required: true
+          namespace:
+            description: Namespace of the Secret (the Cluster's namespace for Cluster API).
+            type: str
+            default: default
+          key:
+            description: The key of the Secret's data that holds the kubeconfig.
+            type: str
+            default: value
       kubeconfig:
         description: Path to a kubeconfig file, or the kubeconfig as a dictionary.
         type: raw

@@ -23,6 +23,12 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     tls_error,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
+    client_settings,
+    kubeconfig_secret_argument_spec,
+    read_kubeconfig_secret,
+    SecretRef,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import kubeconfig_secrets
 
@@ -32,15 +38,68 @@ STATUS_HINTS = {
 }
 
 
-def connect_kubernetes(module, params, clock):
-    """A ``KubernetesClient`` from kubernetes.core-style ``params``; fails the module with a plain message
-    when the client library is missing or the settings cannot be used."""
+# How long reading a kubeconfig Secret may take when the caller gives no deadline.
+SECRET_READ_SECONDS = 60
+
+
+def kubernetes_dict_argument_spec():
+    """The ``kubernetes`` dictionary option (doc fragment ``kubernetes_dict``): kubernetes.core's connection
+    options and ``kubeconfig_secret``."""
+    spec = kubernetes_argument_spec()
+    spec["kubeconfig_secret"] = dict(type="dict", options=kubeconfig_secret_argument_spec(), no_log=False)
+    return spec
+
+
+def _client(module, settings, clock, params):
     if K8S_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
     try:
-        return KubernetesClient(auth_settings(params), clock=clock, request_timeout=params.get("api_timeout"))
+        return KubernetesClient(settings, clock=clock, request_timeout=params.get("api_timeout"))
     except CONFIG_ERRORS as exc:
         raise ModuleFailure("Kubernetes connection settings are invalid: %s" % (exc,))
+
+
+def connect_kubernetes(module, params, clock, clients=None, deadline=None):
+    """A ``KubernetesClient`` from kubernetes.core-style ``params``; fails the module with a plain message
+    when the client library is missing or the settings cannot be used. With ``kubeconfig_secret`` in
+    ``params`` the other settings reach the cluster that holds the Secret, and the client returned talks to the
+    cluster the Secret's kubeconfig names (``connect_through_secret``). Every client made is added to
+    ``clients``; ``deadline`` bounds reading the Secret."""
+    clients = [] if clients is None else clients
+    kube = _client(module, auth_settings(params), clock, params)
+    clients.append(kube)
+    if not params.get("kubeconfig_secret"):
+        return kube
+    ref = secret_ref(params["kubeconfig_secret"])
+    deadline = deadline if deadline is not None else clock.monotonic() + SECRET_READ_SECONDS
+    workload = read_kubeconfig_secret(kube, ref, deadline)
+    return connect_workload(module, workload, clock, params, clients)
+
+
+def secret_ref(options, option="kubeconfig_secret"):
+    """The ``SecretRef`` of ``options`` (name, namespace, key), refused before any request when it can never
+    name a Secret's key."""
+    ref = SecretRef.from_options(options)
+    problems = ref.problems(option)
+    if problems:
+        raise ModuleFailure("; ".join(problems) + "; nothing was changed")
+    return ref
+
+
+def connect_workload(module, workload, clock, params, clients):
+    """A client for the cluster ``workload`` (a ``WorkloadKubeconfig``) names; its secrets are added to the
+    values the module masks in its output."""
+    module.no_log_values.update(workload.secret_values)
+    try:
+        kube = KubernetesClient(client_settings(workload), clock=clock, request_timeout=params.get("api_timeout"))
+    except CONFIG_ERRORS as exc:
+        reason = str(exc)
+        if any(value in reason for value in workload.secret_values):  # never quote the kubeconfig
+            reason = type(exc).__name__
+        raise ModuleFailure("the kubeconfig in key %r of %s cannot be used: %s" % (workload.ref.key, workload.ref,
+                                                                                 reason))
+    clients.append(kube)
+    return kube
 
 
 def check_object_names(params, kinds):
@@ -86,8 +145,7 @@ class KubernetesModule(BaseModule):
         return kubeconfig_secrets(params)
 
     def connect(self):
-        self.kube = connect_kubernetes(self.ansible, self.params, self.clock)
-        self.clients.append(self.kube)
+        self.kube = connect_kubernetes(self.ansible, self.params, self.clock, self.clients)
         return self.kube
 
     def describe_error(self, exc):

@@ -9,10 +9,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import kubernetes_argument_spec
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     connect_kubernetes,
     describe_kubernetes_error,
+    kubernetes_dict_argument_spec,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import kubeconfig_secrets
@@ -26,17 +26,21 @@ class OpenStackKubernetesModule(OpenStackModule):
     @staticmethod
     def connection_argument_spec():
         spec = OpenStackModule.connection_argument_spec()
-        spec["kubernetes"] = dict(type="dict", options=kubernetes_argument_spec())
+        spec["kubernetes"] = dict(type="dict", options=kubernetes_dict_argument_spec())
         return spec
 
     @staticmethod
     def hidden_values(params):
         return OpenStackModule.hidden_values(params) | kubeconfig_secrets(params.get("kubernetes"))
 
-    def connect_kubernetes(self):
-        kube = connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock)
-        self.clients.append(kube)
-        return kube
+    def connect_kubernetes(self, deadline=None):
+        """The client of the Kubernetes API ``kubernetes`` names: through ``kubernetes.kubeconfig_secret``, the
+        workload cluster whose kubeconfig that Secret holds (read before ``deadline``, by default the module's
+        ``timeout``)."""
+        if deadline is None and self.params.get("timeout") is not None:
+            deadline = self.started + self.params["timeout"]
+        return connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock, self.clients,
+                                  deadline)
 
     def describe_error(self, exc):
         return super(OpenStackKubernetesModule, self).describe_error(exc) or describe_kubernetes_error(exc)
