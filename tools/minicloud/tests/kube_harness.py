@@ -12,8 +12,8 @@ from minicloud.kube.controllers.loop import ControllerLoop
 from minicloud.kube.credentials import Credentials
 from minicloud.kube.resources import by_kind
 from minicloud.kube.store import Store
+from minicloud.kube.workloads import INITIAL_NAMESPACES
 from minicloud.runtime.wsgi import bind
-from minicloud.services.kubernetes import INITIAL_NAMESPACES
 
 
 class KubeServer:

@@ -1,4 +1,6 @@
-"""Verbs capi (CAPO's mode, seeded clusters, rollouts) and kube (nodes) on the emulated Kubernetes API."""
+"""Verbs capi (CAPO's mode, seeded clusters, rollouts) and kube (nodes) on the emulated Kubernetes API.
+
+``kube node ... --cluster NAME`` works on the Nodes of a seeded cluster, in its own API."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ def _capi_cluster(cloud: Minicloud, args) -> None:
         print_json(cloud.create_capi_cluster(args.name, control_plane=args.control_plane, workers=args.workers,
                                              api_version=args.api_version, namespace=args.namespace,
                                              openstack=args.openstack, monitor=args.monitor))
+    elif args.cluster_action == "kubeconfig":
+        print(cloud.workload_kubeconfig(args.name, namespace=args.namespace), end="")
     elif args.cluster_action == "delete":
         print_json({"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace, target=args.target),
                     "name": args.name})
@@ -49,13 +53,14 @@ def cmd_capi(cloud: Minicloud, args) -> int:
 
 
 def cmd_kube(cloud: Minicloud, args) -> int:
+    where = {"cluster": args.cluster, "namespace": args.namespace}
     if args.node_action == "create":
-        print_json(cloud.create_node(args.name, args.pod_cidr, args.address, labels=dict(args.label or [])))
+        print_json(cloud.create_node(args.name, args.pod_cidr, args.address, labels=dict(args.label or []), **where))
     elif args.node_action == "delete":
-        cloud.delete_node(args.name)
+        cloud.delete_node(args.name, **where)
         print(json.dumps({"deleted": args.name}))
     else:
-        print_json(cloud.list_nodes())
+        print_json(cloud.list_nodes(**where))
     return 0
 
 
@@ -73,9 +78,12 @@ def _add_capi_cluster(areas) -> None:
                         help="also a network, a server per control-plane machine and the API load balancer "
                              "with their members, as CAPO makes them (needed by 'capi rollout')")
     create.add_argument("--monitor", action="store_true", help="with --openstack: a TCP health monitor on the pool")
-    delete = actions.add_parser("delete", help="remove every object of the cluster")
+    delete = actions.add_parser("delete", help="remove every object of the cluster, and its own API")
     delete.add_argument("name")
     delete.add_argument("--namespace", default="default")
+    kubeconfig = actions.add_parser("kubeconfig", help="print the kubeconfig of the cluster's own API (its Nodes)")
+    kubeconfig.add_argument("name")
+    kubeconfig.add_argument("--namespace", default="default")
     listing = actions.add_parser("list", help="clusters as JSON")
     listing.add_argument("--namespace", help="default: all namespaces")
     for action in (delete, listing):
@@ -122,7 +130,11 @@ def add_kube_verb(verbs) -> None:
     create.add_argument("--label", type=label, action="append", help="KEY=VALUE (repeatable)")
     delete = actions.add_parser("delete")
     delete.add_argument("name")
-    actions.add_parser("list", help="nodes with pod CIDRs and InternalIPs")
+    listing = actions.add_parser("list", help="nodes with pod CIDRs and InternalIPs")
+    for action in (create, delete, listing):
+        action.add_argument("--cluster", help="a seeded cluster: its Nodes, in its own API (default: the "
+                                              "management API's)")
+        action.add_argument("--namespace", default="default", help="the seeded cluster's namespace")
     p.set_defaults(func=cmd_kube)
 
 

@@ -1,14 +1,18 @@
 """minicloud's own calls to its Kubernetes API: seeding clusters and nodes, through the
-official client over HTTPS like any client (marked internal: never counted or faulted)."""
+official client over HTTPS like any client (marked internal: never counted or faulted).
+
+A seeded cluster's Nodes go to its own workload API (:mod:`minicloud.kube.workloads`), registered
+first through the management API's internal endpoint; its kubeconfig goes into ``NAME-kubeconfig``."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import yaml
 from kubernetes import client, config
 
-from minicloud.kube import convert, seed
+from minicloud.kube import convert, seed, workloads
 from minicloud.kube.controllers import paused
 from minicloud.kube.resources import CAPI_CONTRACT, KINDS, Kind, by_kind
 
@@ -30,8 +34,12 @@ def rest_call(api: client.ApiClient, method: str, path: str, body=None, query: l
 
 
 class KubeAdmin:
-    def __init__(self, kubeconfig: Path):
-        self.api = config.new_client_from_config(config_file=str(kubeconfig))
+    def __init__(self, kubeconfig: Path | dict):
+        """``kubeconfig``: a file, or its content (a workload cluster's)."""
+        if isinstance(kubeconfig, dict):
+            self.api = config.new_client_from_config_dict(kubeconfig)
+        else:
+            self.api = config.new_client_from_config(config_file=str(kubeconfig))
         self.api.user_agent = INTERNAL_AGENT
 
     # -- plain REST ------------------------------------------------------------------
@@ -61,11 +69,16 @@ class KubeAdmin:
         if api_version not in CAPI_CONTRACT:
             raise ValueError(f"api_version must be one of {', '.join(CAPI_CONTRACT)}")
         self.ensure_namespace(namespace)
-        nodes = self.call("GET", "/api/v1/nodes")["items"]
-        first = seed.free_pod_indexes(nodes, control_plane + workers)
+        workload = self.call("POST", _workload_path(namespace, name))
+        nodes_api = KubeAdmin(yaml.safe_load(workload["kubeconfig"]))
+        first = seed.free_pod_indexes(nodes_api.call("GET", "/api/v1/nodes")["items"], control_plane + workers)
         uids: dict[tuple[str, str], dict] = {}
-        created = []
-        for item in seed.cluster_objects(name, namespace, control_plane, workers, first, openstack=openstack):
+        created, nodes = [], []
+        for item in seed.cluster_objects(name, namespace, control_plane, workers, first, openstack=openstack,
+                                         kubeconfig=workload["kubeconfig"]):
+            if item.kind == "Node":  # in the cluster's own API, as kubelets register them
+                nodes.append(_node_summary(nodes_api.call("POST", "/api/v1/nodes", item.body)))
+                continue
             kind = by_kind(item.kind)
             version = self._version(kind, api_version)
             body = dict(item.body)
@@ -86,7 +99,23 @@ class KubeAdmin:
                 "uid": obj["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
             created.append({"kind": item.kind, "name": obj["metadata"]["name"], "apiVersion": obj["apiVersion"]})
         return {"name": name, "namespace": namespace, "apiVersion": f"cluster.x-k8s.io/{api_version}",
-                "objects": created}
+                "objects": created, "server": workload["server"],
+                "nodes": [{k: n[k] for k in ("name", "podCIDR", "internalIP", "providerID")} for n in nodes]}
+
+    def workload_kubeconfig(self, name: str, namespace: str = "default") -> str:
+        """The kubeconfig (YAML) of cluster ``name``'s own API, as its ``NAME-kubeconfig`` Secret holds it."""
+        try:
+            return self.call("GET", _workload_path(namespace, name))["kubeconfig"]
+        except client.ApiException as exc:
+            if exc.status == 404:
+                raise LookupError(f"no workload cluster API for {name!r} in namespace {namespace!r}") from None
+            raise
+
+    def _nodes_api(self, cluster: str | None, namespace: str) -> KubeAdmin:
+        """Where the Nodes are: the API of workload cluster ``cluster``, or this one (None)."""
+        if cluster is None:
+            return self
+        return KubeAdmin(yaml.safe_load(self.workload_kubeconfig(cluster, namespace)))
 
     def ensure_namespace(self, namespace: str) -> None:
         """Create the namespace unless it exists."""
@@ -112,7 +141,8 @@ class KubeAdmin:
 
     def delete_cluster(self, name: str, namespace: str = "default") -> list[str]:
         """Remove every object labelled with the cluster's name, finalizers included (a clean-up, not
-        a CAPI deletion). Returns ``Kind/name`` of what was removed."""
+        a CAPI deletion), and the cluster's own API (its Nodes with it). Returns ``Kind/name`` of the
+        objects removed from this API."""
         removed = []
         selector = [("labelSelector", f"{paused.CLUSTER_NAME_LABEL}={name}")]
         for kind in KINDS:
@@ -130,7 +160,14 @@ class KubeAdmin:
                     if exc.status != 404:
                         raise
                 removed.append(f"{kind.kind}/{obj['metadata']['name']}")
-        if not removed:
+        try:
+            self.call("DELETE", _workload_path(namespace, name))
+            api_removed = True
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+            api_removed = False
+        if not removed and not api_removed:
             raise LookupError(f"no cluster named {name!r} in namespace {namespace!r}")
         return removed
 
@@ -181,21 +218,27 @@ class KubeAdmin:
 
     # -- nodes -------------------------------------------------------------------------
 
-    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None,
-                    provider_id: str | None = None) -> dict:
-        return _node_summary(self.call("POST", "/api/v1/nodes", seed.node(name, pod_cidr, address, labels,
-                                                                           provider_id)))
+    # ``cluster``: the Nodes of that workload cluster (in ``namespace``), in its own API; None: this API's.
 
-    def delete_node(self, name: str) -> None:
+    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None,
+                    provider_id: str | None = None, cluster: str | None = None, namespace: str = "default") -> dict:
+        return _node_summary(self._nodes_api(cluster, namespace).call(
+            "POST", "/api/v1/nodes", seed.node(name, pod_cidr, address, labels, provider_id)))
+
+    def delete_node(self, name: str, cluster: str | None = None, namespace: str = "default") -> None:
         try:
-            self.call("DELETE", f"/api/v1/nodes/{name}")
+            self._nodes_api(cluster, namespace).call("DELETE", f"/api/v1/nodes/{name}")
         except client.ApiException as exc:
             if exc.status == 404:
-                raise LookupError(f"no node named {name!r}") from None
+                raise LookupError(f"no node named {name!r}" + (f" in cluster {cluster!r}" if cluster else "")) from None
             raise
 
-    def list_nodes(self) -> list[dict]:
-        return [_node_summary(n) for n in self.call("GET", "/api/v1/nodes")["items"]]
+    def list_nodes(self, cluster: str | None = None, namespace: str = "default") -> list[dict]:
+        return [_node_summary(n) for n in self._nodes_api(cluster, namespace).call("GET", "/api/v1/nodes")["items"]]
+
+
+def _workload_path(namespace: str, name: str) -> str:
+    return f"{workloads.ENDPOINT}/{namespace}/{name}"
 
 
 def _node_summary(obj: dict) -> dict:

@@ -118,6 +118,22 @@ class Credentials:
             "preferences": {},
         }
 
+    def workload_kubeconfig(self, server: str, cluster: str, token: str) -> dict:
+        """The kubeconfig of a workload cluster's API (served with this CA), named as CAPI names the one in
+        the ``<cluster>-kubeconfig`` Secret: cluster ``<cluster>``, user ``<cluster>-admin``, context
+        ``<cluster>-admin@<cluster>``."""
+        ca_data = base64.b64encode(self.ca_cert.read_bytes()).decode()
+        user, context = f"{cluster}-admin", f"{cluster}-admin@{cluster}"
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": cluster, "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+            "users": [{"name": user, "user": {"token": token}}],
+            "contexts": [{"name": context, "context": {"cluster": cluster, "user": user}}],
+            "current-context": context,
+            "preferences": {},
+        }
+
     def write_kubeconfig(self, path: Path, server: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")

@@ -3,14 +3,15 @@
 A seeded cluster looks like what CAPI, KCP and CAPO leave behind once a cluster is up:
 Cluster -> OpenStackCluster and KubeadmControlPlane; control-plane Machines owned by the
 KCP; worker Machines owned by a MachineSet owned by a MachineDeployment; per Machine a
-KubeadmConfig, an OpenStackMachine and a Node; the ``NAME-ca`` and ``NAME-kubeconfig``
-Secrets. Every object carries ``cluster.x-k8s.io/cluster-name``. Objects are built in the
-stored (v1beta2 hub) form; :mod:`minicloud.kube.convert` gives the v1beta1 view.
+KubeadmConfig, an OpenStackMachine and a Node (seeding writes the Nodes into the cluster's own
+API, see :mod:`minicloud.kube.workloads`); the ``NAME-ca`` and ``NAME-kubeconfig`` Secrets.
+Every object carries ``cluster.x-k8s.io/cluster-name``. Objects are built in the stored
+(v1beta2 hub) form; :mod:`minicloud.kube.convert` gives the v1beta1 view.
 
 Every Machine carries CAPI's finalizer and every OpenStackMachine CAPO's, as on a real cluster: a
 Machine deleted goes through the controllers (hooks, drain, infrastructure), never at once.
-Only control-plane Machines of a cluster seeded with ``openstack`` have real servers; workers
-never do (their servers and addresses are made up, with or without ``openstack``).
+The Machines of a cluster seeded with ``openstack`` have real servers (workers too, when the
+resources name them); without it, servers and addresses are made up.
 """
 
 from __future__ import annotations
@@ -167,19 +168,34 @@ def control_plane_machine_names(name: str, namespace: str = "default", control_p
     return [f"{kcp_name_of(name)}-{_suffix(namespace, name, 'cp', str(i))}" for i in range(control_plane)]
 
 
+def machine_set_name(name: str, namespace: str = "default") -> str:
+    return f"{name}-md-0-{_suffix(namespace, name, 'ms', length=10)}"
+
+
+def worker_machine_names(name: str, namespace: str = "default", workers: int = 0) -> list[str]:
+    """The names the seeded worker Machines get (stable, CAPI-like suffixes)."""
+    machine_set = machine_set_name(name, namespace)
+    return [f"{machine_set}-{_suffix(namespace, name, 'w', str(i))}" for i in range(workers)]
+
+
 def cluster_objects(name: str, namespace: str = "default", control_plane: int = 1, workers: int = 0,
-                    first_pod_index: int = 0, openstack: dict | None = None) -> list[SeedObject]:
+                    first_pod_index: int = 0, openstack: dict | None = None,
+                    kubeconfig: str | None = None) -> list[SeedObject]:
     """Everything of cluster ``name``, owners before what they own. Nodes get pod CIDRs
-    ``10.244.(first_pod_index + i).0/24``.
+    ``10.244.(first_pod_index + i).0/24``. ``kubeconfig``: what the ``NAME-kubeconfig`` Secret holds
+    (its key ``value``, as CAPI writes it); without it, one naming the endpoint and nothing more.
 
     ``openstack``: the real resources behind the cluster (see ``controllers.capo.seed_openstack``):
-    ``network`` (id, name, subnets), ``loadbalancer`` (id, name, ip, internalIP), ``pool_id`` and
-    ``servers`` (control-plane machine name -> id, address). Without it, ids and addresses are made up.
+    ``network`` (id, name, subnets), ``router``, ``externalNetwork``, ``securityGroups`` (controlPlane,
+    worker), ``loadbalancer`` (id, name, ip, internalIP) and ``pool_id`` (None: no load balancer), and
+    ``servers`` (machine name -> id, address). Without it, ids and addresses are made up.
     """
     kcp_name = kcp_name_of(name)
     lb_ip = str(FLOATING_NETWORK.network_address + 100 + int(_suffix(name, length=2).encode().hex(), 16) % 100)
     if openstack:
-        lb_ip = openstack["loadbalancer"]["ip"]
+        lb = openstack.get("loadbalancer")
+        # without a load balancer CAPO's endpoint is the first control-plane machine's address
+        lb_ip = lb["ip"] if lb else next(iter(openstack["servers"].values()))["address"]
     objects = [
         SeedObject("Cluster", {
             "metadata": _meta(name, namespace, name),
@@ -231,16 +247,32 @@ def cluster_objects(name: str, namespace: str = "default", control_plane: int = 
     ]
     if openstack:
         infra = next(o for o in objects if o.kind == "OpenStackCluster")
-        infra.body["metadata"]["annotations"] = {OPENSTACK_ANNOTATION: "true", POOL_ANNOTATION: openstack["pool_id"]}
-        infra.status["apiServerLoadBalancer"] = dict(openstack["loadbalancer"], tags=[])
-        infra.status["network"] = openstack["network"]
+        if openstack.get("loadbalancer"):
+            # the controllers roll (and delete the servers of) clusters with a load balancer only
+            infra.body["metadata"]["annotations"] = {OPENSTACK_ANNOTATION: "true",
+                                                     POOL_ANNOTATION: openstack["pool_id"]}
+            infra.status["apiServerLoadBalancer"] = dict(openstack["loadbalancer"], tags=[])
+        else:
+            infra.body["spec"]["apiServerLoadBalancer"] = {"enabled": False}
+            del infra.status["apiServerLoadBalancer"]
+        infra.status["network"] = dict(openstack["network"], tags=[],
+                                       subnets=[dict(s, tags=[]) for s in openstack["network"]["subnets"]])
+        if openstack.get("router"):
+            infra.status["router"] = dict(openstack["router"], tags=[])
+        if openstack.get("externalNetwork"):
+            infra.status["externalNetwork"] = dict(openstack["externalNetwork"], tags=[])
+        else:
+            del infra.body["spec"]["externalNetwork"]
+        for field, role in (("controlPlaneSecurityGroup", "controlPlane"), ("workerSecurityGroup", "worker")):
+            if (openstack.get("securityGroups") or {}).get(role):
+                infra.status[field] = dict(openstack["securityGroups"][role])
     for i, machine in enumerate(control_plane_machine_names(name, namespace, control_plane)):
         server = openstack["servers"][machine] if openstack else None
         objects += _machine(name, namespace, machine, {CONTROL_PLANE_LABEL: ""}, ("KubeadmControlPlane", kcp_name),
                             i, first_pod_index, server)
     if workers:
         deployment = f"{name}-md-0"
-        machine_set = f"{deployment}-{_suffix(namespace, name, 'ms', length=10)}"
+        machine_set = machine_set_name(name, namespace)
         selector = {CLUSTER_NAME_LABEL: name, DEPLOYMENT_LABEL: deployment}
         template = {"clusterName": name, "version": KUBERNETES_VERSION,
                     "bootstrap": {"configRef": _ref(BOOTSTRAP_GROUP, "KubeadmConfigTemplate", deployment)},
@@ -261,15 +293,16 @@ def cluster_objects(name: str, namespace: str = "default", control_plane: int = 
             "spec": {"clusterName": name, "replicas": workers, "selector": {"matchLabels": set_labels},
                      "template": {"metadata": {"labels": set_labels}, "spec": template}},
         }, ("MachineDeployment", deployment), {"conditions": _ready("MachinesReady"), **counts}))
-        for i in range(workers):
-            machine = f"{machine_set}-{_suffix(namespace, name, 'w', str(i))}"
+        for i, machine in enumerate(worker_machine_names(name, namespace, workers)):
+            server = openstack["servers"].get(machine) if openstack else None
             objects += _machine(name, namespace, machine, {DEPLOYMENT_LABEL: deployment, SET_LABEL: machine_set},
-                                ("MachineSet", machine_set), control_plane + i, first_pod_index)
+                                ("MachineSet", machine_set), control_plane + i, first_pod_index, server)
     ca = base64.b64encode(f"seeded CA of {name}".encode()).decode()
+    if kubeconfig is None:
+        kubeconfig = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
+                      f"    server: https://{lb_ip}:6443\n")
     for secret, data in ((f"{name}-ca", {"tls.crt": ca, "tls.key": ca}),
-                         (f"{name}-kubeconfig", {"value": base64.b64encode(
-                             f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
-                             f"    server: https://{lb_ip}:6443\n".encode()).decode()})):
+                         (f"{name}-kubeconfig", {"value": base64.b64encode(kubeconfig.encode()).decode()})):
         objects.append(SeedObject("Secret", {
             "apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
             "metadata": _meta(secret, namespace, name), "data": data,

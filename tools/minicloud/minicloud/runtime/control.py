@@ -387,12 +387,22 @@ class Minicloud:
     def list_capi_clusters(self, namespace: str | None = None, target: bool = False) -> list[dict]:
         return self._kube_call(lambda admin: admin.list_clusters(namespace), target=target)
 
-    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None) -> dict:
+    def workload_kubeconfig(self, name: str, namespace: str = "default") -> str:
+        """The kubeconfig (YAML) of seeded cluster ``name``'s own API, the one its ``NAME-kubeconfig``
+        Secret holds (server ``https://127.0.0.1:PORT/clusters/NAMESPACE/NAME``, this cloud's CA)."""
+        return self._kube_call(lambda admin: admin.workload_kubeconfig(name, namespace))
+
+    # Nodes: ``cluster`` names a seeded cluster whose own API holds them (in ``namespace``); None: the
+    # management API's.
+
+    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None,
+                    cluster: str | None = None, namespace: str = "default") -> dict:
         """A Ready Node with ``spec.podCIDR(s)`` and an InternalIP."""
-        return self._kube_call(lambda admin: admin.create_node(name, pod_cidr, address, labels))
+        return self._kube_call(lambda admin: admin.create_node(name, pod_cidr, address, labels, cluster=cluster,
+                                                               namespace=namespace))
 
-    def delete_node(self, name: str) -> None:
-        self._kube_call(lambda admin: admin.delete_node(name))
+    def delete_node(self, name: str, cluster: str | None = None, namespace: str = "default") -> None:
+        self._kube_call(lambda admin: admin.delete_node(name, cluster=cluster, namespace=namespace))
 
-    def list_nodes(self) -> list[dict]:
-        return self._kube_call(lambda admin: admin.list_nodes())
+    def list_nodes(self, cluster: str | None = None, namespace: str = "default") -> list[dict]:
+        return self._kube_call(lambda admin: admin.list_nodes(cluster=cluster, namespace=namespace))

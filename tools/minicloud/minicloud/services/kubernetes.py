@@ -4,6 +4,10 @@ Objects live in the serving process's memory: a restart (``down``/``up``) emptie
 cluster, as if it were a new one (``default``, ``kube-system`` and ``kube-public`` exist).
 The CA, serving certificate and token are kept in the service's folder, so the kubeconfig
 stays valid across restarts.
+
+The same socket serves one API per seeded workload cluster under ``/clusters/<namespace>/<name>``
+(:mod:`minicloud.kube.workloads`), each with its own objects and token, and this service's CA and
+certificate. They live in memory too: a restart forgets them.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from minicloud.runtime.settings import HOST
 from minicloud.services import Service
 
 KUBECONFIG = "kubeconfig"
-INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 class Kubernetes(Service):
@@ -55,15 +58,16 @@ class Kubernetes(Service):
 
     def application(self):
         from minicloud.kube.app import create_app
-        from minicloud.kube.resources import by_kind
-        from minicloud.kube.store import Store
+        from minicloud.kube.workloads import WorkloadDispatch, WorkloadRegistry, initial_store
 
-        self.store = Store()
-        for namespace in INITIAL_NAMESPACES:
-            self.store.create(by_kind("Namespace"), {"metadata": {"name": namespace}})
-        return create_app(self.store, self.credentials.token)
+        self.store = initial_store()
+        self.workloads = WorkloadRegistry(create_app)
+        credentials = self.credentials
+        return WorkloadDispatch(create_app(self.store, credentials.token), self.workloads, credentials.token,
+                                lambda cluster: credentials.workload_kubeconfig(self.url + cluster.path, cluster.name,
+                                                                                cluster.token))
 
     def started(self) -> None:
         from minicloud.kube.controllers.loop import ControllerLoop
 
-        self.controllers = ControllerLoop(self.store, self.state.root, rollouts=True).start()
+        self.controllers = ControllerLoop(self.store, self.state.root, rollouts=True, workloads=self.workloads).start()

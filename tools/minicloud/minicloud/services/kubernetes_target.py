@@ -27,4 +27,4 @@ class KubernetesTarget(Kubernetes):
     def started(self) -> None:
         from minicloud.kube.controllers.loop import ControllerLoop
 
-        self.controllers = ControllerLoop(self.store, self.state.root, rollouts=False).start()
+        self.controllers = ControllerLoop(self.store, self.state.root, rollouts=False, workloads=self.workloads).start()

@@ -105,8 +105,9 @@ def openstack_clusters(store: Store) -> list[ClusterContext]:
 
 class RolloutController:
     def __init__(self, store: Store, root: Path, openstack: Callable[[], capo.OpenStack],
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, workloads=None):
         self.store = store
+        self.workloads = workloads  # the workload APIs, where the Machines' Nodes live (None: all here)
         self.root = Path(root)
         self.openstack = openstack
         self.clock = clock
@@ -175,7 +176,7 @@ class RolloutController:
         CAPO holds while it removes the member and the server; then the rest goes and the finalizer."""
         name = view.name
         machines.mark_deleting(self.store, machine)
-        early = rollout.deletion_next(view, False, None, False, machines.drained(self.store, machine))
+        early = rollout.deletion_next(view, False, None, False, machines.drained(self._nodes(machine), machine))
         if early.kind == "wait":
             waiting.append(f"{name}: {early.reason} {', '.join(early.names)}")
             return
@@ -208,7 +209,7 @@ class RolloutController:
                         reasons.CAPO_CONTROLLER)
             waiting.append(f"{name}: server deleted")
         else:
-            machines.remove_machine(self.store, machine)
+            machines.remove_machine(self.store, machine, self._nodes(machine))
 
     def _provision_step(self, ctx, machine: dict, osm: dict | None, waiting) -> None:
         name = machine["metadata"]["name"]
@@ -245,7 +246,8 @@ class RolloutController:
             if member is not None and ctx.capo_wait == rollout.WAIT_MEMBER:
                 self._event(osm, reasons.MEMBER_ACTIVE, f"Load balancer member {member.name} is "
                             f"{member.provisioning_status}", reasons.CAPO_CONTROLLER)
-            machines.machine_ready(self.store, ctx.namespace, ctx.cluster, name, control_plane=True)
+            machines.machine_ready(self.store, ctx.namespace, ctx.cluster, name, control_plane=True,
+                                   nodes=self._nodes(machine))
 
     def _create_machine(self, ctx: ClusterContext) -> None:
         kcp_name = ctx.kcp["metadata"]["name"]
@@ -258,9 +260,12 @@ class RolloutController:
         self._event(ctx.kcp, reasons.SUCCESSFUL_CREATE, reasons.created_machine(name), reasons.KCP_CONTROLLER)
 
     def _drain(self, machine: dict) -> None:
-        if machines.drain(self.store, machine):
+        if machines.drain(self._nodes(machine), machine):
             self._event(machine, reasons.SUCCESSFUL_DRAIN_NODE, reasons.drained_node(machines.node_name(machine)),
                         reasons.MACHINE_CONTROLLER)
+
+    def _nodes(self, machine: dict) -> Store:
+        return machines.node_store(self.store, self.workloads, machine)
 
     def _event(self, regarding: dict, reason: str, message: str, component: str) -> None:
         events.record(self.store, regarding, reason, message, component)

@@ -52,13 +52,14 @@ class ControllerLoop:
     nothing left to do and writes nothing, and the loop is quiet again."""
 
     def __init__(self, store: Store, state_root: Path | None = None, lag: float | None = None,
-                 rollouts: bool = False):
+                 rollouts: bool = False, workloads=None):
         self.store = store
+        self.workloads = workloads  # the workload clusters' APIs (their Nodes), see minicloud.kube.workloads
         self.mode_file = ModeFile(state_root)
         self._seen = None  # (store revision, provider mode) of the last pass
         self.core = PauseController(store) if lag is None else PauseController(store, lag=lag)
         self.infra = InfraProvider(store, self.mode_file)
-        self.replicas = ReplicaController(store)
+        self.replicas = ReplicaController(store, workloads)
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._run, name="capi-controllers", daemon=True)]
         if rollouts and state_root is not None:
@@ -78,7 +79,7 @@ class ControllerLoop:
 
             return get
 
-        self.rollouts = kcp.RolloutController(store, root, connection_factory())
+        self.rollouts = kcp.RolloutController(store, root, connection_factory(), workloads=self.workloads)
         self.history = history.HistorySampler(
             root, lambda: [c.summary() for c in kcp.openstack_clusters(store)], connection_factory(),
             revision=lambda: store.revision)
@@ -100,7 +101,7 @@ class ControllerLoop:
     def tick(self) -> None:
         # A pass only reacts to the store, the provider mode and its own timers: with none of them moved,
         # it would find nothing to do (and costs a read of every CAPI object ten times a second).
-        seen = (self.store.revision, self.mode_file())
+        seen = (self.store.revision, self.workloads.revision() if self.workloads else None, self.mode_file())
         if seen == self._seen and not self.core.waiting() and not self.infra.waiting():
             return
         self._seen = seen

@@ -8,6 +8,9 @@ MachineSet controller (:mod:`.replicas`) and by the rollout controller on OpenSt
 - :func:`drain` / :func:`drained`: the Machine controller's drain (cordoning the Node).
 - :func:`remove_machine`: the end of a deletion: the OpenStackMachine (CAPO's finalizer off),
   the KubeadmConfig and the Node go, then CAPI's finalizer comes off the Machine.
+
+A Machine's Node lives in its cluster's own API (:mod:`minicloud.kube.workloads`), or in the management
+store for a cluster without one: :func:`node_store` says which; the functions touching Nodes take it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable
 
 from minicloud.kube import errors, seed
 from minicloud.kube.controllers import rollout
+from minicloud.kube.controllers import paused
 from minicloud.kube.controllers.paused import CLUSTER_NAME_LABEL
 from minicloud.kube.resources import BOOTSTRAP_GROUP, INFRA_GROUP, by_kind
 from minicloud.kube.store import Store, rfc3339, utc_now
@@ -76,10 +80,18 @@ def machine_view(machine: dict, current: int, after: str | None = None) -> rollo
         pre_terminate=tuple(rollout.hooks(annotations, rollout.PRE_TERMINATE_HOOK_PREFIX)))
 
 
-def drained(store: Store, machine: dict) -> bool:
-    """Whether the Machine's Node is cordoned (or there is no Node to drain)."""
+def node_store(store: Store, workloads, machine: dict) -> Store:
+    """Where the Machine's Node lives: its cluster's workload API (``workloads``: a
+    :class:`~minicloud.kube.workloads.WorkloadRegistry`, or None), else the management ``store``."""
+    if workloads is None:
+        return store
+    return workloads.node_store(machine["metadata"].get("namespace", ""), paused.cluster_name(machine), store)
+
+
+def drained(nodes: Store, machine: dict) -> bool:
+    """Whether the Machine's Node (in ``nodes``) is cordoned (or there is no Node to drain)."""
     name = node_name(machine)
-    node = store.find(NODE, None, name) if name else None
+    node = nodes.find(NODE, None, name) if name else None
     return node is None or bool(node.get("spec", {}).get("unschedulable"))
 
 
@@ -133,9 +145,11 @@ def server_up(store: Store, namespace: str, name: str, server_id: str, address: 
     update_status(store, MACHINE, namespace, name, lambda s: s.update(phase="Provisioned", addresses=addresses))
 
 
-def machine_ready(store: Store, namespace: str, cluster: str, name: str, control_plane: bool) -> None:
-    """The OpenStackMachine ready (its server up, see :func:`server_up`), the Node registered, the Machine
-    ``Running`` with its ``nodeRef`` and Ready conditions."""
+def machine_ready(store: Store, namespace: str, cluster: str, name: str, control_plane: bool,
+                  nodes: Store | None = None) -> None:
+    """The OpenStackMachine ready (its server up, see :func:`server_up`), the Node registered (in ``nodes``,
+    default ``store``), the Machine ``Running`` with its ``nodeRef`` and Ready conditions."""
+    nodes = store if nodes is None else nodes
     osm_status = store.get(OSM, namespace, name).get("status", {})
     address = osm_status["addresses"][0]["address"]
     provider_id = f"openstack:///{osm_status['instanceID']}"
@@ -144,9 +158,9 @@ def machine_ready(store: Store, namespace: str, cluster: str, name: str, control
         subresource="status")
     labels = {CONTROL_PLANE_NODE_LABEL: ""} if control_plane else {}
     labels[CLUSTER_NAME_LABEL] = cluster
-    if store.find(NODE, None, name) is None:
-        index = seed.free_pod_indexes(store.list(NODE)[0], 1)
-        store.create(NODE, seed.node(name, seed.pod_cidr(index), address, labels, provider_id))
+    if nodes.find(NODE, None, name) is None:
+        index = seed.free_pod_indexes(nodes.list(NODE)[0], 1)
+        nodes.create(NODE, seed.node(name, seed.pod_cidr(index), address, labels, provider_id))
 
     def ready(status: dict) -> None:
         status.update(phase="Running", nodeRef={"name": name},
@@ -159,9 +173,9 @@ def machine_ready(store: Store, namespace: str, cluster: str, name: str, control
     update_status(store, MACHINE, namespace, name, ready)
 
 
-def emulated_server(store: Store, name: str) -> tuple[str, str]:
-    """A made-up server id and a free node address for a Machine without a real server."""
-    index = seed.free_pod_indexes(store.list(NODE)[0], 1)
+def emulated_server(nodes: Store, name: str) -> tuple[str, str]:
+    """A made-up server id and a node address free among ``nodes`` for a Machine without a real server."""
+    index = seed.free_pod_indexes(nodes.list(NODE)[0], 1)
     return seed._uuid("emulated", name, rfc3339(utc_now()), _random_suffix()), seed.node_address(index)
 
 
@@ -172,23 +186,26 @@ def mark_deleting(store: Store, machine: dict) -> None:
         update_status(store, MACHINE, meta["namespace"], meta["name"], lambda s: s.update(phase="Deleting"))
 
 
-def drain(store: Store, machine: dict) -> bool:
-    """Cordon the Machine's Node (pods are not emulated: the drain is done then). True when it did."""
+def drain(nodes: Store, machine: dict) -> bool:
+    """Cordon the Machine's Node in ``nodes`` (pods are not emulated: the drain is done then). True when it did."""
     name = node_name(machine)
-    if not name or drained(store, machine):
+    if not name or drained(nodes, machine):
         return False
-    ignore_missing(lambda: store.update(NODE, None, name, spec_set(unschedulable=True)))
+    ignore_missing(lambda: nodes.update(NODE, None, name, spec_set(unschedulable=True)))
     return True
 
 
-def remove_machine(store: Store, machine: dict) -> None:
+def remove_machine(store: Store, machine: dict, nodes: Store | None = None) -> None:
     """The last steps of a deletion, once the infrastructure is gone: the OpenStackMachine (CAPO takes its
-    finalizer off), the KubeadmConfig and the Node are deleted, and CAPI's finalizer leaves the Machine."""
+    finalizer off), the KubeadmConfig and the Node (in ``nodes``, default ``store``) are deleted, and CAPI's
+    finalizer leaves the Machine."""
     meta = machine["metadata"]
     namespace, name = meta["namespace"], meta["name"]
-    for kind, ns, obj in ((OSM, namespace, name), (CONFIG, namespace, name), (NODE, None, node_name(machine))):
+    nodes = store if nodes is None else nodes
+    for where, kind, ns, obj in ((store, OSM, namespace, name), (store, CONFIG, namespace, name),
+                                 (nodes, NODE, None, node_name(machine))):
         if obj:
-            ignore_missing(lambda k=kind, n=ns, o=obj: _remove(store, k, n, o))
+            ignore_missing(lambda w=where, k=kind, n=ns, o=obj: _remove(w, k, n, o))
     ignore_missing(lambda: store.update(MACHINE, namespace, name, without_finalizer))
 
 

@@ -37,8 +37,9 @@ from minicloud.kube.store import Store, utc_now
 
 
 class ReplicaController:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, workloads=None):
         self.store = store
+        self.workloads = workloads  # the workload APIs, where the Machines' Nodes live (None: all here)
         self._full: set[str] = set()  # KCPs and MachineSets seen with all their Machines (rollout.may_scale_up)
 
     def tick(self) -> None:
@@ -89,24 +90,24 @@ class ReplicaController:
         if osm is None or machines.is_deleting(osm):
             return  # nothing to provision it with (yet)
         if not osm.get("status", {}).get("instanceID"):
-            server_id, address = machines.emulated_server(self.store, meta["name"])
+            server_id, address = machines.emulated_server(self._nodes(machine), meta["name"])
             machines.server_up(self.store, meta["namespace"], meta["name"], server_id, address)
         machines.machine_ready(self.store, meta["namespace"], cluster, meta["name"],
-                               control_plane=machines.is_control_plane(machine))
+                               control_plane=machines.is_control_plane(machine), nodes=self._nodes(machine))
 
     def _delete_step(self, machine: dict) -> None:
         """Hooks hold it; the Node is drained; then everything of it goes and the finalizer comes off."""
         machines.mark_deleting(self.store, machine)
         action = rollout.deletion_next(machine_view(machine, 0), False, None, False,
-                                       machines.drained(self.store, machine))
+                                       machines.drained(self._nodes(machine), machine))
         if action.kind == "drain":
-            if machines.drain(self.store, machine):
+            if machines.drain(self._nodes(machine), machine):
                 self._event(machine, reasons.SUCCESSFUL_DRAIN_NODE,
                             reasons.drained_node(machines.node_name(machine)), reasons.MACHINE_CONTROLLER)
         elif action.kind == "remove-finalizer":
             meta = machine["metadata"]
             machines.delete(self.store, OSM, meta["namespace"], meta["name"])
-            machines.remove_machine(self.store, machine)
+            machines.remove_machine(self.store, machine, self._nodes(machine))
 
     # -- KCP and MachineSets ---------------------------------------------------------------
 
@@ -166,6 +167,9 @@ class ReplicaController:
         for name in names:
             machines.delete(self.store, MACHINE, owner["metadata"]["namespace"], name)
             self._event(owner, reasons.SUCCESSFUL_DELETE, reasons.deleted_machine(name), component)
+
+    def _nodes(self, machine: dict) -> Store:
+        return machines.node_store(self.store, self.workloads, machine)
 
     def _event(self, regarding: dict, reason: str, message: str, component: str) -> None:
         events.record(self.store, regarding, reason, message, component)
