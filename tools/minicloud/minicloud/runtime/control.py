@@ -15,7 +15,9 @@
 from __future__ import annotations
 
 import json
+import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from minicloud.octavia_provider import modes
@@ -32,6 +34,24 @@ __all__ = ["Minicloud", "MinicloudError"]
 MODE_ACK_TIMEOUT = 10.0
 # service type -> the service whose policy file ``set_policy`` writes
 POLICY_SERVICES = {"load-balancer": "octavia"}
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """One cluster to seed with OpenStack resources (see :meth:`Minicloud.create_capi_cluster`)."""
+
+    name: str
+    namespace: str
+    control_plane: int
+    workers: int
+    api_version: str
+    monitor: bool
+    load_balancer: bool
+    drift: list[str]
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 class Minicloud:
@@ -200,6 +220,17 @@ class Minicloud:
             self.traffic.reset_counts(service)
         return counts
 
+    def _internal_request_total(self, since: dict | None = None) -> dict:
+        """Requests counted so far by service (client and minicloud's own), minus ``since``."""
+        counts = self.traffic.counts()
+        totals: dict[str, int] = {}
+        for section in ("requests", "internal"):
+            for service, methods in counts.get(section, {}).items():
+                totals[service] = totals.get(service, 0) + sum(n for paths in methods.values() for n in paths.values())
+        if since is not None:
+            totals = {k: v - since.get(k, 0) for k, v in totals.items() if v - since.get(k, 0)}
+        return totals
+
     # -- seeding -----------------------------------------------------------------------
 
     def create_lb(self, name: str, members: int = 0, monitor: bool = False, member_port: int = 6443,
@@ -323,30 +354,103 @@ class Minicloud:
         return self.capi_provider_mode()
 
     def create_capi_cluster(self, name: str, control_plane: int = 1, workers: int = 0, api_version: str = "v1beta2",
-                            namespace: str = "default", openstack: bool = False, monitor: bool = False) -> dict:
+                            namespace: str = "default", openstack: bool = False, monitor: bool = False,
+                            load_balancer: bool = True, drift: list[str] | None = None) -> dict:
         """Seed a provisioned CAPI cluster on OpenStack (Cluster, KCP, MachineDeployment, Machines,
         KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``.
 
-        ``openstack``: also create, as the demo user, what CAPO would have: a network, one server
-        (with a real port) per control-plane Machine and the API load balancer (listener 6443, pool,
-        a TCP health monitor if ``monitor``, one ACTIVE member per control-plane Machine); the
-        controllers can then roll the control plane (:meth:`capi_rollout`)."""
-        resources = None
-        if openstack:
-            from minicloud.kube import seed as kube_seed
-            from minicloud.kube.controllers import capo
+        ``openstack``: also create, as the demo user, what CAPO would have (see ``capo.seed_openstack``):
+        network and subnet, router, both managed security groups, one server (with a real port) per
+        Machine, the API load balancer (listener 6443, pool, a TCP health monitor if ``monitor``, one
+        ACTIVE member per control-plane Machine; none with ``load_balancer=False``), and a healthy pod
+        network (pod CIDR rules, one route per Node). The controllers can then roll the control plane
+        (:meth:`capi_rollout`; not without a load balancer). ``drift``: kinds of drift to leave on it
+        (``minicloud.seeding.drift.KINDS``); the result's ``openstack.drift`` says what was drifted."""
+        from minicloud.seeding import drift as drifts
 
-            machines = kube_seed.control_plane_machine_names(name, namespace, control_plane)
-            resources = capo.seed_openstack(self._internal(), namespace, name, machines, monitor=monitor,
-                                            write_instances=self._write_instances)
-        created = self._kube_call(lambda admin: admin.create_cluster(name, namespace, control_plane, workers,
-                                                                     api_version, openstack=resources))
-        if resources:
-            created["openstack"] = resources
-        return created
+        kinds = drifts.check_kinds(drift or [])
+        if kinds and not openstack:
+            raise MinicloudError("drift needs openstack: there is nothing to drift without OpenStack resources")
+        if not openstack:
+            return self._kube_call(lambda admin: admin.create_cluster(name, namespace, control_plane, workers,
+                                                                      api_version))
+        plan = ClusterPlan(name, namespace, control_plane, workers, api_version, monitor, load_balancer, kinds)
+        return self._seed_capi_clusters([plan])[0]
+
+    def _seed_capi_clusters(self, plans: list[ClusterPlan], timeout: float = 300.0) -> list[dict]:
+        """Seed clusters with OpenStack resources: every network first, then every load balancer at once
+        (their steps interleaved: one wait per step for all), then the Kubernetes objects, routes and drift."""
+        from minicloud.kube import seed as kube_seed
+        from minicloud.kube.controllers import capo
+        from minicloud.seeding import cluster_network, drift
+
+        conn = self._internal()
+        external = cluster_network.external_network(conn)
+        resources = {}
+        for plan in plans:
+            machines = kube_seed.control_plane_machine_names(plan.name, plan.namespace, plan.control_plane)
+            workers = kube_seed.worker_machine_names(plan.name, plan.namespace, plan.workers)
+            resources[plan.key] = capo.seed_network(conn, plan.namespace, plan.name, machines, workers,
+                                                    self._write_instances, external)
+        steps = {plan.key: capo.load_balancer_steps(conn, plan.namespace, plan.name, resources[plan.key],
+                                                    kube_seed.control_plane_machine_names(
+                                                        plan.name, plan.namespace, plan.control_plane), plan.monitor)
+                 for plan in plans if plan.load_balancer}
+        for key, found in capo.run_load_balancer_steps(conn, steps, timeout).items():
+            resources[key].update(found)
+        results = []
+        for plan in plans:
+            found = resources[plan.key]
+            created = self._kube_call(lambda admin, plan=plan, found=found: admin.create_cluster(
+                plan.name, plan.namespace, plan.control_plane, plan.workers, plan.api_version, openstack=found))
+            nodes = created.get("nodes") or []
+            found["routes"] = capo.seed_routes(conn, found, nodes)
+            found["drift"] = drift.apply_drift(conn, found, nodes, plan.drift, kube_seed.kcp_name_of(plan.name),
+                                               self._write_instances)
+            created["openstack"] = found
+            results.append(created)
+        return results
+
+    def create_capi_fleet(self, count: int, prefix: str = "fleet", namespaces: list[str] | None = None,
+                          api_versions: list[str] | None = None, control_plane: int = 1, workers: int = 0,
+                          load_balancer: bool = True, drift_every: int = 0, drift: list[str] | None = None) -> dict:
+        """``count`` clusters ``PREFIX-<i>`` (i from 1) seeded with OpenStack resources, spread round-robin
+        over ``namespaces`` (default ``default``) and ``api_versions`` (default v1beta2); every
+        ``drift_every``-th cluster (0: none) gets the ``drift`` kinds (default: all kinds). Returns
+        ``{"clusters": [{name, namespace, apiVersion, drift}], "seconds", "requests"}``: the time taken and the
+        API requests minicloud made for it, by service."""
+        from minicloud.seeding import drift as drifts
+
+        namespaces, api_versions = namespaces or ["default"], api_versions or ["v1beta2"]
+        kinds = drifts.check_kinds(drifts.KINDS if drift is None else drift)
+        plans = [ClusterPlan(f"{prefix}-{i}", namespaces[(i - 1) % len(namespaces)], control_plane, workers,
+                             api_versions[(i - 1) % len(api_versions)], False, load_balancer,
+                             kinds if drift_every and i % drift_every == 0 else [])
+                 for i in range(1, count + 1)]
+        before = self._internal_request_total()
+        started = time.monotonic()
+        created = self._seed_capi_clusters(plans)
+        seconds = time.monotonic() - started
+        return {"clusters": [{"name": c["name"], "namespace": c["namespace"], "apiVersion": c["apiVersion"],
+                              "drift": c["openstack"]["drift"]} for c in created],
+                "seconds": round(seconds, 2), "requests": self._internal_request_total(since=before)}
+
+    def delete_capi_fleet(self, prefix: str = "fleet", namespaces: list[str] | None = None) -> list[str]:
+        """Delete every cluster named ``PREFIX-<number>`` (in ``namespaces``; default all) with its OpenStack
+        resources; ``namespace/name`` of each."""
+        removed = []
+        pattern = re.compile(rf"{re.escape(prefix)}-\d+")
+        for cluster in self.list_capi_clusters():
+            name, namespace = cluster["name"], cluster["namespace"]
+            if pattern.fullmatch(name) and (not namespaces or namespace in namespaces):
+                self.delete_capi_cluster(name, namespace)
+                self.delete_capi_openstack(name, namespace)
+                removed.append(f"{namespace}/{name}")
+        return removed
 
     def delete_capi_openstack(self, name: str, namespace: str = "default") -> list[str]:
-        """Remove the OpenStack resources of a cluster seeded with ``openstack``."""
+        """Remove the OpenStack resources of a cluster seeded with ``openstack`` (load balancer, servers,
+        router, network, security groups); ``kind/id`` of each."""
         from minicloud.kube.controllers import capo
 
         admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)

@@ -154,11 +154,12 @@ def ensure_network(conn, name: str, cidr: str = SERVER_CIDR):
 
 
 def create_servers(conn, names: list[str], network: str, ports: int = 1, port_security: bool = True,
-                   write_instances=None, error: bool = False) -> list[dict]:
+                   write_instances=None, error: bool = False, port_options: dict | None = None) -> list[dict]:
     """Create servers ``names``, each with ``ports`` Neutron ports on ``network`` whose device_id is
     the server, then the "booted" instances themselves through ``write_instances(payload)``
     (Nova's objects, in a process of its own); with ``error``, instances whose boot failed (vm_state
-    error: Nova shows status ERROR). Returns the servers with their ports."""
+    error: Nova shows status ERROR). ``port_options``: server name -> more fields of its ports
+    (``security_groups``, ``allowed_address_pairs``). Returns the servers with their ports."""
     if ports < 1:
         raise SeedError("a server needs at least one port")
     existing = {s.name for s in conn.compute.servers()}
@@ -174,7 +175,7 @@ def create_servers(conn, names: list[str], network: str, ports: int = 1, port_se
     for server in servers:
         for i in range(1, ports + 1):
             port = {"network_id": net.id, "name": f"{server['name']}-port-{i}", "device_id": server["uuid"],
-                    "device_owner": DEVICE_OWNER}
+                    "device_owner": DEVICE_OWNER, **(port_options or {}).get(server["name"], {})}
             if not port_security:
                 port["port_security_enabled"] = False
             body.append(port)

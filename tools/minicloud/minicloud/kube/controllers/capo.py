@@ -3,7 +3,8 @@
 Load balancer ``k8s-clusterapi-cluster-<namespace>-<cluster>-kubeapi``; listener, pool and
 health monitor ``<lb>-6443``; one pool member per control-plane machine
 ``<lb>-6443-<machine>``; network ``k8s-clusterapi-cluster-<namespace>-<cluster>``; one server
-(with a real port) per control-plane machine, named after the machine.
+(with a real port) per machine, named after the machine; the router, the security groups and a
+healthy pod network (see :mod:`minicloud.seeding.cluster_network`).
 
 :class:`OpenStack` is what the controllers use (openstacksdk, minicloud's internal user
 agent: never counted, never faulted); :func:`seed_openstack` creates a cluster's resources.
@@ -11,15 +12,19 @@ agent: never counted, never faulted); :func:`seed_openstack` creates a cluster's
 
 from __future__ import annotations
 
+import time
+
 from openstack import exceptions as sdk_exceptions
 
 from minicloud.kube.controllers.rollout import MemberView
 from minicloud.runtime import clouds, processes
 from minicloud.runtime.paths import StateDir
+from minicloud.seeding import cluster_network as network
 from minicloud.seeding import openstack as seed
 
 API_PORT = 6443
 CLUSTER_CIDR = "10.6.0.0/24"
+POD_NETWORK = "10.244.0.0/16"  # the seeded Cluster's spec.clusterNetwork.pods (kube.seed.POD_NETWORK)
 
 
 def cluster_resource_name(namespace: str, cluster: str) -> str:
@@ -101,75 +106,151 @@ class OpenStack:
         return True
 
 
-def seed_openstack(conn, namespace: str, cluster: str, machines: list[str], monitor: bool = False,
-                   write_instances=None, timeout: float = 120.0) -> dict:
-    """The network, one server per control-plane machine, and the API load balancer with one
-    ACTIVE member per machine, as CAPO leaves them. Returns what ``seed.cluster_objects`` takes
-    as ``openstack``."""
-    lbapi = conn.load_balancer
-    name = lb_name(namespace, cluster)
-    if lbapi.find_load_balancer(name, ignore_missing=True):
-        raise seed.SeedError(f"a load balancer named {name!r} exists already")
-    net_name = network_name(namespace, cluster)
-    net, subnet = seed.ensure_network(conn, net_name, CLUSTER_CIDR)
-    servers = seed.create_servers(conn, machines, net_name, write_instances=write_instances) if machines else []
+def cluster_ports(machines: list[str], workers: list[str], groups: dict, pod_network: str) -> dict:
+    """Port fields per server, as a healthy cluster has them: the control-plane ports in both groups, the
+    workers' in the worker group, the pod network in every port's allowed address pairs."""
+    pairs = [{"ip_address": pod_network}]
+    both = [groups[network.CONTROL_PLANE]["id"], groups[network.WORKER]["id"]]
+    options = {m: {"security_groups": both, "allowed_address_pairs": pairs} for m in machines}
+    options.update({w: {"security_groups": [groups[network.WORKER]["id"]], "allowed_address_pairs": pairs}
+                    for w in workers})
+    return options
 
-    lb = lbapi.create_load_balancer(name=name, vip_subnet_id=subnet.id,
-                                    description=f"Created by cluster-api-provider-openstack cluster "
-                                                f"{cluster_resource_name(namespace, cluster)}")
 
-    def settle(what: str):
-        return seed.wait_until(f"{what} of {name} (load balancer ACTIVE)", lambda: seed._lb_active(lbapi, lb.id),
-                               timeout, interval=0.1)
-
-    lb = settle("load balancer")
-    objects = port_objects_name(name)
-    listener = lbapi.create_listener(name=objects, load_balancer_id=lb.id, protocol="TCP", protocol_port=API_PORT)
-    settle("listener")
-    pool = lbapi.create_pool(name=objects, listener_id=listener.id, protocol="TCP", lb_algorithm="ROUND_ROBIN")
-    settle("pool")
-    if monitor:
-        lbapi.create_health_monitor(name=objects, pool_id=pool.id, type="TCP", delay=10, timeout=5,
-                                    max_retries=5, max_retries_down=3)
-        settle("health monitor")
-    by_machine = {}
-    for machine, server in zip(machines, servers, strict=True):
-        address = server["ports"][0]["ip_address"]
-        lbapi.create_member(pool.id, name=member_name(name, machine), address=address, protocol_port=API_PORT,
-                            subnet_id=subnet.id)
-        settle(f"member of {machine}")
-        by_machine[machine] = {"id": server["id"], "address": address}
-
-    def all_active():
-        found = list(lbapi.members(pool.id))
-        return len(found) == len(machines) and all(m.provisioning_status == "ACTIVE" for m in found)
-
-    seed.wait_until(f"members of {name} to be ACTIVE", all_active, timeout, interval=0.1)
+def seed_network(conn, namespace: str, cluster: str, machines: list[str], workers: list[str] = (),
+                 write_instances=None, external: dict | None = None, pod_network: str = POD_NETWORK) -> dict:
+    """Network and subnet, both security groups with the pod CIDR rules, one server per machine (control
+    plane and workers) with its port in the groups, the router (gateway on ``external``, interface on the
+    subnet). Nothing here waits. Returns the resources (see :func:`seed_openstack`) without a load balancer."""
+    resource = cluster_resource_name(namespace, cluster)
+    net, subnet = network.create_network(conn, resource, CLUSTER_CIDR)
+    groups = network.create_security_groups(conn, resource, pod_network)
+    names = list(machines) + list(workers)
+    servers = seed.create_servers(conn, names, net["name"], write_instances=write_instances,
+                                  port_options=cluster_ports(machines, workers, groups, pod_network)) if names else []
+    router = network.create_router(conn, resource, subnet["id"], external)
     return {
-        "network": {"id": net.id, "name": net.name,
-                    "subnets": [{"id": subnet.id, "name": subnet.name, "cidr": subnet.cidr}]},
-        "loadbalancer": {"id": lb.id, "name": lb.name, "ip": lb.vip_address, "internalIP": lb.vip_address},
-        "pool_id": pool.id,
-        "servers": by_machine,
+        "network": {"id": net["id"], "name": net["name"],
+                    "subnets": [{"id": subnet["id"], "name": subnet["name"], "cidr": subnet["cidr"]}]},
+        "router": router,
+        "externalNetwork": external,
+        "securityGroups": {"controlPlane": groups[network.CONTROL_PLANE], "worker": groups[network.WORKER]},
+        "podNetwork": pod_network,
+        "loadbalancer": None,
+        "pool_id": None,
+        "servers": {s["name"]: {"id": s["id"], "address": s["ports"][0]["ip_address"], "port": s["ports"][0]["id"]}
+                    for s in servers},
     }
 
 
+def load_balancer_steps(conn, namespace: str, cluster: str, resources: dict, machines: list[str],
+                        monitor: bool = False):
+    """CAPO's API load balancer, one mutation at a time: a generator that yields the load balancer's id
+    after each mutation (the caller resumes it once the load balancer is ACTIVE again) and returns the
+    ``loadbalancer`` and ``pool_id`` entries of the resources."""
+    lbapi = conn.load_balancer
+    name = lb_name(namespace, cluster)
+    subnet_id = resources["network"]["subnets"][0]["id"]
+    lb = lbapi.create_load_balancer(name=name, vip_subnet_id=subnet_id,
+                                    description=f"Created by cluster-api-provider-openstack cluster "
+                                                f"{cluster_resource_name(namespace, cluster)}")
+    yield lb.id
+    objects = port_objects_name(name)
+    listener = lbapi.create_listener(name=objects, load_balancer_id=lb.id, protocol="TCP", protocol_port=API_PORT)
+    yield lb.id
+    pool = lbapi.create_pool(name=objects, listener_id=listener.id, protocol="TCP", lb_algorithm="ROUND_ROBIN")
+    yield lb.id
+    if monitor:
+        lbapi.create_health_monitor(name=objects, pool_id=pool.id, type="TCP", delay=10, timeout=5,
+                                    max_retries=5, max_retries_down=3)
+        yield lb.id
+    if machines:  # one batch member update for all of them (CAPO adds them one by one, as machines come)
+        members = [{"name": member_name(name, m), "address": resources["servers"][m]["address"],
+                    "protocol_port": API_PORT, "subnet_id": subnet_id} for m in machines]
+        response = conn.load_balancer.put(f"/lbaas/pools/{pool.id}/members", json={"members": members})
+        if response.status_code >= 400:
+            raise seed.SeedError(f"adding the members of {name} failed: {response.status_code} {response.text}")
+        yield lb.id
+    lb = lbapi.get_load_balancer(lb.id)
+    return {"loadbalancer": {"id": lb.id, "name": lb.name, "ip": lb.vip_address, "internalIP": lb.vip_address},
+            "pool_id": pool.id}
+
+
+def run_load_balancer_steps(conn, steps: dict, timeout: float = 120.0, interval: float = 0.1) -> dict:
+    """Drive many :func:`load_balancer_steps` generators at once (``key -> generator``): each is resumed
+    when its load balancer is ACTIVE again; one list request per poll for all of them. Returns ``key ->
+    result``; a load balancer in ERROR or the timeout raises SeedError."""
+    results, waiting = {}, {}
+    for key, gen in steps.items():
+        waiting[key] = (gen, next(gen))
+    deadline = time.monotonic() + timeout
+    while waiting:
+        time.sleep(interval)
+        states = {lb["id"]: lb["provisioning_status"] for lb in conn.load_balancer.get(
+            "/lbaas/loadbalancers", params={"fields": ["id", "provisioning_status"]}).json()["loadbalancers"]}
+        for key, (gen, lb_id) in list(waiting.items()):
+            state = states.get(lb_id)
+            if state == "ERROR":
+                raise seed.SeedError(f"load balancer {lb_id} of {key} went to ERROR")
+            if state != "ACTIVE":
+                continue
+            try:
+                waiting[key] = (gen, gen.send(None))
+            except StopIteration as done:
+                results[key] = done.value
+                del waiting[key]
+        if waiting and time.monotonic() > deadline:
+            raise seed.SeedError(f"timed out after {timeout:.0f} s waiting for the load balancers of "
+                                 f"{', '.join(map(str, sorted(waiting)))} to be ACTIVE")
+    return results
+
+
+def seed_openstack(conn, namespace: str, cluster: str, machines: list[str], monitor: bool = False,
+                   write_instances=None, timeout: float = 120.0, workers: list[str] = (),
+                   load_balancer: bool = True, external: dict | None = None) -> dict:
+    """What CAPO leaves behind for a cluster: :func:`seed_network` and (with ``load_balancer``) the API
+    load balancer with one ACTIVE member per control-plane machine. Returns what ``seed.cluster_objects``
+    takes as ``openstack``: ``network``, ``router``, ``externalNetwork``, ``securityGroups``, ``podNetwork``,
+    ``loadbalancer`` and ``pool_id`` (None without one), ``servers`` (machine -> id, address, port)."""
+    name = lb_name(namespace, cluster)
+    if load_balancer and conn.load_balancer.find_load_balancer(name, ignore_missing=True):
+        raise seed.SeedError(f"a load balancer named {name!r} exists already")
+    resources = seed_network(conn, namespace, cluster, machines, workers, write_instances, external)
+    if load_balancer:
+        steps = {cluster: load_balancer_steps(conn, namespace, cluster, resources, machines, monitor)}
+        resources.update(run_load_balancer_steps(conn, steps, timeout)[cluster])
+    return resources
+
+
+def seed_routes(conn, resources: dict, nodes: list[dict]) -> list[dict]:
+    """One route per Node (``{name, podCIDR, internalIP}``) on the cluster's router; the routes."""
+    routes = network.node_routes(nodes)
+    network.add_routes(conn, resources["router"]["id"], routes)
+    return routes
+
+
 def delete_openstack(conn, admin, namespace: str, cluster: str, write_instances, timeout: float = 60.0) -> list[str]:
-    """Remove the cluster's load balancer, servers and network (what exists of them)."""
+    """Remove the cluster's load balancer, servers, router, network and security groups (what exists of
+    them); ``kind/id`` of each."""
     removed = []
+    resource = cluster_resource_name(namespace, cluster)
     name = lb_name(namespace, cluster)
     if conn.load_balancer.find_load_balancer(name, ignore_missing=True):
         removed.append(f"loadbalancer/{seed.delete_lb(conn, name, timeout=timeout)}")
+    router_id = network.delete_router(conn, resource)
+    if router_id:
+        removed.append(f"router/{router_id}")
     net = conn.network.find_network(network_name(namespace, cluster), ignore_missing=True)
     if net is not None:
         device_ids = {p.device_id for p in conn.network.ports(network_id=net.id)
                       if p.device_owner == seed.DEVICE_OWNER}
-        for server_id in sorted(device_ids):
-            if conn.compute.find_server(server_id, ignore_missing=True):
-                seed.delete_server(conn, admin, server_id, write_instances)
-                removed.append(f"server/{server_id}")
+        servers = {s.id for s in conn.compute.servers()} if device_ids else set()
+        for server_id in sorted(device_ids & servers):
+            seed.delete_server(conn, admin, server_id, write_instances)
+            removed.append(f"server/{server_id}")
         for port in conn.network.ports(network_id=net.id):
             admin.network.delete_port(port.id)
         admin.network.delete_network(net.id)
         removed.append(f"network/{net.id}")
+    removed += [f"security_group/{g}" for g in network.delete_security_groups(conn, resource)]
     return removed
