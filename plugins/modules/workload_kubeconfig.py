@@ -122,7 +122,6 @@ EXAMPLES = r'''
 - name: Every workload cluster of the capi_clusters inventory
   flightcontrol.openstack.workload_kubeconfig:
     secret: "{{ capi_kubeconfig_secret }}"
-  delegate_to: localhost
 '''
 
 RETURN = r'''
