@@ -21,6 +21,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     read_kubeconfig_secret,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+    check_object_names,
     connect_kubernetes,
     connect_workload,
     describe_kubernetes_error,
@@ -101,6 +102,8 @@ class WorkloadKubeconfigRunner(BaseModule):
     def run(self):
         params = self.params
         deadline = self.started + params["timeout"]
+        if params.get("cluster"):
+            check_object_names(params, dict(cluster="subdomain", namespace="label"))
         options, option = secret_options(params)
         ref = secret_ref(options, option)
         management = connect_kubernetes(self.ansible, params.get("kubernetes") or {}, self.clock, self.clients,
