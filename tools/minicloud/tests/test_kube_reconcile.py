@@ -114,11 +114,11 @@ def test_a_control_plane_machine_deleted_by_hand_goes_through_hooks_and_drain_an
     wait_for(lambda: server.store.get(MACHINE, "default", victim)["status"].get("phase") == "Deleting",
              what="Deleting")
     time.sleep(0.3)  # held by the pre-drain hook: no drain, no replacement
-    assert not server.store.get(NODE, None, victim)["spec"].get("unschedulable")
+    assert not server.nodes("hand").get(NODE, None, victim)["spec"].get("unschedulable")
     assert len(machines(server, "hand")) == 3
 
     patch_annotations(server, victim, {PRE_DRAIN: None})
-    wait_for(lambda: server.store.get(NODE, None, victim)["spec"].get("unschedulable"), what="drained")
+    wait_for(lambda: server.nodes("hand").get(NODE, None, victim)["spec"].get("unschedulable"), what="drained")
     time.sleep(0.3)  # held by the pre-terminate hook: the Machine and its objects stay
     machine = server.store.get(MACHINE, "default", victim)
     assert machine["metadata"]["finalizers"] == ["machine.cluster.x-k8s.io"]
@@ -127,8 +127,9 @@ def test_a_control_plane_machine_deleted_by_hand_goes_through_hooks_and_drain_an
 
     patch_annotations(server, victim, {PRE_TERMINATE: None})
     wait_for(lambda: server.store.find(MACHINE, "default", victim) is None, what="machine gone")
-    for kind, namespace in ((OSM, "default"), (CONFIG, "default"), (NODE, None)):
-        assert server.store.find(kind, namespace, victim) is None, kind.kind
+    for store, kind, namespace in ((server.store, OSM, "default"), (server.store, CONFIG, "default"),
+                                   (server.nodes("hand"), NODE, None)):
+        assert store.find(kind, namespace, victim) is None, kind.kind
 
     wait_for(lambda: settled(server, "hand", 3), what="a replacement, Running")
     [replacement] = [m for m in machines(server, "hand") if m["metadata"]["name"] not in before]
@@ -137,7 +138,8 @@ def test_a_control_plane_machine_deleted_by_hand_goes_through_hooks_and_drain_an
         "machine.cluster.x-k8s.io"]
     assert replacement["metadata"]["ownerReferences"][0]["uid"] == kcp["metadata"]["uid"]
     assert replacement["status"]["phase"] == "Running" and replacement["status"]["nodeRef"] == {"name": name}
-    node = server.store.get(NODE, None, name)
+    node = server.nodes("hand").get(NODE, None, name)
+    assert server.store.find(NODE, None, name) is None  # in the cluster's own API only
     assert "node-role.kubernetes.io/control-plane" in node["metadata"]["labels"]
     assert node["spec"]["providerID"] == replacement["spec"]["providerID"]
     osm = server.store.get(OSM, "default", name)
@@ -161,7 +163,8 @@ def test_a_worker_deleted_by_hand_is_replaced_by_its_machine_set(server, admin):
     assert labels["cluster.x-k8s.io/set-name"] == machine_set["metadata"]["name"]
     assert "cluster.x-k8s.io/control-plane" not in labels
     assert new["metadata"]["ownerReferences"][0]["uid"] == machine_set["metadata"]["uid"]
-    node = server.store.get(NODE, None, new["metadata"]["name"])
+    node = server.nodes("workers").get(NODE, None, new["metadata"]["name"])
+    assert server.store.find(NODE, None, new["metadata"]["name"]) is None
     assert "node-role.kubernetes.io/control-plane" not in node["metadata"]["labels"]
     assert ("SuccessfulCreate", f'Created Machine "{new["metadata"]["name"]}"') in events_of(server, machine_set)
     wait_for(lambda: [server.store.get(MS, "default", machine_set["metadata"]["name"])["status"][k]

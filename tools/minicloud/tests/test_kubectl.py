@@ -31,7 +31,10 @@ spec:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     server = KubeServer(tmp_path_factory.mktemp("kubectl")).start()
-    KubeAdmin(server.kubeconfig).create_cluster("seeded", control_plane=1, workers=1)
+    admin = KubeAdmin(server.kubeconfig)
+    admin.create_cluster("seeded", control_plane=1, workers=1)
+    server.seeded_kubeconfig = server.folder / "seeded.kubeconfig"  # its Nodes are in its own API
+    server.seeded_kubeconfig.write_text(admin.workload_kubeconfig("seeded"))
     yield server
     server.stop()
 
@@ -93,8 +96,8 @@ def test_get_prints_the_capi_columns(kubectl):
     assert header(old) == ["NAME", "CLUSTER", "NODENAME", "PROVIDERID", "PHASE", "AGE", "VERSION"]
 
 
-def test_get_prints_the_built_in_columns(kubectl):
-    nodes = kubectl("get", "nodes", "-o", "wide").stdout
+def test_get_prints_the_built_in_columns(kubectl, server):
+    nodes = kubectl("--kubeconfig", str(server.seeded_kubeconfig), "get", "nodes", "-o", "wide").stdout
     assert header(nodes)[:6] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP"]
     assert "control-plane" in nodes and "Ready" in nodes
     secrets = kubectl("get", "secrets", "-n", "default").stdout

@@ -87,8 +87,9 @@ def test_a_control_plane_machine_deleted_by_hand_is_replaced_end_to_end(cloud):
     assert conn.compute.find_server(victim_server, ignore_missing=True) is None
     [port] = conn.network.ports(device_id=server_id)
     assert [ip["ip_address"] for ip in port.fixed_ips] == [member.address]
-    nodes = {n["name"]: n for n in cloud.list_nodes()}
+    nodes = {n["name"]: n for n in cloud.list_nodes(cluster="heal")}  # in the cluster's own API
     assert victim not in nodes and nodes[new]["internalIP"] == member.address
+    assert new not in {n["name"] for n in cloud.list_nodes()}
 
     assert "SuccessfulDrainNode" in reasons_about(core, "Machine", victim)
     assert {"LoadBalancerMemberDeleted", "SuccessfulDeleteServer"} <= reasons_about(core, "OpenStackMachine", victim)

@@ -66,8 +66,10 @@ def test_rollouts_with_hooks_member_wait_and_the_lb_wait_bug(cloud):
     old = sorted(m["metadata"]["name"] for m in machines(api, "safe"))
     assert members == {capo.member_name(lb["name"], name): safe["openstack"]["servers"][name]["address"]
                        for name in old}
-    nodes = {n["name"]: n for n in cloud.list_nodes()}
+    nodes = {n["name"]: n for n in cloud.list_nodes(cluster="safe")}  # in the cluster's own API
     assert {nodes[name]["internalIP"] for name in old} == set(members.values())
+    assert {n["internalIP"] for n in safe["nodes"]} == set(members.values())
+    assert not set(old) & {n["name"] for n in cloud.list_nodes()}  # not in the management API
     assert nodes[old[0]]["providerID"] == f"openstack:///{safe['openstack']['servers'][old[0]]['id']}"
 
     # The old bug, on a one-node control plane: the new member is lost, CAPO waits for the LB only.
@@ -111,8 +113,9 @@ def test_rollouts_with_hooks_member_wait_and_the_lb_wait_bug(cloud):
     assert records[-1]["new"] == new and records[-1]["old"] == []
     members = {m.name for m in conn.load_balancer.members(safe["openstack"]["pool_id"])}
     assert members == {capo.member_name(lb["name"], name) for name in new}
-    nodes = {n["name"] for n in cloud.list_nodes()}
+    nodes = {n["name"] for n in cloud.list_nodes(cluster="safe")}
     assert set(new) <= nodes and not set(old) & nodes
+    assert not (set(new) | set(old)) & {n["name"] for n in cloud.list_nodes()}
     servers = {s["name"] for s in cloud.list_servers()}
     assert set(new) <= servers and not set(old) & servers
     kcp = api.get_namespaced_custom_object("controlplane.cluster.x-k8s.io", "v1beta1", "default",
