@@ -9,6 +9,7 @@ import json
 from minicloud.cli.common import label, print_json
 from minicloud.kube.capo_mode import MODES as CAPO_MODES
 from minicloud.runtime.control import Minicloud
+from minicloud.seeding import drift
 
 
 def _capi_rollout(cloud: Minicloud, args) -> None:
@@ -24,14 +25,28 @@ def _capi_cluster(cloud: Minicloud, args) -> None:
     if args.cluster_action == "create":
         print_json(cloud.create_capi_cluster(args.name, control_plane=args.control_plane, workers=args.workers,
                                              api_version=args.api_version, namespace=args.namespace,
-                                             openstack=args.openstack, monitor=args.monitor))
+                                             openstack=args.openstack, monitor=args.monitor,
+                                             load_balancer=not args.no_load_balancer, drift=args.drift))
     elif args.cluster_action == "kubeconfig":
         print(cloud.workload_kubeconfig(args.name, namespace=args.namespace), end="")
     elif args.cluster_action == "delete":
-        print_json({"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace, target=args.target),
-                    "name": args.name})
+        deleted = {"deleted": cloud.delete_capi_cluster(args.name, namespace=args.namespace, target=args.target),
+                   "name": args.name}
+        if args.openstack:
+            deleted["openstack"] = cloud.delete_capi_openstack(args.name, namespace=args.namespace)
+        print_json(deleted)
     else:
         print_json(cloud.list_capi_clusters(namespace=args.namespace, target=args.target))
+
+
+def _capi_fleet(cloud: Minicloud, args) -> None:
+    if args.fleet_action == "create":
+        print_json(cloud.create_capi_fleet(args.count, prefix=args.prefix, namespaces=args.namespace,
+                                           api_versions=args.api_version, control_plane=args.control_plane,
+                                           workers=args.workers, load_balancer=not args.no_load_balancer,
+                                           drift_every=args.drift_every, drift=args.drift))
+    else:
+        print_json({"deleted": cloud.delete_capi_fleet(args.prefix, namespaces=args.namespace)})
 
 
 def cmd_capi(cloud: Minicloud, args) -> int:
@@ -42,6 +57,8 @@ def cmd_capi(cloud: Minicloud, args) -> int:
             print_json(cloud.set_capi_provider_mode(args.mode, delay=args.delay))
     elif args.capi_area == "rollout":
         _capi_rollout(cloud, args)
+    elif args.capi_area == "fleet":
+        _capi_fleet(cloud, args)
     elif args.capi_area == "history":
         if args.summary:
             print_json(cloud.capi_history_summary(args.name, namespace=args.namespace, rollout=args.rollout))
@@ -75,12 +92,16 @@ def _add_capi_cluster(areas) -> None:
                         help="CAPI contract the objects are written in (default v1beta2)")
     create.add_argument("--namespace", default="default")
     create.add_argument("--openstack", action="store_true",
-                        help="also a network, a server per control-plane machine and the API load balancer "
-                             "with their members, as CAPO makes them (needed by 'capi rollout')")
+                        help="also what CAPO makes (network, router, security groups, a server per machine, the "
+                             "API load balancer with its members: needed by 'capi rollout') and a healthy pod "
+                             "network (pod CIDR rules, one route per Node)")
     create.add_argument("--monitor", action="store_true", help="with --openstack: a TCP health monitor on the pool")
+    _add_openstack_options(create)
     delete = actions.add_parser("delete", help="remove every object of the cluster, and its own API")
     delete.add_argument("name")
     delete.add_argument("--namespace", default="default")
+    delete.add_argument("--openstack", action="store_true",
+                        help="also its OpenStack resources (load balancer, servers, router, network, groups)")
     kubeconfig = actions.add_parser("kubeconfig", help="print the kubeconfig of the cluster's own API (its Nodes)")
     kubeconfig.add_argument("name")
     kubeconfig.add_argument("--namespace", default="default")
@@ -89,6 +110,30 @@ def _add_capi_cluster(areas) -> None:
     for action in (delete, listing):
         action.add_argument("--target", action="store_true",
                             help="on the move target API (kubernetes-target) instead of the main one")
+
+
+def _add_openstack_options(parser, drift_help: str = "with --openstack: leave this drift (repeatable)") -> None:
+    parser.add_argument("--no-load-balancer", action="store_true",
+                        help="no API load balancer (the endpoint is the first control-plane server; no rollout)")
+    parser.add_argument("--drift", action="append", choices=drift.KINDS, help=drift_help)
+
+
+def _add_capi_fleet(areas) -> None:
+    fleet = areas.add_parser("fleet", help="seed or remove many clusters with OpenStack resources")
+    actions = fleet.add_subparsers(dest="fleet_action", required=True)
+    create = actions.add_parser("create", help="COUNT clusters PREFIX-1..COUNT; prints them, seconds, requests")
+    create.add_argument("count", type=int)
+    create.add_argument("--prefix", default="fleet")
+    create.add_argument("--namespace", action="append", help="namespaces, round-robin (repeatable; default default)")
+    create.add_argument("--api-version", action="append", choices=("v1beta1", "v1beta2"),
+                        help="CAPI contracts, round-robin (repeatable; default v1beta2)")
+    create.add_argument("--control-plane", type=int, default=1, help="control-plane machines each (default 1)")
+    create.add_argument("--workers", type=int, default=0, help="worker machines each (default 0)")
+    create.add_argument("--drift-every", type=int, default=0, help="every Nth cluster drifts (default 0: none)")
+    _add_openstack_options(create, "the drift of those clusters (repeatable; default every kind)")
+    delete = actions.add_parser("delete", help="remove the clusters PREFIX-<number> and their OpenStack resources")
+    delete.add_argument("--prefix", default="fleet")
+    delete.add_argument("--namespace", action="append", help="only in these namespaces (default all)")
 
 
 def _add_capi_rollout_and_history(areas) -> None:
@@ -114,6 +159,7 @@ def add_capi_verb(verbs) -> None:
     provider.add_argument("mode", nargs="?", choices=CAPO_MODES)
     provider.add_argument("--delay", type=float, help="seconds after the pause (default 2)")
     _add_capi_cluster(areas)
+    _add_capi_fleet(areas)
     _add_capi_rollout_and_history(areas)
     p.set_defaults(func=cmd_capi)
 

@@ -151,7 +151,8 @@ def delete_router(conn, resource: str) -> str | None:
     conn.network.put(f"/routers/{router.id}", json={"router": {"routes": []}})
     for port in conn.network.ports(device_id=router.id, device_owner="network:router_interface"):
         for ip in port.fixed_ips:
-            conn.network.remove_interface_from_router(router, subnet_id=ip["subnet_id"])
+            _body(conn.network.put(f"/routers/{router.id}/remove_router_interface",
+                                   json={"subnet_id": ip["subnet_id"]}), "removing the router's interface")
     conn.network.delete_router(router.id)
     return router.id
 
