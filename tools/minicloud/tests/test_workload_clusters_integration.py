@@ -23,6 +23,7 @@ from kubernetes import client, config  # noqa: E402
 
 from minicloud.kube.admin import rest_call  # noqa: E402
 from minicloud.kube.controllers.rollout import PRE_TERMINATE_HOOK_PREFIX  # noqa: E402
+from minicloud.runtime.control import MinicloudError  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -120,6 +121,18 @@ def test_the_secret_reaches_the_clusters_own_api_where_its_nodes_live(cloud, fle
             assert set(done.stdout.split()) == {f"node/{n['name']}" for n in created["nodes"]}
 
 
+def test_node_methods_take_the_cluster(cloud, fleet):
+    made = cloud.create_node("wl-a-extra", "10.244.50.0/24", "10.6.9.50", cluster="wl-a", namespace=NAMESPACE)
+    assert made["podCIDR"] == "10.244.50.0/24"
+    assert "wl-a-extra" in {n["name"] for n in cloud.list_nodes(cluster="wl-a", namespace=NAMESPACE)}
+    assert "wl-a-extra" not in {n["name"] for n in cloud.list_nodes(cluster="wl-b", namespace=NAMESPACE)}
+    assert "wl-a-extra" not in {n["name"] for n in cloud.list_nodes()}
+    with pytest.raises(MinicloudError, match="no node named 'wl-a-extra'"):
+        cloud.delete_node("wl-a-extra")  # not in the management API
+    cloud.delete_node("wl-a-extra", cluster="wl-a", namespace=NAMESPACE)
+    assert "wl-a-extra" not in {n["name"] for n in cloud.list_nodes(cluster="wl-a", namespace=NAMESPACE)}
+
+
 def test_tokens_are_not_interchangeable_and_unknown_prefixes_are_404(cloud, fleet):
     management = cloud.kube_client()
     a = config.new_client_from_config_dict(secret_kubeconfig(management, "wl-a"))
@@ -202,9 +215,28 @@ def test_deleting_the_cluster_removes_its_api(cloud, fleet):
     kubeconfig = yaml.safe_load(cloud.workload_kubeconfig("wl-b", NAMESPACE))
     workload = config.new_client_from_config_dict(kubeconfig)
     assert status_of(workload, "/api/v1/nodes") == 200
-    run(cloud, "capi", "cluster", "delete", "wl-b", "--namespace", NAMESPACE)
+    cloud.delete_capi_cluster("wl-b", namespace=NAMESPACE)
     assert status_of(workload, "/api/v1/nodes") == 404
-    done = subprocess.run([sys.executable, "-m", "minicloud", "--state-dir", str(cloud.state_dir), "capi", "cluster",
-                           "kubeconfig", "wl-b", "--namespace", NAMESPACE], capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "no workload cluster API" in done.stderr
-    assert "wl-a" in run(cloud, "capi", "cluster", "kubeconfig", "wl-a", "--namespace", NAMESPACE)
+    with pytest.raises(MinicloudError, match="no workload cluster API for 'wl-b'"):
+        cloud.workload_kubeconfig("wl-b", NAMESPACE)
+    printed = yaml.safe_load(run(cloud, "capi", "cluster", "kubeconfig", "wl-a", "--namespace", NAMESPACE))
+    assert printed == secret_kubeconfig(cloud.kube_client(), "wl-a")
+
+
+def test_a_moved_clusters_secret_still_reaches_its_api_and_deleting_it_on_the_target_removes_it(cloud):
+    from minicloud.clusterctl.cli import Mover
+    from minicloud.clusterctl.kubeapi import KubeApi
+
+    namespace = "fleet-moving"
+    created = cloud.create_capi_cluster("wl-moved", namespace=namespace)
+    Mover(KubeApi(str(cloud.kubeconfig)), KubeApi(str(cloud.target_kubeconfig)), "v1.12.0",
+          say=lambda _text: None).move(namespace)
+    target = config.new_client_from_config(config_file=str(cloud.target_kubeconfig))
+    secret = client.CoreV1Api(target).read_namespaced_secret("wl-moved-kubeconfig", namespace)
+    workload = config.new_client_from_config_dict(yaml.safe_load(base64.b64decode(secret.data["value"])))
+    assert node_names(workload) == {n["name"] for n in created["nodes"]}
+    cloud.delete_capi_cluster("wl-moved", namespace=namespace, target=True)
+    assert status_of(workload, "/api/v1/nodes") == 404
+    again = cloud.create_capi_cluster("wl-moved", namespace=namespace)  # the name is free again
+    assert {n["name"] for n in again["nodes"]} == {n["name"] for n in created["nodes"]}
+    cloud.delete_capi_cluster("wl-moved", namespace=namespace)

@@ -102,6 +102,16 @@ class KubeAdmin:
                 "objects": created, "server": workload["server"],
                 "nodes": [{k: n[k] for k in ("name", "podCIDR", "internalIP", "providerID")} for n in nodes]}
 
+    def remove_workload_api(self, name: str, namespace: str = "default") -> bool:
+        """Remove cluster ``name``'s own API (served beside this one), its Nodes with it; False if it has none."""
+        try:
+            self.call("DELETE", _workload_path(namespace, name))
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+            return False
+        return True
+
     def workload_kubeconfig(self, name: str, namespace: str = "default") -> str:
         """The kubeconfig (YAML) of cluster ``name``'s own API, as its ``NAME-kubeconfig`` Secret holds it."""
         try:
@@ -160,13 +170,7 @@ class KubeAdmin:
                     if exc.status != 404:
                         raise
                 removed.append(f"{kind.kind}/{obj['metadata']['name']}")
-        try:
-            self.call("DELETE", _workload_path(namespace, name))
-            api_removed = True
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
-            api_removed = False
+        api_removed = self.remove_workload_api(name, namespace)
         if not removed and not api_removed:
             raise LookupError(f"no cluster named {name!r} in namespace {namespace!r}")
         return removed

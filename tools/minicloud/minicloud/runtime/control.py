@@ -485,8 +485,13 @@ class Minicloud:
         return decisions.summarize(self.capi_history(name, namespace, rollout))
 
     def delete_capi_cluster(self, name: str, namespace: str = "default", target: bool = False) -> list[str]:
-        """Remove every object of cluster ``name`` (finalizers too); returns ``Kind/name`` of each."""
-        return self._kube_call(lambda admin: admin.delete_cluster(name, namespace), target=target)
+        """Remove every object of cluster ``name`` (finalizers too) and its own API; returns ``Kind/name`` of
+        each object. With ``target`` (a cluster moved there), the objects on the move target API, and the
+        cluster's own API, which the main service serves."""
+        removed = self._kube_call(lambda admin: admin.delete_cluster(name, namespace), target=target)
+        if target:
+            self._kube_call(lambda admin: admin.remove_workload_api(name, namespace))
+        return removed
 
     def list_capi_clusters(self, namespace: str | None = None, target: bool = False) -> list[dict]:
         return self._kube_call(lambda admin: admin.list_clusters(namespace), target=target)
