@@ -135,7 +135,8 @@ def test_tarball_ships_the_collection(tarball):
     galaxy = load_yaml(os.path.join(ROOT, 'galaxy.yml'))
     assert any(n.startswith('plugins/modules/') and n.endswith('.py') for n in names), names
     for required in ('MANIFEST.json', 'FILES.json', 'meta/runtime.yml', 'LICENSE', 'requirements.txt',
-                     'changelogs/changelog.yaml', 'changelogs/config.yaml'):
+                     'changelogs/changelog.yaml', 'changelogs/config.yaml',
+                     'playbooks/fleet_flight_check.yml', 'playbooks/fleet_rollout.yml'):
         assert required in names, '%s missing from the tarball: %s' % (required, names)
     with tarfile.open(tarball) as tar:
         manifest = json.load(tar.extractfile('MANIFEST.json'))
@@ -205,6 +206,21 @@ def test_ee_context_installs_this_collection(ee_context, tarball):
     with tarfile.open(str(shipped)) as tar:
         info = json.load(tar.extractfile('MANIFEST.json'))['collection_info']
     assert (info['namespace'], info['name']) == ('flightcontrol', 'openstack')
+
+
+def test_ee_image_has_ansible_runner(ee_context):
+    """AWX runs every job through ansible-runner inside the image. The base image brings it (and ansible-core),
+    so no context file can list it; what the context can show is that the build checks for it: the Containerfile's
+    last stage runs ansible-builder's check_ansible script, which imports ansible_runner and runs
+    `ansible-runner --version`, and fails the build without them."""
+    definition = load_yaml(os.path.join(ROOT, 'execution-environment.yml'))
+    assert not definition.get('options', {}).get('skip_ansible_check', False)
+    assert 'ansible_runner' not in (definition.get('dependencies') or {}), 'the base image brings ansible-runner'
+    containerfile = (ee_context / 'Containerfile').read_text(encoding='utf-8')
+    final_stage = containerfile[containerfile.rindex('\nFROM '):]
+    assert 'RUN /output/scripts/check_ansible $PYCMD' in final_stage, final_stage
+    check = (ee_context / '_build' / 'scripts' / 'check_ansible').read_text(encoding='utf-8')
+    assert 'ansible-runner --version' in check and 'import ansible_runner' in check
 
 
 def test_installed_collection_declares_its_python_dependencies(tarball, tmp_path):
