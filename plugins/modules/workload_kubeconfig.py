@@ -20,7 +20,7 @@ description:
   - I(kubernetes) reaches the management cluster, where the Secret is; its credentials need C(get) on C(secrets)
     in the Secret's namespace.
   - Only when I(dest) is set is the kubeconfig written, to that path with mode C(0600), for tools that need a
-    file (kubectl, helm). The collection's own modules need no file: give them
+    file (kubectl, helm). The collection's own modules need no file; give them
     C(kubernetes.kubeconfig_secret) instead, and the kubeconfig stays in memory.
   - The result says where the kubeconfig leads (server, context, cluster, user) and never holds a credential
     (token, key, certificate data, password); neither do errors, warnings or the diff.

@@ -94,8 +94,8 @@ def test_workload_kubeconfig_checks_the_api_and_writes_nothing_without_dest(clou
     assert token not in json.dumps(result)
 
 
-def test_workload_kubeconfig_writes_dest_0600_once_and_check_mode_writes_nothing(cloud, workload, run_in_process,
-                                                                                tmp_path):
+def test_workload_kubeconfig_writes_dest_0600_once_and_check_mode_writes_nothing(
+        cloud, workload, run_in_process, tmp_path):
     name, text, token = workload
     dest = tmp_path / "workload.kubeconfig"
     args = dict(cluster=name, namespace=NAMESPACE, kubernetes=management(cloud), dest=str(dest), check_api=False)

@@ -77,8 +77,8 @@ class SecretRef:
 
     def problems(self, option="kubeconfig_secret"):
         """Why the reference can never name a Secret's key (before any request), as sentences."""
-        found = [name_problem("%s.name" % option, self.name), name_problem("%s.namespace" % option, self.namespace,
-                                                                          "label")]
+        found = [name_problem("%s.name" % option, self.name),
+                 name_problem("%s.namespace" % option, self.namespace, "label")]
         if not _SECRET_KEY.match(self.key):
             found.append("%s.key %r is no valid Secret key: letters, digits, '-', '_' and '.'" % (option, self.key))
         return [problem for problem in found if problem]

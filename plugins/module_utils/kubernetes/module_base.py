@@ -96,8 +96,8 @@ def connect_workload(module, workload, clock, params, clients):
         reason = str(exc)
         if any(value in reason for value in workload.secret_values):  # never quote the kubeconfig
             reason = type(exc).__name__
-        raise ModuleFailure("the kubeconfig in key %r of %s cannot be used: %s" % (workload.ref.key, workload.ref,
-                                                                                 reason))
+        raise ModuleFailure("the kubeconfig in key %r of %s cannot be used: %s"
+                            % (workload.ref.key, workload.ref, reason))
     clients.append(kube)
     return kube
 

@@ -120,7 +120,7 @@ class WorkloadKubeconfigRunner(BaseModule):
 
     @staticmethod
     def server_version(kube, deadline):
-        import kubernetes  # pylint: disable=import-outside-toplevel  (connect_kubernetes checked it is there)
+        import kubernetes  # pylint: disable=import-outside-toplevel
         version_api = kubernetes.client.VersionApi(kube.api_client)
         answer = kube.call(lambda: json.loads(version_api.get_code(_preload_content=False).data),
                            "reading the workload cluster's version at %s" % kube.host, deadline)
