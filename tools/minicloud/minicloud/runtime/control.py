@@ -386,16 +386,15 @@ class Minicloud:
 
         conn = self._internal()
         external = cluster_network.external_network(conn)
-        resources = {}
-        for plan in plans:
-            machines = kube_seed.control_plane_machine_names(plan.name, plan.namespace, plan.control_plane)
-            workers = kube_seed.worker_machine_names(plan.name, plan.namespace, plan.workers)
-            resources[plan.key] = capo.seed_network(conn, plan.namespace, plan.name, machines, workers,
-                                                    self._write_instances, external)
+        clusters = [{"namespace": plan.namespace, "cluster": plan.name,
+                     "machines": kube_seed.control_plane_machine_names(plan.name, plan.namespace, plan.control_plane),
+                     "workers": kube_seed.worker_machine_names(plan.name, plan.namespace, plan.workers)}
+                    for plan in plans]
+        resources = dict(zip((plan.key for plan in plans),
+                             capo.seed_networks(conn, clusters, self._write_instances, external), strict=True))
         steps = {plan.key: capo.load_balancer_steps(conn, plan.namespace, plan.name, resources[plan.key],
-                                                    kube_seed.control_plane_machine_names(
-                                                        plan.name, plan.namespace, plan.control_plane), plan.monitor)
-                 for plan in plans if plan.load_balancer}
+                                                    cluster["machines"], plan.monitor)
+                 for plan, cluster in zip(plans, clusters, strict=True) if plan.load_balancer}
         for key, found in capo.run_load_balancer_steps(conn, steps, timeout).items():
             resources[key].update(found)
         results = []

@@ -11,7 +11,8 @@ every server's port (the control-plane ports carry both groups), so it is the on
 network in each port's allowed address pairs; one static route per Node (pod CIDR -> the Node's address) on the
 router, as a route controller keeps them.
 
-Every call here is one Neutron request or one bulk request; nothing waits (Neutron answers when done).
+Every call here is one Neutron request or one bulk request for many clusters; nothing waits (Neutron answers
+when done).
 """
 
 from __future__ import annotations
@@ -46,16 +47,23 @@ def _body(response, what: str) -> dict:
     return response.json() if response.status_code != 204 else {}
 
 
-def create_network(conn, resource: str, cidr: str) -> tuple[dict, dict]:
-    """CAPO's network and subnet (one request each)."""
-    name = network_name(resource)
-    if conn.network.find_network(name, ignore_missing=True):
-        raise SeedError(f"a network named {name!r} exists already")
-    net = _body(conn.network.post("/networks", json={"network": {"name": name}}), "creating the network")["network"]
+def create_networks(conn, resources: list[str], cidr: str) -> list[tuple[dict, dict]]:
+    """CAPO's network and subnet of each cluster resource name (one bulk request each for all)."""
+    names = [network_name(r) for r in resources]
+    taken = _body(conn.network.get("/networks", params={"name": names}), "listing networks")["networks"]
+    if taken:
+        raise SeedError(f"network(s) named {', '.join(sorted(repr(n['name']) for n in taken))} exist already")
+    if not names:
+        return []
+    nets = _body(conn.network.post("/networks", json={"networks": [{"name": n} for n in names]}),
+                 "creating the networks")["networks"]
     version = ipaddress.ip_network(cidr).version
-    subnet = _body(conn.network.post("/subnets", json={"subnet": {
-        "network_id": net["id"], "name": name, "cidr": cidr, "ip_version": version}}), "creating the subnet")["subnet"]
-    return net, subnet
+    subnets = _body(conn.network.post("/subnets", json={"subnets": [
+        {"network_id": net["id"], "name": net["name"], "cidr": cidr, "ip_version": version} for net in nets]}),
+        "creating the subnets")["subnets"]
+    by_network = {subnet["network_id"]: subnet for subnet in subnets}
+    by_name = {net["name"]: net for net in nets}
+    return [(by_name[n], by_network[by_name[n]["id"]]) for n in names]
 
 
 def external_network(conn) -> dict | None:
@@ -65,17 +73,21 @@ def external_network(conn) -> dict | None:
     return {"id": found[0]["id"], "name": found[0]["name"]} if found else None
 
 
-def create_router(conn, resource: str, subnet_id: str, external: dict | None) -> dict:
-    """The router with its gateway on ``external`` (if any) and an interface on the subnet."""
-    body = {"name": network_name(resource)}
-    if external:
-        body["external_gateway_info"] = {"network_id": external["id"]}
-    router = _body(conn.network.post("/routers", json={"router": body}), "creating the router")["router"]
-    _body(conn.network.put(f"/routers/{router['id']}/add_router_interface", json={"subnet_id": subnet_id}),
-          "adding the router's interface")
-    gateway = router.get("external_gateway_info") or {}
-    ips = [ip["ip_address"] for ip in gateway.get("external_fixed_ips") or []]
-    return {"id": router["id"], "name": router["name"], "ips": ips}
+def create_routers(conn, resources: list[str], subnet_ids: list[str], external: dict | None) -> list[dict]:
+    """Each cluster's router with its gateway on ``external`` (if any) and an interface on its subnet (two
+    requests each: Neutron has no bulk create of routers)."""
+    found = []
+    for resource, subnet_id in zip(resources, subnet_ids, strict=True):
+        body = {"name": network_name(resource)}
+        if external:
+            body["external_gateway_info"] = {"network_id": external["id"]}
+        router = _body(conn.network.post("/routers", json={"router": body}), "creating a router")["router"]
+        _body(conn.network.put(f"/routers/{router['id']}/add_router_interface", json={"subnet_id": subnet_id}),
+              "adding a router's interface")
+        gateway = router.get("external_gateway_info") or {}
+        found.append({"id": router["id"], "name": router["name"],
+                      "ips": [ip["ip_address"] for ip in gateway.get("external_fixed_ips") or []]})
+    return found
 
 
 def pod_rules(group_id: str, pod_network: str) -> list[dict]:
@@ -85,18 +97,21 @@ def pod_rules(group_id: str, pod_network: str) -> list[dict]:
              "remote_ip_prefix": pod_network, "description": POD_RULE_DESCRIPTION} for proto in POD_PROTOCOLS]
 
 
-def create_security_groups(conn, resource: str, pod_network: str) -> dict:
-    """Both groups (one bulk request) and their pod CIDR rules (one bulk request each); ``{role: {id, name}}``."""
+def create_security_groups(conn, resources: list[str], pod_network: str) -> list[dict]:
+    """Both groups of each cluster (one bulk request for all) and their pod CIDR rules (one bulk request per
+    group: Neutron takes the rules of one group at a time); per cluster ``{role: {id, name}}``."""
     roles = (CONTROL_PLANE, WORKER)
+    if not resources:
+        return []
     groups = _body(conn.network.post("/security-groups", json={"security_groups": [
-        {"name": secgroup_name(resource, role), "description": f"Cluster API managed group {role}"}
-        for role in roles]}), "creating the security groups")["security_groups"]
-    by_role = {role: {"id": g["id"], "name": g["name"]} for role, g in zip(roles, groups, strict=True)}
-    for group in groups:  # Neutron takes the rules of one group per bulk request
+        {"name": secgroup_name(r, role), "description": f"Cluster API managed group {role}"}
+        for r in resources for role in roles]}), "creating the security groups")["security_groups"]
+    for group in groups:
         _body(conn.network.post("/security-group-rules", json={"security_group_rules": pod_rules(group["id"],
                                                                                                  pod_network)}),
               "creating the pod CIDR rules")
-    return by_role
+    by_name = {g["name"]: {"id": g["id"], "name": g["name"]} for g in groups}
+    return [{role: by_name[secgroup_name(r, role)] for role in roles} for r in resources]
 
 
 def add_routes(conn, router_id: str, routes: list[dict]) -> None:

@@ -155,32 +155,46 @@ def ensure_network(conn, name: str, cidr: str = SERVER_CIDR):
 
 def create_servers(conn, names: list[str], network: str, ports: int = 1, port_security: bool = True,
                    write_instances=None, error: bool = False, port_options: dict | None = None) -> list[dict]:
-    """Create servers ``names``, each with ``ports`` Neutron ports on ``network`` whose device_id is
-    the server, then the "booted" instances themselves through ``write_instances(payload)``
-    (Nova's objects, in a process of its own); with ``error``, instances whose boot failed (vm_state
-    error: Nova shows status ERROR). ``port_options``: server name -> more fields of its ports
-    (``security_groups``, ``allowed_address_pairs``). Returns the servers with their ports."""
-    if ports < 1:
-        raise SeedError("a server needs at least one port")
-    existing = {s.name for s in conn.compute.servers()}
-    taken = sorted(set(names) & existing)
+    """Create servers ``names``, each with ``ports`` Neutron ports on ``network`` (see :func:`boot_servers`);
+    ``port_options``: server name -> more fields of its ports (``security_groups``, ``allowed_address_pairs``).
+    Returns the servers with their ports."""
+    check_server_names(conn, names)
+    net, subnet = ensure_network(conn, network)
+    specs = [{"name": name, "network": {"id": net.id, "name": net.name}, "cidr": subnet.cidr,
+              "port": (port_options or {}).get(name, {})} for name in names]
+    return boot_servers(conn, specs, write_instances, ports=ports, port_security=port_security, error=error)
+
+
+def check_server_names(conn, names: list[str]) -> None:
+    """SeedError if a name is taken (one list request) or given twice."""
+    taken = sorted(set(names) & {s.name for s in conn.compute.servers()})
     if taken:
         raise SeedError(f"server(s) named {', '.join(map(repr, taken))} exist already")
     if len(set(names)) != len(names):
         raise SeedError("server names must be unique")
-    net, subnet = ensure_network(conn, network)
-    servers = [{"uuid": str(uuid.uuid4()), "name": name, "vm_state": "error" if error else "active"}
-               for name in names]
+
+
+def boot_servers(conn, specs: list[dict], write_instances, ports: int = 1, port_security: bool = True,
+                 error: bool = False) -> list[dict]:
+    """Servers ``specs`` (``{"name", "network": {"id", "name"}, "cidr", "port": more port fields}``), each
+    with ``ports`` Neutron ports on its network whose device_id is the server (Neutron's bulk create, 100
+    ports a request, whatever the networks), then the "booted" instances themselves through one
+    ``write_instances(payload)`` (Nova's objects, in a process of its own); with ``error``, instances whose
+    boot failed (vm_state error: Nova shows status ERROR). Returns the servers with their ports."""
+    if ports < 1:
+        raise SeedError("a server needs at least one port")
+    servers = [{"uuid": str(uuid.uuid4()), "name": spec["name"], "vm_state": "error" if error else "active"}
+               for spec in specs]
     body = []
-    for server in servers:
+    for server, spec in zip(servers, specs, strict=True):
         for i in range(1, ports + 1):
-            port = {"network_id": net.id, "name": f"{server['name']}-port-{i}", "device_id": server["uuid"],
-                    "device_owner": DEVICE_OWNER, **(port_options or {}).get(server["name"], {})}
+            port = {"network_id": spec["network"]["id"], "name": f"{server['name']}-port-{i}",
+                    "device_id": server["uuid"], "device_owner": DEVICE_OWNER, **spec.get("port", {})}
             if not port_security:
                 port["port_security_enabled"] = False
             body.append(port)
     created = []
-    for chunk in range(0, len(body), 100):  # Neutron's bulk create, 100 ports a request
+    for chunk in range(0, len(body), 100):
         response = conn.network.post("/ports", json={"ports": body[chunk:chunk + 100]})
         if response.status_code >= 400:
             raise SeedError(f"creating ports failed: {response.status_code} {response.text}")
@@ -188,18 +202,22 @@ def create_servers(conn, names: list[str], network: str, ports: int = 1, port_se
     by_device: dict[str, list[dict]] = {}
     for port in created:
         by_device.setdefault(port["device_id"], []).append(port)
-    for server in servers:
+    for server, spec in zip(servers, specs, strict=True):
         server["ports"] = [
-            {"port_id": p["id"], "mac": p["mac_address"], "network_id": net.id, "network_name": net.name,
-             "cidr": subnet.cidr, "ip": p["fixed_ips"][0]["ip_address"] if p["fixed_ips"] else None}
+            {"port_id": p["id"], "mac": p["mac_address"], "network_id": spec["network"]["id"],
+             "network_name": spec["network"]["name"], "cidr": spec["cidr"],
+             "ip": p["fixed_ips"][0]["ip_address"] if p["fixed_ips"] else None}
             for p in sorted(by_device[server["uuid"]], key=lambda p: p["name"])
         ]
-    write_instances({"project_id": conn.current_project_id, "user_id": conn.current_user_id, "servers": servers})
+    if servers:
+        write_instances({"project_id": conn.current_project_id, "user_id": conn.current_user_id,
+                         "servers": servers})
     return [
-        {"id": s["uuid"], "name": s["name"], "network": net.name, "status": "ERROR" if error else "ACTIVE",
+        {"id": s["uuid"], "name": s["name"], "network": spec["network"]["name"],
+         "status": "ERROR" if error else "ACTIVE",
          "ports": [{"id": p["port_id"], "ip_address": p["ip"], "port_security_enabled": port_security}
                    for p in s["ports"]]}
-        for s in servers
+        for s, spec in zip(servers, specs, strict=True)
     ]
 
 

@@ -117,63 +117,65 @@ def cluster_ports(machines: list[str], workers: list[str], groups: dict, pod_net
     return options
 
 
-def seed_network(conn, namespace: str, cluster: str, machines: list[str], workers: list[str] = (),
-                 write_instances=None, external: dict | None = None, pod_network: str = POD_NETWORK) -> dict:
-    """Network and subnet, both security groups with the pod CIDR rules, one server per machine (control
-    plane and workers) with its port in the groups, the router (gateway on ``external``, interface on the
-    subnet). Nothing here waits. Returns the resources (see :func:`seed_openstack`) without a load balancer."""
-    resource = cluster_resource_name(namespace, cluster)
-    net, subnet = network.create_network(conn, resource, CLUSTER_CIDR)
-    groups = network.create_security_groups(conn, resource, pod_network)
-    names = list(machines) + list(workers)
-    servers = seed.create_servers(conn, names, net["name"], write_instances=write_instances,
-                                  port_options=cluster_ports(machines, workers, groups, pod_network)) if names else []
-    router = network.create_router(conn, resource, subnet["id"], external)
-    return {
+def seed_networks(conn, clusters: list[dict], write_instances=None, external: dict | None = None,
+                  pod_network: str = POD_NETWORK) -> list[dict]:
+    """For each cluster (``{"namespace", "cluster", "machines", "workers"}``: control-plane and worker machine
+    names): network and subnet, both security groups with the pod CIDR rules, one server per machine with its
+    port in the groups, the router (gateway on ``external``, interface on the subnet). Bulk requests for all
+    clusters where Neutron has them; nothing here waits. Returns each cluster's resources (see
+    :func:`seed_openstack`) without a load balancer."""
+    resources = [cluster_resource_name(c["namespace"], c["cluster"]) for c in clusters]
+    seed.check_server_names(conn, [m for c in clusters for m in [*c["machines"], *c["workers"]]])
+    networks = network.create_networks(conn, resources, CLUSTER_CIDR)
+    groups = network.create_security_groups(conn, resources, pod_network)
+    specs = []
+    for c, (net, subnet), found in zip(clusters, networks, groups, strict=True):
+        options = cluster_ports(c["machines"], c["workers"], found, pod_network)
+        specs += [{"name": m, "network": {"id": net["id"], "name": net["name"]}, "cidr": subnet["cidr"],
+                   "port": options[m]} for m in [*c["machines"], *c["workers"]]]
+    servers = {s["name"]: s for s in seed.boot_servers(conn, specs, write_instances)}
+    routers = network.create_routers(conn, resources, [subnet["id"] for _net, subnet in networks], external)
+    return [{
         "network": {"id": net["id"], "name": net["name"],
                     "subnets": [{"id": subnet["id"], "name": subnet["name"], "cidr": subnet["cidr"]}]},
         "router": router,
         "externalNetwork": external,
-        "securityGroups": {"controlPlane": groups[network.CONTROL_PLANE], "worker": groups[network.WORKER]},
+        "securityGroups": {"controlPlane": found[network.CONTROL_PLANE], "worker": found[network.WORKER]},
         "podNetwork": pod_network,
         "loadbalancer": None,
         "pool_id": None,
-        "servers": {s["name"]: {"id": s["id"], "address": s["ports"][0]["ip_address"], "port": s["ports"][0]["id"]}
-                    for s in servers},
-    }
+        "servers": {m: {"id": servers[m]["id"], "address": servers[m]["ports"][0]["ip_address"],
+                        "port": servers[m]["ports"][0]["id"]} for m in [*c["machines"], *c["workers"]]},
+    } for c, (net, subnet), found, router in zip(clusters, networks, groups, routers, strict=True)]
 
 
 def load_balancer_steps(conn, namespace: str, cluster: str, resources: dict, machines: list[str],
                         monitor: bool = False):
-    """CAPO's API load balancer, one mutation at a time: a generator that yields the load balancer's id
-    after each mutation (the caller resumes it once the load balancer is ACTIVE again) and returns the
-    ``loadbalancer`` and ``pool_id`` entries of the resources."""
-    lbapi = conn.load_balancer
+    """CAPO's API load balancer with its listener, pool, monitor (if ``monitor``) and one member per
+    control-plane machine, created in one request (Octavia's fully populated load balancer; CAPO makes
+    the same objects one by one): a generator that yields the load balancer's id after each mutation (the
+    caller resumes it once the load balancer is ACTIVE again) and returns the ``loadbalancer`` and
+    ``pool_id`` entries of the resources."""
     name = lb_name(namespace, cluster)
     subnet_id = resources["network"]["subnets"][0]["id"]
-    lb = lbapi.create_load_balancer(name=name, vip_subnet_id=subnet_id,
-                                    description=f"Created by cluster-api-provider-openstack cluster "
-                                                f"{cluster_resource_name(namespace, cluster)}")
-    yield lb.id
     objects = port_objects_name(name)
-    listener = lbapi.create_listener(name=objects, load_balancer_id=lb.id, protocol="TCP", protocol_port=API_PORT)
-    yield lb.id
-    pool = lbapi.create_pool(name=objects, listener_id=listener.id, protocol="TCP", lb_algorithm="ROUND_ROBIN")
-    yield lb.id
+    pool = {"name": objects, "protocol": "TCP", "lb_algorithm": "ROUND_ROBIN",
+            "members": [{"name": member_name(name, m), "address": resources["servers"][m]["address"],
+                         "protocol_port": API_PORT, "subnet_id": subnet_id} for m in machines]}
     if monitor:
-        lbapi.create_health_monitor(name=objects, pool_id=pool.id, type="TCP", delay=10, timeout=5,
-                                    max_retries=5, max_retries_down=3)
-        yield lb.id
-    if machines:  # one batch member update for all of them (CAPO adds them one by one, as machines come)
-        members = [{"name": member_name(name, m), "address": resources["servers"][m]["address"],
-                    "protocol_port": API_PORT, "subnet_id": subnet_id} for m in machines]
-        response = conn.load_balancer.put(f"/lbaas/pools/{pool.id}/members", json={"members": members})
-        if response.status_code >= 400:
-            raise seed.SeedError(f"adding the members of {name} failed: {response.status_code} {response.text}")
-        yield lb.id
-    lb = lbapi.get_load_balancer(lb.id)
+        pool["healthmonitor"] = {"name": objects, "type": "TCP", "delay": 10, "timeout": 5, "max_retries": 5,
+                                 "max_retries_down": 3}
+    body = {"name": name, "vip_subnet_id": subnet_id,
+            "description": f"Created by cluster-api-provider-openstack cluster {cluster_resource_name(namespace, cluster)}",
+            "listeners": [{"name": objects, "protocol": "TCP", "protocol_port": API_PORT, "default_pool": pool}]}
+    response = conn.load_balancer.post("/lbaas/loadbalancers", json={"loadbalancer": body})
+    if response.status_code >= 400:
+        raise seed.SeedError(f"creating load balancer {name} failed: {response.status_code} {response.text}")
+    lb = response.json()["loadbalancer"]
+    yield lb["id"]
+    lb = conn.load_balancer.get_load_balancer(lb["id"])
     return {"loadbalancer": {"id": lb.id, "name": lb.name, "ip": lb.vip_address, "internalIP": lb.vip_address},
-            "pool_id": pool.id}
+            "pool_id": lb.pools[0]["id"]}
 
 
 def run_load_balancer_steps(conn, steps: dict, timeout: float = 120.0, interval: float = 0.1) -> dict:
@@ -208,14 +210,15 @@ def run_load_balancer_steps(conn, steps: dict, timeout: float = 120.0, interval:
 def seed_openstack(conn, namespace: str, cluster: str, machines: list[str], monitor: bool = False,
                    write_instances=None, timeout: float = 120.0, workers: list[str] = (),
                    load_balancer: bool = True, external: dict | None = None) -> dict:
-    """What CAPO leaves behind for a cluster: :func:`seed_network` and (with ``load_balancer``) the API
+    """What CAPO leaves behind for a cluster: :func:`seed_networks` and (with ``load_balancer``) the API
     load balancer with one ACTIVE member per control-plane machine. Returns what ``seed.cluster_objects``
     takes as ``openstack``: ``network``, ``router``, ``externalNetwork``, ``securityGroups``, ``podNetwork``,
     ``loadbalancer`` and ``pool_id`` (None without one), ``servers`` (machine -> id, address, port)."""
     name = lb_name(namespace, cluster)
     if load_balancer and conn.load_balancer.find_load_balancer(name, ignore_missing=True):
         raise seed.SeedError(f"a load balancer named {name!r} exists already")
-    resources = seed_network(conn, namespace, cluster, machines, workers, write_instances, external)
+    [resources] = seed_networks(conn, [{"namespace": namespace, "cluster": cluster, "machines": list(machines),
+                                        "workers": list(workers)}], write_instances, external)
     if load_balancer:
         steps = {cluster: load_balancer_steps(conn, namespace, cluster, resources, machines, monitor)}
         resources.update(run_load_balancer_steps(conn, steps, timeout)[cluster])
@@ -242,14 +245,14 @@ def delete_openstack(conn, admin, namespace: str, cluster: str, write_instances,
         removed.append(f"router/{router_id}")
     net = conn.network.find_network(network_name(namespace, cluster), ignore_missing=True)
     if net is not None:
-        device_ids = {p.device_id for p in conn.network.ports(network_id=net.id)
-                      if p.device_owner == seed.DEVICE_OWNER}
-        servers = {s.id for s in conn.compute.servers()} if device_ids else set()
-        for server_id in sorted(device_ids & servers):
-            seed.delete_server(conn, admin, server_id, write_instances)
-            removed.append(f"server/{server_id}")
-        for port in conn.network.ports(network_id=net.id):
+        ports = list(conn.network.ports(network_id=net.id))
+        device_ids = {p.device_id for p in ports if p.device_owner == seed.DEVICE_OWNER}
+        servers = sorted(device_ids & {s.id for s in conn.compute.servers()}) if device_ids else []
+        for port in ports:  # Neutron lets only admins (and Nova) delete a port a server owns
             admin.network.delete_port(port.id)
+        if servers:
+            write_instances({"delete": servers})
+        removed += [f"server/{server_id}" for server_id in servers]
         admin.network.delete_network(net.id)
         removed.append(f"network/{net.id}")
     removed += [f"security_group/{g}" for g in network.delete_security_groups(conn, resource)]
