@@ -87,6 +87,16 @@ def drop_pod_rule(cloud, namespace, name, protocol="udp"):
     return group.id
 
 
+def by_hand_variables(cluster):
+    """The flight check's own variables for ``cluster``, written by hand (names, no capi_* variables)."""
+    resource = "%s-%s" % (cluster["namespace"], cluster["name"])
+    return {"flight_check_cluster_name": "by-hand", "flight_check_router": "k8s-clusterapi-cluster-" + resource,
+            "flight_check_security_group": "k8s-cluster-%s-secgroup-worker" % resource,
+            "flight_check_servers": ["%s-md-0-*" % cluster["name"]], "flight_check_cluster_cidr": [POD_NETWORK],
+            "flight_check_kubeconfig_secret": {"name": cluster["name"] + "-kubeconfig",
+                                               "namespace": cluster["namespace"]}}
+
+
 @pytest.fixture(scope="module")
 def fleet(minicloud):
     """Three clusters seeded at once, each with a router, both security groups, a worker, and a healthy pod
@@ -115,32 +125,35 @@ def test_fleet_flight_check_through_ansible_runner(minicloud, fleet, collections
     assert [clusters[h]["apiVersion"].rsplit("/", 1)[1] for h in clusters] == ["v1beta1", "v1beta2", "v1beta1"]
     absent = "missing-%s" % uuid.uuid4().hex[:6]
     missing, missing_cluster = "static/" + absent, "%s/%s" % (fleet["namespaces"][0], absent)
+    by_hand = "static/by-hand"
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
     reports = tmp_path / "reports"
     sources = {
         "fleet.capi_clusters.yml": source(minicloud, fleet["namespaces"]),
-        # A static host in the same group, for a cluster that does not exist and reports no router: it is
-        # reported, and the others are checked all the same.
-        "static.yml": {"capi_phase_provisioned": {"hosts": {missing: {
-            "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-            "capi_cluster_name": absent, "capi_cluster_namespace": fleet["namespaces"][0],
-            "capi_router": None, "capi_pod_cidrs": [POD_NETWORK]}}}},
+        # Static hosts in the same group: one for a cluster that does not exist and reports no router (it is
+        # reported, and the others are checked all the same), one that names the clean cluster's resources in the
+        # role's own variables, as an inventory without the plugin would.
+        "static.yml": {"capi_phase_provisioned": {"hosts": {
+            missing: dict(local, capi_cluster_name=absent, capi_cluster_namespace=fleet["namespaces"][0],
+                          capi_router=None, capi_pod_cidrs=[POD_NETWORK]),
+            by_hand: dict(local, **by_hand_variables(clusters[clean]))}}},
     }
     runner = awx_job(tmp_path / "job", "fleet_flight_check.yml", sources,
                      {"fleet_cloud": "minicloud", "fleet_report_dir": str(reports)},
-                     credentials(minicloud, collections_path), forks=4)
+                     credentials(minicloud, collections_path), forks=5)
 
     # What AWX shows first: the job failed (a cluster needs a person), at the end, on the summary's host only.
     output = runner.stdout.read()
     assert runner.rc != 0 and runner.status == "failed", output
     assert runner.stats["failures"] == {"localhost": 1}, output
-    assert set(runner.stats["ok"]) == {drifted, clean, repaired, missing, "localhost"}
+    assert set(runner.stats["ok"]) == {drifted, clean, repaired, missing, by_hand, "localhost"}
 
     # The set_stats data of the playbook_on_stats event (AWX's job artifacts).
     summary = artifact_data(runner)["fleet_flight_check"]
-    assert summary["clusters"] == 4
-    assert summary["counts"] == {"ok": 1, "repaired": 1, "needs_person": 1, "error": 1}, summary
+    assert summary["clusters"] == 5
+    assert summary["counts"] == {"ok": 2, "repaired": 1, "needs_person": 1, "error": 1}, summary
     assert summary["clusters_by_status"] == {drifted: "needs_person", clean: "ok", repaired: "repaired",
-                                             missing_cluster: "error"}
+                                             missing_cluster: "error", "by-hand": "ok"}
     people = dict((entry["cluster"], entry) for entry in summary["needs_person"])
     assert sorted(people) == sorted([drifted, missing_cluster])
     route = clusters[drifted]["drift"]["missing-route"]
@@ -151,24 +164,26 @@ def test_fleet_flight_check_through_ansible_runner(minicloud, fleet, collections
 
     # Per-host events: each cluster is a host of its own, the missing one failed (rescued) where its Machines
     # were read.
-    assert host_events(runner, "runner_on_ok", "The cluster's result") == sorted([drifted, clean, repaired, missing])
+    assert host_events(runner, "runner_on_ok", "The cluster's result") == sorted(
+        [drifted, clean, repaired, missing, by_hand])
     assert host_events(runner, "runner_on_failed", "Read the cluster's Machines from the management cluster") == [
         missing]
     assert host_events(runner, "runner_on_failed", "Fail when a cluster needs a person") == ["localhost"]
 
     # One report per cluster with a stable name, and the fleet's.
+    names = (drifted, clean, repaired, missing_cluster, "by-hand")
     assert sorted(p.name for p in reports.iterdir()) == sorted(
-        ["fleet.json"] + ["flight_check-%s.json" % h.replace("/", "_") for h in (drifted, clean, repaired, missing_cluster)])
+        ["fleet.json"] + ["flight_check-%s.json" % h.replace("/", "_") for h in names])
     fleet_report = json.loads((reports / "fleet.json").read_text())
-    assert fleet_report["counts"] == summary["counts"] and len(fleet_report["results"]) == 4
+    assert fleet_report["counts"] == summary["counts"] and len(fleet_report["results"]) == 5
     checks = dict((h, json.loads((reports / ("flight_check-%s.json" % h.replace("/", "_"))).read_text())["summary"])
-                  for h in (drifted, clean, repaired))
+                  for h in (drifted, clean, repaired, "by-hand"))
     assert checks[drifted]["checks"]["routes"]["counts"]["missing"] == 1
     assert checks[drifted]["checks"]["security_groups"]["rules_created"] == 1
     assert checks[repaired]["checks"]["security_groups"]["rules_created"] == 1 and checks[repaired]["ok"]
     assert checks[clean]["ok"] and checks[clean]["repaired"] == []
     # Each cluster was checked with its own Nodes (its own API) and only its own worker's server.
-    for host in (drifted, clean, repaired):
+    for host in (drifted, clean, repaired, "by-hand"):
         registration = checks[host]["checks"]["node_registration"]["counts"]
         assert (registration["servers"], registration["registered"], registration["nodes"]) == (1, 1, 2), (
             host, registration)
