@@ -85,7 +85,9 @@ def test_status_names_the_real_router_subnet_and_groups(cloud, healthy):
     for field, role in (("controlPlaneSecurityGroup", "controlplane"), ("workerSecurityGroup", "worker")):
         group = conn.network.get_security_group(status[field]["id"])
         assert group.name == status[field]["name"] == f"k8s-cluster-{resource}-secgroup-{role}"
-        assert pod_rules(conn, group.id) == {"tcp", "udp", "icmp"}
+    # the pod CIDR rules are in the worker group, the one group on every node
+    assert pod_rules(conn, status["workerSecurityGroup"]["id"]) == {"tcp", "udp", "icmp"}
+    assert pod_rules(conn, status["controlPlaneSecurityGroup"]["id"]) == set()
     lb = status["apiServerLoadBalancer"]
     assert conn.load_balancer.get_load_balancer(lb["id"]).provisioning_status == "ACTIVE"
 
@@ -125,7 +127,7 @@ def test_each_drift_kind_leaves_what_it_says(cloud, drifted):
                                                             nodes[missing["node"]]["internalIP"])
 
     assert found["missing-rule"]["security_group"] == worker
-    assert pod_rules(conn, worker) == {"tcp", "icmp"} and pod_rules(conn, control_plane) == {"tcp", "udp", "icmp"}
+    assert pod_rules(conn, worker) == {"tcp", "icmp"}
     with pytest.raises(Exception):
         conn.network.get_security_group_rule(found["missing-rule"]["rule"])
 

@@ -377,12 +377,22 @@ class Minicloud:
         plan = ClusterPlan(name, namespace, control_plane, workers, api_version, monitor, load_balancer, kinds)
         return self._seed_capi_clusters([plan])[0]
 
-    def _seed_capi_clusters(self, plans: list[ClusterPlan], timeout: float = 300.0) -> list[dict]:
+    def _seed_capi_clusters(self, plans: list[ClusterPlan], timeout: float = 300.0,
+                            phases: dict | None = None) -> list[dict]:
         """Seed clusters with OpenStack resources: every network first, then every load balancer at once
-        (their steps interleaved: one wait per step for all), then the Kubernetes objects, routes and drift."""
+        (one wait for all), then the Kubernetes objects, routes and drift. ``phases`` gets the seconds of
+        each phase (``network``, ``load_balancers``, ``kubernetes``, ``routes_and_drift``)."""
         from minicloud.kube import seed as kube_seed
         from minicloud.kube.controllers import capo
         from minicloud.seeding import cluster_network, drift
+
+        phases = {} if phases is None else phases
+        clock = [time.monotonic()]
+
+        def lap(phase: str) -> None:
+            now = time.monotonic()
+            phases[phase] = round(phases.get(phase, 0.0) + now - clock[0], 2)
+            clock[0] = now
 
         conn = self._internal()
         external = cluster_network.external_network(conn)
@@ -395,17 +405,21 @@ class Minicloud:
         steps = {plan.key: capo.load_balancer_steps(conn, plan.namespace, plan.name, resources[plan.key],
                                                     cluster["machines"], plan.monitor)
                  for plan, cluster in zip(plans, clusters, strict=True) if plan.load_balancer}
+        lap("network")
         for key, found in capo.run_load_balancer_steps(conn, steps, timeout).items():
             resources[key].update(found)
+        lap("load_balancers")
         results = []
         for plan in plans:
             found = resources[plan.key]
             created = self._kube_call(lambda admin, plan=plan, found=found: admin.create_cluster(
                 plan.name, plan.namespace, plan.control_plane, plan.workers, plan.api_version, openstack=found))
+            lap("kubernetes")
             nodes = created.get("nodes") or []
             found["routes"] = capo.seed_routes(conn, found, nodes)
             found["drift"] = drift.apply_drift(conn, found, nodes, plan.drift, kube_seed.kcp_name_of(plan.name),
                                                self._write_instances)
+            lap("routes_and_drift")
             created["openstack"] = found
             results.append(created)
         return results
@@ -416,8 +430,8 @@ class Minicloud:
         """``count`` clusters ``PREFIX-<i>`` (i from 1) seeded with OpenStack resources, spread round-robin
         over ``namespaces`` (default ``default``) and ``api_versions`` (default v1beta2); every
         ``drift_every``-th cluster (0: none) gets the ``drift`` kinds (default: all kinds). Returns
-        ``{"clusters": [{name, namespace, apiVersion, drift}], "seconds", "requests"}``: the time taken and the
-        API requests minicloud made for it, by service."""
+        ``{"clusters": [{name, namespace, apiVersion, drift}], "seconds", "phases", "requests"}``: the time
+        taken (and by phase) and the API requests minicloud made for it, by service."""
         from minicloud.seeding import drift as drifts
 
         namespaces, api_versions = namespaces or ["default"], api_versions or ["v1beta2"]
@@ -428,11 +442,13 @@ class Minicloud:
                  for i in range(1, count + 1)]
         before = self._internal_request_total()
         started = time.monotonic()
-        created = self._seed_capi_clusters(plans)
+        phases: dict[str, float] = {}
+        created = self._seed_capi_clusters(plans, phases=phases)
         seconds = time.monotonic() - started
         return {"clusters": [{"name": c["name"], "namespace": c["namespace"], "apiVersion": c["apiVersion"],
                               "drift": c["openstack"]["drift"]} for c in created],
-                "seconds": round(seconds, 2), "requests": self._internal_request_total(since=before)}
+                "seconds": round(seconds, 2), "phases": phases,
+                "requests": self._internal_request_total(since=before)}
 
     def delete_capi_fleet(self, prefix: str = "fleet", namespaces: list[str] | None = None) -> list[str]:
         """Delete every cluster named ``PREFIX-<number>`` (in ``namespaces``; default all) with its OpenStack

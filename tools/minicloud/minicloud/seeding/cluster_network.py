@@ -5,9 +5,9 @@ CAPO's names (``<namespace>-<cluster>`` is CAPO's cluster resource name): networ
 an interface on the subnet (and its external gateway on the network ``public`` when one exists), security groups
 ``k8s-cluster-<namespace>-<cluster>-secgroup-controlplane`` and ``-secgroup-worker``.
 
-A healthy pod network on top, the state a flight check leaves: the pod CIDR rules (tcp, udp, icmp ingress from
-the cluster's pod network, as ``secgroup_ensure``'s ``pod_cidr`` makes them) in both groups; the worker group on
-every server's port (the control-plane ports carry both groups), so it is the one group of all nodes; the pod
+A healthy pod network on top, the state a flight check leaves: the worker group on every server's port (the
+control-plane ports carry both groups), so it is the one group of all nodes, with the pod CIDR rules (tcp, udp,
+icmp ingress from the cluster's pod network, as ``secgroup_ensure``'s ``pod_cidr`` makes them); the pod
 network in each port's allowed address pairs; one static route per Node (pod CIDR -> the Node's address) on the
 router, as a route controller keeps them.
 
@@ -98,19 +98,21 @@ def pod_rules(group_id: str, pod_network: str) -> list[dict]:
 
 
 def create_security_groups(conn, resources: list[str], pod_network: str) -> list[dict]:
-    """Both groups of each cluster (one bulk request for all) and their pod CIDR rules (one bulk request per
-    group: Neutron takes the rules of one group at a time); per cluster ``{role: {id, name}}``."""
+    """Both groups of each cluster (one bulk request for all) and the pod CIDR rules in each worker group (one
+    bulk request per group: Neutron takes the rules of one group at a time); per cluster ``{role: {id,
+    name}}``."""
     roles = (CONTROL_PLANE, WORKER)
     if not resources:
         return []
     groups = _body(conn.network.post("/security-groups", json={"security_groups": [
         {"name": secgroup_name(r, role), "description": f"Cluster API managed group {role}"}
         for r in resources for role in roles]}), "creating the security groups")["security_groups"]
-    for group in groups:
-        _body(conn.network.post("/security-group-rules", json={"security_group_rules": pod_rules(group["id"],
+    by_name = {g["name"]: {"id": g["id"], "name": g["name"]} for g in groups}
+    for resource in resources:
+        worker = by_name[secgroup_name(resource, WORKER)]["id"]
+        _body(conn.network.post("/security-group-rules", json={"security_group_rules": pod_rules(worker,
                                                                                                  pod_network)}),
               "creating the pod CIDR rules")
-    by_name = {g["name"]: {"id": g["id"], "name": g["name"]} for g in groups}
     return [{role: by_name[secgroup_name(r, role)] for role in roles} for r in resources]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import re
 import time
 import uuid
 
@@ -166,8 +167,12 @@ def create_servers(conn, names: list[str], network: str, ports: int = 1, port_se
 
 
 def check_server_names(conn, names: list[str]) -> None:
-    """SeedError if a name is taken (one list request) or given twice."""
-    taken = sorted(set(names) & {s.name for s in conn.compute.servers()})
+    """SeedError if a name is taken (one list request, filtered by Nova: it reads every listed server) or
+    given twice."""
+    if not names:
+        return
+    pattern = "^(" + "|".join(re.escape(name) for name in sorted(set(names))) + ")$"
+    taken = sorted(set(names) & {s.name for s in conn.compute.servers(name=pattern)})
     if taken:
         raise SeedError(f"server(s) named {', '.join(map(repr, taken))} exist already")
     if len(set(names)) != len(names):

@@ -65,8 +65,12 @@ class OpenStack:
         return processes.run_seed(self.state, "nova", payload)
 
     def create_server(self, name: str, network: str) -> dict:
-        """A "booted" server with one port; returns ``{"id", "address"}``."""
-        [server] = seed.create_servers(self.conn, [name], network, write_instances=self.write_instances)
+        """A "booted" control-plane server with one port; returns ``{"id", "address"}``. On a cluster's network
+        (``k8s-clusterapi-cluster-<resource>``) whose managed security groups exist, the port gets them and
+        the pod network in its address pairs, as the seeded control-plane servers have them."""
+        options = control_plane_port(self.conn, network)
+        [server] = seed.create_servers(self.conn, [name], network, write_instances=self.write_instances,
+                                       port_options={name: options})
         return {"id": server["id"], "address": server["ports"][0]["ip_address"]}
 
     def server_exists(self, server_id: str) -> bool:
@@ -104,6 +108,21 @@ class OpenStack:
         except sdk_exceptions.ConflictException:
             return False
         return True
+
+
+def control_plane_port(conn, network_name_: str, pod_network: str = POD_NETWORK) -> dict:
+    """The port fields of a new control-plane server on a seeded cluster's network: both managed groups
+    (found by CAPO's names, one list request) and the pod network in its address pairs; {} when the
+    network is not a cluster's or its groups are gone."""
+    prefix = f"{network.NETWORK_PREFIX}-cluster-"
+    if not network_name_.startswith(prefix):
+        return {}
+    resource = network_name_.removeprefix(prefix)
+    names = [network.secgroup_name(resource, role) for role in (network.CONTROL_PLANE, network.WORKER)]
+    found = {g.name: g.id for g in conn.network.security_groups(name=names)}
+    if set(found) != set(names):
+        return {}
+    return {"security_groups": [found[n] for n in names], "allowed_address_pairs": [{"ip_address": pod_network}]}
 
 
 def cluster_ports(machines: list[str], workers: list[str], groups: dict, pod_network: str) -> dict:
