@@ -113,6 +113,34 @@ def test_one_host_per_cluster_with_its_variables_and_groups_from_one_list_per_ki
     assert members(data, "capi_label_env_prod") == ["%s/alpha" % first]
 
 
+def test_a_cluster_seeded_with_openstack_gives_its_router_subnets_and_security_groups(cloud, collections_path,
+                                                                                       tmp_path):
+    """What CAPO reports on the OpenStackCluster (here real Neutron objects) becomes the host's variables; a
+    cluster without an API load balancer has none."""
+    namespace = "fleet-os-%s" % uuid.uuid4().hex[:6]
+    created = cloud.json("capi", "cluster", "create", "delta", "--namespace", namespace, "--openstack",
+                         "--no-load-balancer")["openstack"]
+    try:
+        rc, data, stderr = inventory(cloud, collections_path, tmp_path, namespaces=[namespace])
+        assert rc == 0, stderr
+        variables = plain(data["_meta"]["hostvars"])["%s/delta" % namespace]
+        conn = cloud.sdk()
+        router = conn.network.get_router(variables["capi_router"]["id"])
+        assert variables["capi_router"] == {"id": router.id, "name": router.name, "ips": []}
+        assert router.name == "k8s-clusterapi-cluster-%s-delta" % namespace
+        [subnet] = variables["capi_subnets"]
+        assert conn.network.get_subnet(subnet["id"]).cidr == subnet["cidr"] == "10.6.0.0/24"
+        assert subnet["id"] == created["network"]["subnets"][0]["id"]
+        groups = variables["capi_security_groups"]
+        assert groups["bastion"] is None
+        for role, suffix in (("control_plane", "controlplane"), ("worker", "worker")):
+            assert conn.network.get_security_group(groups[role]["id"]).name == groups[role]["name"] == (
+                "k8s-cluster-%s-delta-secgroup-%s" % (namespace, suffix))
+        assert variables["capi_api_load_balancer"] is None and variables["capi_api_pool"] is None
+    finally:
+        cloud.cli("capi", "cluster", "delete", "delta", "--namespace", namespace, "--openstack")
+
+
 def test_namespaces_and_a_label_selector(cloud, fleet, collections_path, tmp_path):
     namespaces = sorted(set(namespace for namespace, _name in fleet.values()))
     cloud.requests(reset=True)
