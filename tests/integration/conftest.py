@@ -25,7 +25,7 @@ UP_TIMEOUT = 300
 
 # Modules whose tests take a minute or so (real rollouts, the whole flight check, the fuzz sample), run first:
 # with pytest-xdist's worksteal, a long test started last keeps one worker busy while the other has nothing left.
-LONG_FIRST = ("test_rollout_property.py", "test_rollout_guard_direct.py",
+LONG_FIRST = ("test_rollout_property.py", "test_fleet_runner.py", "test_rollout_guard_direct.py",
               "test_flight_check.py", "test_fuzz_modules.py", "test_cluster_move.py")
 
 

@@ -113,8 +113,8 @@ def test_one_host_per_cluster_with_its_variables_and_groups_from_one_list_per_ki
     assert members(data, "capi_label_env_prod") == ["%s/alpha" % first]
 
 
-def test_a_cluster_seeded_with_openstack_gives_its_router_subnets_and_security_groups(cloud, collections_path,
-                                                                                       tmp_path):
+def test_a_cluster_seeded_with_openstack_gives_its_router_subnets_and_security_groups(
+        cloud, collections_path, tmp_path):
     """What CAPO reports on the OpenStackCluster (here real Neutron objects) becomes the host's variables; a
     cluster without an API load balancer has none."""
     namespace = "fleet-os-%s" % uuid.uuid4().hex[:6]
