@@ -453,15 +453,16 @@ class Minicloud:
     def delete_capi_fleet(self, prefix: str = "fleet", namespaces: list[str] | None = None) -> list[str]:
         """Delete every cluster named ``PREFIX-<number>`` (in ``namespaces``; default all) with its OpenStack
         resources; ``namespace/name`` of each."""
-        removed = []
+        from minicloud.kube.controllers import capo
+
         pattern = re.compile(rf"{re.escape(prefix)}-\d+")
-        for cluster in self.list_capi_clusters():
-            name, namespace = cluster["name"], cluster["namespace"]
-            if pattern.fullmatch(name) and (not namespaces or namespace in namespaces):
-                self.delete_capi_cluster(name, namespace)
-                self.delete_capi_openstack(name, namespace)
-                removed.append(f"{namespace}/{name}")
-        return removed
+        found = [(c["namespace"], c["name"]) for c in self.list_capi_clusters()
+                 if pattern.fullmatch(c["name"]) and (not namespaces or c["namespace"] in namespaces)]
+        for namespace, name in found:
+            self.delete_capi_cluster(name, namespace)
+        admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
+        capo.delete_openstack_many(self._internal(), admin, found, self._write_instances)
+        return [f"{namespace}/{name}" for namespace, name in found]
 
     def delete_capi_openstack(self, name: str, namespace: str = "default") -> list[str]:
         """Remove the OpenStack resources of a cluster seeded with ``openstack`` (load balancer, servers,

@@ -12,6 +12,7 @@ agent: never counted, never faulted); :func:`seed_openstack` creates a cluster's
 
 from __future__ import annotations
 
+import re
 import time
 
 from openstack import exceptions as sdk_exceptions
@@ -184,8 +185,9 @@ def load_balancer_steps(conn, namespace: str, cluster: str, resources: dict, mac
     if monitor:
         pool["healthmonitor"] = {"name": objects, "type": "TCP", "delay": 10, "timeout": 5, "max_retries": 5,
                                  "max_retries_down": 3}
+    resource = cluster_resource_name(namespace, cluster)
     body = {"name": name, "vip_subnet_id": subnet_id,
-            "description": f"Created by cluster-api-provider-openstack cluster {cluster_resource_name(namespace, cluster)}",
+            "description": f"Created by cluster-api-provider-openstack cluster {resource}",
             "listeners": [{"name": objects, "protocol": "TCP", "protocol_port": API_PORT, "default_pool": pool}]}
     response = conn.load_balancer.post("/lbaas/loadbalancers", json={"loadbalancer": body})
     if response.status_code >= 400:
@@ -254,19 +256,50 @@ def seed_routes(conn, resources: dict, nodes: list[dict]) -> list[dict]:
 def delete_openstack(conn, admin, namespace: str, cluster: str, write_instances, timeout: float = 60.0) -> list[str]:
     """Remove the cluster's load balancer, servers, router, network and security groups (what exists of
     them); ``kind/id`` of each."""
+    return delete_openstack_many(conn, admin, [(namespace, cluster)], write_instances, timeout)[(namespace, cluster)]
+
+
+def delete_openstack_many(conn, admin, clusters: list[tuple[str, str]], write_instances,
+                          timeout: float = 60.0) -> dict:
+    """:func:`delete_openstack` for many ``(namespace, cluster)``: every load balancer's cascade delete is
+    started first and waited for once (one list request per poll), then the rest, cluster by cluster.
+    Returns ``(namespace, cluster) -> removed``."""
+    removed = {key: [] for key in clusters}
+    deleting = {}
+    for key in clusters:
+        lb = conn.load_balancer.find_load_balancer(lb_name(*key), ignore_missing=True)
+        if lb is not None:
+            conn.load_balancer.delete_load_balancer(lb.id, cascade=True)
+            deleting[lb.id] = key
+            removed[key].append(f"loadbalancer/{lb.id}")
+
+    def all_gone():
+        listed = conn.load_balancer.get("/lbaas/loadbalancers", params={"fields": ["id", "provisioning_status"]})
+        left = {lb["id"] for lb in listed.json()["loadbalancers"] if lb["provisioning_status"] != "DELETED"}
+        return not (left & set(deleting))
+
+    if deleting:
+        seed.wait_until(f"{len(deleting)} load balancer(s) to be deleted", all_gone, timeout, interval=0.1)
+    for key in clusters:
+        removed[key] += _delete_network_side(conn, admin, *key, write_instances)
+    return removed
+
+
+def _delete_network_side(conn, admin, namespace: str, cluster: str, write_instances) -> list[str]:
     removed = []
     resource = cluster_resource_name(namespace, cluster)
-    name = lb_name(namespace, cluster)
-    if conn.load_balancer.find_load_balancer(name, ignore_missing=True):
-        removed.append(f"loadbalancer/{seed.delete_lb(conn, name, timeout=timeout)}")
     router_id = network.delete_router(conn, resource)
     if router_id:
         removed.append(f"router/{router_id}")
     net = conn.network.find_network(network_name(namespace, cluster), ignore_missing=True)
     if net is not None:
         ports = list(conn.network.ports(network_id=net.id))
-        device_ids = {p.device_id for p in ports if p.device_owner == seed.DEVICE_OWNER}
-        servers = sorted(device_ids & {s.id for s in conn.compute.servers()}) if device_ids else []
+        server_ports = [p for p in ports if p.device_owner == seed.DEVICE_OWNER]
+        # the servers behind the ports (ports are named <server>-port-<i>), by one filtered Nova list
+        names = sorted({p.name.rsplit("-port-", 1)[0] for p in server_ports if p.name})
+        pattern = "^(" + "|".join(re.escape(n) for n in names) + ")$"
+        servers = sorted({p.device_id for p in server_ports} & {s.id for s in conn.compute.servers(name=pattern)}) \
+            if names else []
         for port in ports:  # Neutron lets only admins (and Nova) delete a port a server owns
             admin.network.delete_port(port.id)
         if servers:
