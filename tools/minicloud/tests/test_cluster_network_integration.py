@@ -151,6 +151,26 @@ def test_each_drift_kind_leaves_what_it_says(cloud, drifted):
     assert cluster["spec"]["controlPlaneEndpoint"]["host"] == cp_node["internalIP"]
 
 
+def test_the_router_gets_its_gateway_on_the_external_network_public(cloud):
+    from minicloud.runtime import clouds
+
+    admin = clouds.connect(cloud.state, clouds.ADMIN_CLOUD)
+    public = admin.network.create_network(name="public", is_router_external=True, provider_network_type="flat",
+                                          provider_physical_network="public")
+    try:
+        admin.network.create_subnet(network_id=public.id, name="public", cidr="172.24.4.0/24", ip_version=4,
+                                    is_dhcp_enabled=False)
+        created = cloud.create_capi_cluster("net-g", namespace=NAMESPACE, openstack=True, load_balancer=False)
+        status = openstack_cluster(cloud, "net-g")["status"]
+        assert status["externalNetwork"] == {"id": public.id, "name": "public", "tags": []}
+        router = cloud.connect().network.get_router(created["openstack"]["router"]["id"])
+        gateway = [ip["ip_address"] for ip in router.external_gateway_info["external_fixed_ips"]]
+        assert status["router"]["ips"] == gateway and gateway[0].startswith("172.24.4.")
+    finally:
+        remove(cloud, "net-g")
+        admin.network.delete_network(public.id)
+
+
 def test_drift_is_refused_without_openstack_and_for_unknown_kinds(cloud):
     with pytest.raises(ValueError, match="unknown drift kind"):
         cloud.create_capi_cluster("net-x", namespace=NAMESPACE, openstack=True, drift=["lost-route"])
