@@ -1,8 +1,8 @@
 """Drift on a seeded cluster, on purpose, for tests and benchmarks: what a flight check must find.
 
 ``missing-route``: the last Node's route is removed from the router. ``missing-rule``: the udp pod CIDR rule
-of the worker group (the group on every node) is deleted. ``lost-group``: the first server's port loses the
-worker group. ``unregistered-server``: one more server, named like the cluster's control-plane machines and
+of the worker group (the group on every node) is deleted. ``lost-group``: the first worker's port (the first control-plane
+server's without workers) loses the worker group. ``unregistered-server``: one more server, named like the cluster's control-plane machines and
 set up like them, that never became a Node.
 
 :func:`apply_drift` returns what it drifted (ids), so a test can assert that a check finds exactly that.
@@ -55,7 +55,9 @@ def apply_drift(conn, resources: dict, nodes: list[dict], kinds, kcp_name: str, 
         elif kind == LOST_GROUP:
             if not resources["servers"]:
                 raise seed.SeedError("lost-group needs a server")
-            machine, server = sorted(resources["servers"].items())[0]
+            # a worker's port when there are workers (the servers a check of the worker group looks at)
+            machine, server = sorted(resources["servers"].items(), key=lambda item: (item[1].get("role") != "worker",
+                                                                                  item[0]))[0]
             left = network.drop_group(conn, server["port"], group["id"])
             drifted[kind] = {"security_group": group["id"], "server": server["id"], "machine": machine,
                              "port": server["port"], "security_groups_left": left}

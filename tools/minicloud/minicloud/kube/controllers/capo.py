@@ -165,7 +165,8 @@ def seed_networks(conn, clusters: list[dict], write_instances=None, external: di
         "loadbalancer": None,
         "pool_id": None,
         "servers": {m: {"id": servers[m]["id"], "address": servers[m]["ports"][0]["ip_address"],
-                        "port": servers[m]["ports"][0]["id"]} for m in [*c["machines"], *c["workers"]]},
+                        "port": servers[m]["ports"][0]["id"], "role": role}
+                    for role, names in (("control-plane", c["machines"]), ("worker", c["workers"])) for m in names},
     } for c, (net, subnet), found, router in zip(clusters, networks, groups, routers, strict=True)]
 
 
@@ -234,7 +235,8 @@ def seed_openstack(conn, namespace: str, cluster: str, machines: list[str], moni
     """What CAPO leaves behind for a cluster: :func:`seed_networks` and (with ``load_balancer``) the API
     load balancer with one ACTIVE member per control-plane machine. Returns what ``seed.cluster_objects``
     takes as ``openstack``: ``network``, ``router``, ``externalNetwork``, ``securityGroups``, ``podNetwork``,
-    ``loadbalancer`` and ``pool_id`` (None without one), ``servers`` (machine -> id, address, port)."""
+    ``loadbalancer`` and ``pool_id`` (None without one), ``servers`` (machine -> id, address, port, role:
+    ``control-plane`` or ``worker``)."""
     name = lb_name(namespace, cluster)
     if load_balancer and conn.load_balancer.find_load_balancer(name, ignore_missing=True):
         raise seed.SeedError(f"a load balancer named {name!r} exists already")
