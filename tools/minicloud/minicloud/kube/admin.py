@@ -74,10 +74,15 @@ class KubeAdmin:
         first = seed.free_pod_indexes(nodes_api.call("GET", "/api/v1/nodes")["items"], control_plane + workers)
         uids: dict[tuple[str, str], dict] = {}
         created, nodes = [], []
-        for item in seed.cluster_objects(name, namespace, control_plane, workers, first, openstack=openstack,
-                                         kubeconfig=workload["kubeconfig"]):
-            if item.kind == "Node":  # in the cluster's own API, as kubelets register them
+        items = seed.cluster_objects(name, namespace, control_plane, workers, first, openstack=openstack,
+                                     kubeconfig=workload["kubeconfig"])
+        # The Nodes first, in the cluster's own API, as kubelets register them: a Machine the controllers see
+        # before its Node would otherwise get a Node of theirs (a 409 here, and another pod CIDR).
+        for item in items:
+            if item.kind == "Node":
                 nodes.append(_node_summary(nodes_api.call("POST", "/api/v1/nodes", item.body)))
+        for item in items:
+            if item.kind == "Node":
                 continue
             kind = by_kind(item.kind)
             version = self._version(kind, api_version)
