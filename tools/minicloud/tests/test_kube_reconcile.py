@@ -31,7 +31,9 @@ def admin(server):
     return KubeAdmin(server.kubeconfig)
 
 
-def wait_for(check, timeout=10.0, what="condition"):
+def wait_for(check, timeout=30.0, what="condition"):
+    """Until ``check()`` is true. A scale-up takes about 1 s on a quiet machine; the limit is for a machine busy
+    with the integration tests beside (10 s was seen to run out there)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()
