@@ -74,15 +74,10 @@ class KubeAdmin:
         first = seed.free_pod_indexes(nodes_api.call("GET", "/api/v1/nodes")["items"], control_plane + workers)
         uids: dict[tuple[str, str], dict] = {}
         created, nodes = [], []
-        items = seed.cluster_objects(name, namespace, control_plane, workers, first, openstack=openstack,
-                                     kubeconfig=workload["kubeconfig"])
-        # The Nodes first, in the cluster's own API, as kubelets register them: a Machine the controllers see
-        # before its Node would otherwise get a Node of theirs (a 409 here, and another pod CIDR).
-        for item in items:
-            if item.kind == "Node":
-                nodes.append(_node_summary(nodes_api.call("POST", "/api/v1/nodes", item.body)))
-        for item in items:
-            if item.kind == "Node":
+        for item in seed.cluster_objects(name, namespace, control_plane, workers, first, openstack=openstack,
+                                         kubeconfig=workload["kubeconfig"]):
+            if item.kind == "Node":  # in the cluster's own API, as kubelets register them
+                nodes.append(_node_summary(nodes_api.register_node(item.body)))
                 continue
             kind = by_kind(item.kind)
             version = self._version(kind, api_version)
@@ -106,6 +101,15 @@ class KubeAdmin:
         return {"name": name, "namespace": namespace, "apiVersion": f"cluster.x-k8s.io/{api_version}",
                 "objects": created, "server": workload["server"],
                 "nodes": [{k: n[k] for k in ("name", "podCIDR", "internalIP", "providerID")} for n in nodes]}
+
+    def register_node(self, body: dict) -> dict:
+        """Create a seeded Node; one the controllers made first for its Machine (a busy machine) is taken."""
+        try:
+            return self.call("POST", "/api/v1/nodes", body)
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
+            return self.call("GET", f"/api/v1/nodes/{body['metadata']['name']}")
 
     def remove_workload_api(self, name: str, namespace: str = "default") -> bool:
         """Remove cluster ``name``'s own API (served beside this one), its Nodes with it; False if it has none."""
