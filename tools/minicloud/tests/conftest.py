@@ -41,6 +41,17 @@ def shared_cloud(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """minicloud's Kubernetes API served in this process, without controllers, for one test module (a module
+    that needs the controllers defines its own)."""
+    from kube_harness import KubeServer
+
+    server = KubeServer(tmp_path_factory.mktemp("kube")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
 def cloud(shared_cloud):
     """The shared minicloud, put back in its default modes when the module is done with it."""
     yield shared_cloud

@@ -6,16 +6,8 @@ import json
 
 import pytest
 import urllib3
-from kube_harness import KubeServer
 from kubernetes import client, config, dynamic
 from kubernetes.client import ApiException
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = KubeServer(tmp_path_factory.mktemp("kube")).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -7,20 +7,12 @@ import shutil
 import subprocess
 
 import pytest
-from kube_harness import KubeServer
 from kubernetes import client, dynamic
 from kubernetes.client import ApiException
 
 from minicloud.kube.resources import by_kind
 
 CLUSTER = by_kind("Cluster")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = KubeServer(tmp_path_factory.mktemp("kube")).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import threading
 
 import pytest
 import yaml
-from kube_harness import KubeServer
 from kubernetes import client, config
 
 from minicloud.kube import seed
@@ -18,13 +17,6 @@ from minicloud.kube.resources import by_kind
 from minicloud.kube.workloads import ENDPOINT
 
 NODE = by_kind("Node")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = KubeServer(tmp_path_factory.mktemp("kube")).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

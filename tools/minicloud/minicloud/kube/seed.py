@@ -185,7 +185,7 @@ def cluster_objects(name: str, namespace: str = "default", control_plane: int = 
     ``10.244.(first_pod_index + i).0/24``. ``kubeconfig``: what the ``NAME-kubeconfig`` Secret holds
     (its key ``value``, as CAPI writes it); without it, one naming the endpoint and nothing more.
 
-    ``openstack``: the real resources behind the cluster (see ``controllers.capo.seed_openstack``):
+    ``openstack``: the real resources behind the cluster (see ``controllers.capo.seed_networks``):
     ``network`` (id, name, subnets), ``router``, ``externalNetwork``, ``securityGroups`` (controlPlane,
     worker), ``loadbalancer`` (id, name, ip, internalIP) and ``pool_id`` (None: no load balancer), and
     ``servers`` (machine name -> id, address). Without it, ids and addresses are made up.

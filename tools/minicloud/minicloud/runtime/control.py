@@ -359,7 +359,7 @@ class Minicloud:
         """Seed a provisioned CAPI cluster on OpenStack (Cluster, KCP, MachineDeployment, Machines,
         KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``.
 
-        ``openstack``: also create, as the demo user, what CAPO would have (see ``capo.seed_openstack``):
+        ``openstack``: also create, as the demo user, what CAPO would have (see ``capo.seed_networks``):
         network and subnet, router, both managed security groups, one server (with a real port) per
         Machine, the API load balancer (listener 6443, pool, a TCP health monitor if ``monitor``, one
         ACTIVE member per control-plane Machine; none with ``load_balancer=False``), and a healthy pod

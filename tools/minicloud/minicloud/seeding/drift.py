@@ -35,7 +35,7 @@ def unregistered_name(kcp_name: str) -> str:
 
 
 def apply_drift(conn, resources: dict, nodes: list[dict], kinds, kcp_name: str, write_instances) -> dict:
-    """Drift the cluster (``resources`` from ``capo.seed_openstack``, ``nodes`` its Nodes with
+    """Drift the cluster (``resources`` from ``capo.seed_networks``, ``nodes`` its Nodes with
     ``name, podCIDR, internalIP``) in each of ``kinds``; returns ``kind -> what was drifted``."""
     drifted = {}
     group = resources["securityGroups"]["worker"]

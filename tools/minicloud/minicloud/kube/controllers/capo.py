@@ -7,7 +7,8 @@ health monitor ``<lb>-6443``; one pool member per control-plane machine
 healthy pod network (see :mod:`minicloud.seeding.cluster_network`).
 
 :class:`OpenStack` is what the controllers use (openstacksdk, minicloud's internal user
-agent: never counted, never faulted); :func:`seed_openstack` creates a cluster's resources.
+agent: never counted, never faulted); :func:`seed_networks` and :func:`load_balancer_steps` create clusters'
+resources (``Minicloud._seed_capi_clusters`` drives them).
 """
 
 from __future__ import annotations
@@ -142,8 +143,10 @@ def seed_networks(conn, clusters: list[dict], write_instances=None, external: di
     """For each cluster (``{"namespace", "cluster", "machines", "workers"}``: control-plane and worker machine
     names): network and subnet, both security groups with the pod CIDR rules, one server per machine with its
     port in the groups, the router (gateway on ``external``, interface on the subnet). Bulk requests for all
-    clusters where Neutron has them; nothing here waits. Returns each cluster's resources (see
-    :func:`seed_openstack`) without a load balancer."""
+    clusters where Neutron has them; nothing here waits. Returns each cluster's resources, what
+    ``seed.cluster_objects`` takes as ``openstack``: ``network``, ``router``, ``externalNetwork``,
+    ``securityGroups``, ``podNetwork``, ``servers`` (machine -> id, address, port, role: ``control-plane`` or
+    ``worker``), and ``loadbalancer`` and ``pool_id`` None (:func:`load_balancer_steps` gives them)."""
     resources = [cluster_resource_name(c["namespace"], c["cluster"]) for c in clusters]
     seed.check_server_names(conn, [m for c in clusters for m in [*c["machines"], *c["workers"]]])
     networks = network.create_networks(conn, resources, CLUSTER_CIDR)
@@ -227,25 +230,6 @@ def run_load_balancer_steps(conn, steps: dict, timeout: float = 120.0, interval:
             raise seed.SeedError(f"timed out after {timeout:.0f} s waiting for the load balancers of "
                                  f"{', '.join(map(str, sorted(waiting)))} to be ACTIVE")
     return results
-
-
-def seed_openstack(conn, namespace: str, cluster: str, machines: list[str], monitor: bool = False,
-                   write_instances=None, timeout: float = 120.0, workers: list[str] = (),
-                   load_balancer: bool = True, external: dict | None = None) -> dict:
-    """What CAPO leaves behind for a cluster: :func:`seed_networks` and (with ``load_balancer``) the API
-    load balancer with one ACTIVE member per control-plane machine. Returns what ``seed.cluster_objects``
-    takes as ``openstack``: ``network``, ``router``, ``externalNetwork``, ``securityGroups``, ``podNetwork``,
-    ``loadbalancer`` and ``pool_id`` (None without one), ``servers`` (machine -> id, address, port, role:
-    ``control-plane`` or ``worker``)."""
-    name = lb_name(namespace, cluster)
-    if load_balancer and conn.load_balancer.find_load_balancer(name, ignore_missing=True):
-        raise seed.SeedError(f"a load balancer named {name!r} exists already")
-    [resources] = seed_networks(conn, [{"namespace": namespace, "cluster": cluster, "machines": list(machines),
-                                        "workers": list(workers)}], write_instances, external)
-    if load_balancer:
-        steps = {cluster: load_balancer_steps(conn, namespace, cluster, resources, machines, monitor)}
-        resources.update(run_load_balancer_steps(conn, steps, timeout)[cluster])
-    return resources
 
 
 def seed_routes(conn, resources: dict, nodes: list[dict]) -> list[dict]:
