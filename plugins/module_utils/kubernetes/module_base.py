@@ -50,13 +50,15 @@ def kubernetes_dict_argument_spec():
     return spec
 
 
-def _client(module, settings, clock, params):
+def _client(module, settings, clock, params, refusal=None):
+    """A ``KubernetesClient`` for ``settings``; settings the client refuses fail the module with
+    ``refusal(exc)`` (by default: they are invalid, quoting the client)."""
     if K8S_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
     try:
         return KubernetesClient(settings, clock=clock, request_timeout=params.get("api_timeout"))
     except CONFIG_ERRORS as exc:
-        raise ModuleFailure("Kubernetes connection settings are invalid: %s" % (exc,))
+        raise ModuleFailure(refusal(exc) if refusal else "Kubernetes connection settings are invalid: %s" % (exc,))
 
 
 def connect_kubernetes(module, params, clock, clients=None, deadline=None):
@@ -90,14 +92,14 @@ def connect_workload(module, workload, clock, params, clients):
     """A client for the cluster ``workload`` (a ``WorkloadKubeconfig``) names; its secrets are added to the
     values the module masks in its output."""
     module.no_log_values.update(workload.secret_values)
-    try:
-        kube = KubernetesClient(client_settings(workload), clock=clock, request_timeout=params.get("api_timeout"))
-    except CONFIG_ERRORS as exc:
+
+    def refusal(exc):
         reason = str(exc)
         if any(value in reason for value in workload.secret_values):  # never quote the kubeconfig
             reason = type(exc).__name__
-        raise ModuleFailure("the kubeconfig in key %r of %s cannot be used: %s"
-                            % (workload.ref.key, workload.ref, reason))
+        return "the kubeconfig in key %r of %s cannot be used: %s" % (workload.ref.key, workload.ref, reason)
+
+    kube = _client(module, client_settings(workload), clock, params, refusal)
     clients.append(kube)
     return kube
 
