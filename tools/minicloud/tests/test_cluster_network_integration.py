@@ -152,6 +152,11 @@ def test_each_drift_kind_leaves_what_it_says(cloud, drifted):
     assert cluster["spec"]["controlPlaneEndpoint"]["host"] == cp_node["internalIP"]
 
 
+def test_a_cluster_without_a_load_balancer_is_not_rolled_and_the_refusal_says_why(cloud, drifted):
+    with pytest.raises(ValueError, match="'net-d' has no API load balancer: minicloud rolls only control planes"):
+        cloud.capi_rollout("net-d", namespace=NAMESPACE)
+
+
 def test_the_router_gets_its_gateway_on_the_external_network_public(cloud):
     from minicloud.runtime import clouds
 

@@ -8,7 +8,9 @@ import time
 import pytest
 from kube_harness import KubeServer
 
+from minicloud.kube import seed
 from minicloud.kube.admin import KubeAdmin
+from minicloud.kube.controllers.loop import ControllerLoop
 from minicloud.kube.resources import by_kind
 
 GROUP = "cluster.x-k8s.io/v1beta2"
@@ -192,6 +194,38 @@ def test_kcp_scales_up_and_down(server, admin):
     kcp = server.store.get(KCP, "default", "scale-control-plane")
     reasons = [reason for reason, _ in events_of(server, kcp)]
     assert reasons.count("SuccessfulCreate") == 2 and reasons.count("SuccessfulDelete") == 2
+
+
+def test_a_kcp_scaled_before_the_controllers_saw_its_seeded_machines_scales(tmp_path):
+    """Seeding marks the KCP until its Machines are written; once the mark is gone the controllers scale, even
+    when no pass ran between seeding and the scale-up (as on a busy machine). The loop is ticked by hand here."""
+    server = KubeServer(tmp_path).start()
+    try:
+        loop = ControllerLoop(server.store, tmp_path, lag=0.0, workloads=server.workloads)
+        KubeAdmin(server.kubeconfig).create_cluster("quick", control_plane=1)
+        kcp = server.store.get(KCP, "default", "quick-control-plane")
+        assert seed.SEEDING_ANNOTATION not in (kcp["metadata"].get("annotations") or {})
+
+        def change(obj):
+            obj["spec"]["replicas"] = 2
+            return obj
+
+        server.store.update(KCP, "default", "quick-control-plane", change)
+        for _ in range(10):
+            loop.tick()
+        assert settled(server, "quick", 2)
+
+        def seeding(obj):  # the mark back: nothing is created while it is there
+            obj["metadata"].setdefault("annotations", {})[seed.SEEDING_ANNOTATION] = "true"
+            obj["spec"]["replicas"] = 3
+            return obj
+
+        server.store.update(KCP, "default", "quick-control-plane", seeding)
+        for _ in range(10):
+            loop.tick()
+        assert len(machines(server, "quick")) == 2
+    finally:
+        server.stop()
 
 
 def test_nothing_moves_while_paused_and_the_pause_leaves_events(server, admin):

@@ -14,7 +14,6 @@ from minicloud.kube.controllers.rollout import (
     kcp_next,
     kcp_settled,
     machineset_next,
-    may_scale_up,
     phase,
     provision_next,
     summarize,
@@ -79,11 +78,11 @@ class TestKeepingReplicas:
         assert kcp_next(3, held[1:]) == Action("create", reason="scale up")
         assert not kcp_settled(3, held[1:]) and kcp_settled(2, held[1:])
 
-    def test_nothing_is_created_before_the_machines_were_all_seen_once(self):
+    def test_nothing_is_created_while_seeding_writes_the_machines(self):
         assert kcp_next(3, [m("a", 1, True)], adopted=False).kind == "idle"
         assert kcp_settled(3, [m("a", 1, True)], adopted=False)
-        assert not may_scale_up(False, 3, [m("a", 1, True)])
-        assert may_scale_up(False, 1, [m("a", 1, True)]) and may_scale_up(True, 3, [])
+        assert kcp_next(3, [m("a", 1, True)]) == Action("create", reason="scale up")
+        assert kcp_next(3, []).kind == "create"  # a KCP applied without Machines gets them
 
     def test_machine_set_creates_every_missing_machine_at_once(self):
         action = machineset_next(3, [m("a", 1)])

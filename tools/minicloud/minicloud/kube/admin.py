@@ -98,9 +98,20 @@ class KubeAdmin:
                 "apiVersion": obj["apiVersion"], "kind": item.kind, "name": obj["metadata"]["name"],
                 "uid": obj["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
             created.append({"kind": item.kind, "name": obj["metadata"]["name"], "apiVersion": obj["apiVersion"]})
+        self._seeded(namespace, created)
         return {"name": name, "namespace": namespace, "apiVersion": f"cluster.x-k8s.io/{api_version}",
                 "objects": created, "server": workload["server"],
                 "nodes": [{k: n[k] for k in ("name", "podCIDR", "internalIP", "providerID")} for n in nodes]}
+
+    def _seeded(self, namespace: str, created: list[dict]) -> None:
+        """The cluster is whole: its KCP and MachineSets lose the seeding annotation, and the controllers
+        keep their replicas from now on."""
+        for item in created:
+            if item["kind"] in ("KubeadmControlPlane", "MachineSet"):
+                kind = by_kind(item["kind"])
+                self.call("PATCH", self.path(kind, item["apiVersion"].rsplit("/", 1)[1], namespace, item["name"]),
+                          {"metadata": {"annotations": {seed.SEEDING_ANNOTATION: None}}},
+                          content_type="application/merge-patch+json")
 
     def register_node(self, body: dict) -> dict:
         """Create a seeded Node; one the controllers made first for its Machine (a busy machine) is taken."""
@@ -193,6 +204,9 @@ class KubeAdmin:
             raise ValueError(f"capo_wait must be one of {', '.join(rollout.CAPO_WAITS)}")
         osc = self._get_named(by_kind("OpenStackCluster"), namespace, name)
         if seed.OPENSTACK_ANNOTATION not in (osc["metadata"].get("annotations") or {}):
+            if (osc.get("status") or {}).get("network"):  # seeded --openstack --no-load-balancer
+                raise ValueError(f"cluster {name!r} has no API load balancer: minicloud rolls only control planes "
+                                 "behind one (create it without --no-load-balancer)")
             raise ValueError(f"cluster {name!r} has no OpenStack resources: create it with --openstack")
         kind = by_kind("KubeadmControlPlane")
         current = self._get_named(kind, namespace, seed.kcp_name_of(name))

@@ -38,6 +38,10 @@ OSM_FINALIZER = "openstackmachine.infrastructure.cluster.x-k8s.io"  # CAPO's, on
 # What a cluster seeded with real OpenStack resources carries (on its OpenStackCluster).
 OPENSTACK_ANNOTATION = "minicloud.test/openstack"
 POOL_ANNOTATION = "minicloud.test/pool-id"
+# On a seeded KCP and MachineSet while seeding writes their Machines (it writes owners first, for the uids their
+# Machines' ownerReferences carry); the controllers create no Machine for an owner that carries it, and seeding
+# removes it once the cluster is whole. An owner without it (one applied with kubectl) gets its Machines at once.
+SEEDING_ANNOTATION = "minicloud.test/seeding"
 
 
 @dataclass
@@ -229,7 +233,7 @@ def cluster_objects(name: str, namespace: str = "default", control_plane: int = 
             "conditions": _old_ready("Ready", "APIServerIngressReadyCondition", "NetworkReady", "SecurityGroupsReady"),
         }),
         SeedObject("KubeadmControlPlane", {
-            "metadata": _meta(kcp_name, namespace, name),
+            "metadata": dict(_meta(kcp_name, namespace, name), annotations={SEEDING_ANNOTATION: "true"}),
             "spec": {"replicas": control_plane, "version": KUBERNETES_VERSION,
                      "machineTemplate": {"spec": {"infrastructureRef": _ref(INFRA_GROUP, "OpenStackMachineTemplate",
                                                                             f"{name}-control-plane")}},
@@ -289,7 +293,8 @@ def cluster_objects(name: str, namespace: str = "default", control_plane: int = 
         }, ("Cluster", name), {"phase": "Running", "conditions": _ready("Available", "MachinesReady"), **counts}))
         set_labels = {**selector, SET_LABEL: machine_set}
         objects.append(SeedObject("MachineSet", {
-            "metadata": _meta(machine_set, namespace, name, **{DEPLOYMENT_LABEL: deployment}),
+            "metadata": dict(_meta(machine_set, namespace, name, **{DEPLOYMENT_LABEL: deployment}),
+                             annotations={SEEDING_ANNOTATION: "true"}),
             "spec": {"clusterName": name, "replicas": workers, "selector": {"matchLabels": set_labels},
                      "template": {"metadata": {"labels": set_labels}, "spec": template}},
         }, ("MachineDeployment", deployment), {"conditions": _ready("MachinesReady"), **counts}))

@@ -73,7 +73,7 @@ class ClusterContext:
         selector = f"{CLUSTER_NAME_LABEL}={self.cluster},{seed.CONTROL_PLANE_LABEL}"
         self.machines = store.list(MACHINE, self.namespace, label_selector=selector)[0]
         self.views = [machine_view(m, self.rollout, self.rollout_after) for m in self.machines]
-        self.adopted = True  # set by the controller (see rollout.may_scale_up)
+        self.adopted = not machines.is_seeding(kcp)  # no Machine is made while seeding writes them
 
     @property
     def uid(self) -> str:
@@ -114,7 +114,6 @@ class RolloutController:
         self._written: dict[tuple[str, str], dict] = {}
         self._idle_at = None  # the store revision of the last pass that had nothing to reconcile
         self._wake_at = None  # the earliest rollout time still ahead (epoch seconds), when a pass is due anyway
-        self._full: set[str] = set()  # the KCPs seen with all their Machines (see rollout.may_scale_up)
 
     def tick(self) -> None:
         revision = self.store.revision
@@ -128,27 +127,18 @@ class RolloutController:
                 self._wake_at = due if self._wake_at is None else min(self._wake_at, due)
             waiting: list[str] = []
             error = None
-            self._adopt(ctx)
             try:
                 if not ctx.settled():
                     busy = True
                     self._reconcile(ctx, waiting)
                     ctx = ClusterContext(self.store, self.store.get(KCP, ctx.namespace, ctx.kcp["metadata"]["name"]),
                                          self.store.get(OSC, ctx.namespace, ctx.cluster))
-                    self._adopt(ctx)
             except Exception as exc:  # reported in the rollout status; the next tick retries
                 error = f"{type(exc).__name__}: {exc}"
                 busy = True
                 traceback.print_exc()
             self._report(ctx, waiting, error)
         self._idle_at = None if busy else revision
-
-    def _adopt(self, ctx: ClusterContext) -> None:
-        ctx.adopted = rollout.may_scale_up(ctx.uid in self._full, ctx.replicas, ctx.views)
-        if ctx.adopted:
-            self._full.add(ctx.uid)
-
-    # -- one cluster ---------------------------------------------------------------------
 
     def _reconcile(self, ctx: ClusterContext, waiting: list[str]) -> None:
         osms = {o["metadata"]["name"]: o for o in self.store.list(OSM, ctx.namespace)[0]}

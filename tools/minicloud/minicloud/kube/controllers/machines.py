@@ -57,6 +57,12 @@ def has_openstack(osc: dict | None) -> bool:
     return bool(osc) and seed.OPENSTACK_ANNOTATION in (osc["metadata"].get("annotations") or {})
 
 
+def is_seeding(owner: dict) -> bool:
+    """Whether seeding is still writing the Machines of this KCP or MachineSet (``seed.SEEDING_ANNOTATION``):
+    until it is done, the controllers create none for it."""
+    return seed.SEEDING_ANNOTATION in (owner["metadata"].get("annotations") or {})
+
+
 def rollout_number(obj: dict) -> int:
     """The rollout a KCP asks for, or a Machine was created in (``minicloud.test/rollout``; none: 0)."""
     try:

@@ -40,7 +40,6 @@ class ReplicaController:
     def __init__(self, store: Store, workloads=None):
         self.store = store
         self.workloads = workloads  # the workload APIs, where the Machines' Nodes live (None: all here)
-        self._full: set[str] = set()  # KCPs and MachineSets seen with all their Machines (rollout.may_scale_up)
 
     def tick(self) -> None:
         """One pass over every live, unpaused cluster."""
@@ -78,7 +77,7 @@ class ReplicaController:
         for deployment in self.store.list(MACHINE_DEPLOYMENT, namespace, label_selector=selector)[0]:
             owned = [machine_view(m, 0) for m in found
                      if _label(m, seed.DEPLOYMENT_LABEL) == deployment["metadata"]["name"]]
-            if rollout.may_scale_up(False, int(deployment.get("spec", {}).get("replicas", 1)), owned):
+            if len(owned) >= int(deployment.get("spec", {}).get("replicas", 1)):  # not while seeding writes them
                 machines.replica_status(self.store, MACHINE_DEPLOYMENT, deployment, owned)
 
     # -- the Machine controller, with the emulated infrastructure -------------------------------
@@ -116,7 +115,7 @@ class ReplicaController:
         after = after if rollout.rollout_after_due(after, utc_now()) else None
         views = [machine_view(m, rollout_number(kcp), after) for m in control_plane]
         replicas = int(kcp.get("spec", {}).get("replicas", 1))
-        adopted = self._adopted(kcp, replicas, views)
+        adopted = not machines.is_seeding(kcp)
         action = rollout.kcp_next(replicas, views, adopted)
         if action.kind == "create":
             name = machines.new_name(self.store, kcp["metadata"]["namespace"], kcp["metadata"]["name"])
@@ -133,7 +132,7 @@ class ReplicaController:
         owned = [m for m in found if _label(m, seed.SET_LABEL) == name and not machines.is_control_plane(m)]
         views = [machine_view(m, 0) for m in owned]
         replicas = int(machine_set.get("spec", {}).get("replicas", 1))
-        adopted = self._adopted(machine_set, replicas, views)
+        adopted = not machines.is_seeding(machine_set)
         action = rollout.machineset_next(replicas, views, adopted)
         template = machine_set.get("spec", {}).get("template", {})
         if action.kind == "create":
@@ -148,13 +147,6 @@ class ReplicaController:
             self._delete(machine_set, list(action.names), reasons.MACHINESET_CONTROLLER)
         if adopted:
             machines.replica_status(self.store, MACHINE_SET, machine_set, views)
-
-    def _adopted(self, owner: dict, replicas: int, views: list[rollout.MachineView]) -> bool:
-        uid = owner["metadata"]["uid"]
-        if rollout.may_scale_up(uid in self._full, replicas, views):
-            self._full.add(uid)
-            return True
-        return False
 
     def _create(self, cluster: str, owner: dict, name: str, labels: dict, spec: dict, template: dict | None,
                 component: str, annotations: dict | None = None) -> None:

@@ -106,8 +106,8 @@ def kcp_next(replicas: int, machines: list[MachineView], adopted: bool = True) -
     """KCP's next move on its control-plane Machines (maxSurge 1).
 
     Like the real KCP it counts deleting Machines too: a Machine deleted by hand is replaced once it is
-    gone. ``adopted``: whether the controller has once seen as many Machines as replicas; until then it
-    creates none (``idle``: a seeded KCP is written before its Machines)."""
+    gone. ``adopted``: False while seeding still writes its Machines (a seeded KCP is written before them,
+    see ``seed.SEEDING_ANNOTATION``); until then it creates none (``idle``)."""
     deleting = sorted(m.name for m in machines if m.deleting)
     if deleting:
         return Action("wait", reason="machine deletion", names=tuple(deleting))
@@ -132,12 +132,6 @@ def kcp_settled(replicas: int, machines: list[MachineView], adopted: bool = True
     return kcp_next(replicas, machines, adopted).kind in ("done", "idle")
 
 
-def may_scale_up(seen_full: bool, replicas: int, machines: list[MachineView]) -> bool:
-    """Whether a KCP or MachineSet may scale up: once it has had as many Machines as replicas (seeding
-    writes it before its Machines, and the move's target too, paused), it has for good."""
-    return seen_full or len(machines) >= replicas
-
-
 def machineset_next(replicas: int, machines: list[MachineView], adopted: bool = True) -> Action:
     """The MachineSet controller's next move on the Machines it owns.
 
@@ -145,7 +139,7 @@ def machineset_next(replicas: int, machines: list[MachineView], adopted: bool = 
     by hand is replaced once it is gone. Short: create every missing Machine at once (``names`` holds one
     entry per Machine to create). Too many: delete, deleting Machines first (they count as deleted
     already), then Machines not ready, then the oldest (CAPI's default order is random; oldest is
-    deterministic)."""
+    deterministic). ``adopted``: as for :func:`kcp_next`."""
     diff = len(machines) - replicas
     if diff < 0 and not adopted:
         return Action("idle", reason="its Machines to be seeded")
