@@ -18,8 +18,8 @@ import inprocess
 from cloud_driver import TestCloud
 from playbook_runner import REPO, PlaybookRunner
 
-# Seconds a test cloud may take to come up: a cold start initialises four databases, and with two xdist workers
-# two clouds may start at once on a busy machine.
+# Seconds a test cloud may take to come up: a cold start initialises four databases, and with xdist workers
+# (three in make test) several clouds may start at once on a busy machine.
 UP_TIMEOUT = 300
 
 

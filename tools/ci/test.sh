@@ -5,7 +5,7 @@
 # - the minicloud tests, then the role scenarios (molecule), run on a cloud of their own while the integration
 #   tests run, and their output comes after the integration tests' (the integration tests leave a part of two
 #   cores idle, waiting for the cloud; these fill it: most of their time is waiting too).
-# The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 2) and one for
+# The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
 # the scenarios, on free ports in a temporary folder: they come up in the background while the checks run, and
 # are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is the first worker's
 # (left running) and the others are started here.
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 step=tools/ci/step.sh
 make="${MAKE:-make}"
-workers="${INTEGRATION_WORKERS:-2}"
+workers="${INTEGRATION_WORKERS:-3}"
 
 "${step}" venv "${make}" venv
 
