@@ -105,6 +105,17 @@ class RequestGuard:
         return guarded_send
 
 
+def request_timeout_of(params):
+    """How long one request may take: ``api_timeout`` of the ``cloud`` dict, else of the options, else the
+    default (what the connection is given, and what the retry policy counts with)."""
+    cloud = params.get("cloud")
+    given = cloud.get("api_timeout") if isinstance(cloud, dict) else None
+    try:
+        return float(given or params.get("api_timeout") or DEFAULT_REQUEST_TIMEOUT)
+    except (TypeError, ValueError):
+        return float(DEFAULT_REQUEST_TIMEOUT)
+
+
 class OpenStackClient:
     """A connected openstacksdk ``Connection`` with request counting and the retry policy."""
 
@@ -113,13 +124,13 @@ class OpenStackClient:
         self.clock = clock or Clock()
         self.policy = policy or RetryPolicy(clock=self.clock)
         self.guard = RequestGuard(self.clock)
-        self.conn = self._connect(params)
+        self.request_timeout = request_timeout_of(params)
+        self.conn = self._connect(params, self.request_timeout)
         self.guard.attach(self.conn.session.session)
 
     @staticmethod
-    def _connect(params):
+    def _connect(params, api_timeout):
         cloud = params.get("cloud")
-        api_timeout = params.get("api_timeout") or DEFAULT_REQUEST_TIMEOUT
         app = dict(app_name=COLLECTION_NAME, app_version=COLLECTION_VERSION)
         reuse_entry_point_cache()
         if isinstance(cloud, dict):
@@ -145,16 +156,6 @@ class OpenStackClient:
     @property
     def api_calls(self):
         return self.guard.total
-
-    @property
-    def request_timeout(self):
-        """How long one request may take (``api_timeout``, of the options or the ``cloud`` dict)."""
-        cloud = self.params.get("cloud")
-        given = cloud.get("api_timeout") if isinstance(cloud, dict) else None
-        try:
-            return float(given or self.params.get("api_timeout") or DEFAULT_REQUEST_TIMEOUT)
-        except (TypeError, ValueError):
-            return float(DEFAULT_REQUEST_TIMEOUT)
 
     def call(self, func, what, deadline, kind=READ, trace=None):
         """Run one API call under the retry policy, never retrying (or waiting on a request) past ``deadline``.

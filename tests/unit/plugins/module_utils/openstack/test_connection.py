@@ -116,9 +116,22 @@ def test_interface_applies_to_a_cloud_dict_unless_the_dict_says_otherwise(monkey
     monkeypatch.setattr(osc, "openstack", types.SimpleNamespace(connect=lambda **kw: seen.append(kw)))
     monkeypatch.setattr(osc, "reuse_entry_point_cache", lambda: None)
     cloud = {"auth": {"auth_url": "https://keystone"}, "region_name": "r1"}
-    osc.OpenStackClient._connect(dict(cloud=cloud, interface="internal"))
-    osc.OpenStackClient._connect(dict(cloud=dict(cloud, interface="admin"), interface="public"))
+    osc.OpenStackClient._connect(dict(cloud=cloud, interface="internal"), 30.0)
+    osc.OpenStackClient._connect(dict(cloud=dict(cloud, interface="admin"), interface="public"), 30.0)
     assert [kw["interface"] for kw in seen] == ["internal", "admin"]
     problem = osc.cloud_dict_problem(dict(cloud=dict(cloud, interface="admin"), interface="internal"))
     assert problem == "interface is internal but the cloud dict says interface: admin; give it in one place"
     assert osc.cloud_dict_problem(dict(cloud=dict(cloud, interface="internal"), interface="internal")) is None
+
+
+def test_one_request_timeout_for_the_connection_and_the_retry_policy(monkeypatch):
+    seen = []
+    monkeypatch.setattr(osc, "openstack", types.SimpleNamespace(connect=lambda **kw: seen.append(kw)))
+    monkeypatch.setattr(osc, "reuse_entry_point_cache", lambda: None)
+    cloud = {"auth": {"auth_url": "https://keystone"}}
+    cases = [(dict(cloud="named"), osc.DEFAULT_REQUEST_TIMEOUT), (dict(cloud="named", api_timeout=7), 7),
+             (dict(cloud=cloud, api_timeout=7), 7), (dict(cloud=dict(cloud, api_timeout=12), api_timeout=7), 12)]
+    for params, expected in cases:
+        timeout = osc.request_timeout_of(params)
+        osc.OpenStackClient._connect(params, timeout)
+        assert timeout == float(expected) and seen[-1]["api_timeout"] == expected, params
