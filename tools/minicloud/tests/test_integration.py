@@ -167,6 +167,15 @@ def test_batch_member_update_of_many_members(cloud):
     cloud.delete_lb("batch")
 
 
+def test_lb_delete_waits_until_octavia_takes_it(cloud, conn, normal_mode):
+    lb = cloud.create_lb("busy-at-delete", members=1, cidr="10.4.0.0/24")
+    cloud.set_octavia_mode("slow", delay=2)
+    create_member(conn, lb, "busy-at-delete-2", "10.4.0.20")
+    assert lb_status(conn, lb["loadbalancer"]["id"]) == "PENDING_UPDATE"  # a delete now is answered 409
+    cloud.delete_lb("busy-at-delete")
+    assert conn.load_balancer.find_load_balancer(lb["loadbalancer"]["id"], ignore_missing=True) is None
+
+
 def test_lb_delete_cascade(cloud, conn):
     lb = cloud.create_lb("short-lived", members=1, monitor=True, cidr="10.3.0.0/24")
     vip_port = conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).vip_port_id

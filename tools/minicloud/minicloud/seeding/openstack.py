@@ -124,7 +124,17 @@ def delete_lb(conn, name: str, timeout: float = 60.0) -> str:
     lb = lbapi.find_load_balancer(name, ignore_missing=True)
     if lb is None:
         raise SeedError(f"no load balancer named {name!r}")
-    lbapi.delete_load_balancer(lb.id, cascade=True)
+
+    def accepted():
+        try:
+            lbapi.delete_load_balancer(lb.id, cascade=True)
+        except sdk_exceptions.ConflictException:  # PENDING_*: Octavia takes no delete until the provider is done
+            return False
+        except sdk_exceptions.NotFoundException:
+            pass
+        return True
+
+    wait_until(f"load balancer {name} to take its deletion (it is PENDING_*)", accepted, timeout)
 
     def gone():
         try:

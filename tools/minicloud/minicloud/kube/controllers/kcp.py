@@ -75,10 +75,6 @@ class ClusterContext:
         self.views = [machine_view(m, self.rollout, self.rollout_after) for m in self.machines]
         self.adopted = not machines.is_seeding(kcp)  # no Machine is made while seeding writes them
 
-    @property
-    def uid(self) -> str:
-        return self.kcp["metadata"].get("uid", self.kcp["metadata"]["name"])
-
     def settled(self) -> bool:
         """Nothing to reconcile: paused, or KCP has its replicas, all ready and up to date."""
         return self.paused or rollout.kcp_settled(self.replicas, self.views, self.adopted)
@@ -139,6 +135,8 @@ class RolloutController:
                 traceback.print_exc()
             self._report(ctx, waiting, error)
         self._idle_at = None if busy else revision
+
+    # -- one cluster ---------------------------------------------------------------------
 
     def _reconcile(self, ctx: ClusterContext, waiting: list[str]) -> None:
         osms = {o["metadata"]["name"]: o for o in self.store.list(OSM, ctx.namespace)[0]}
