@@ -22,7 +22,6 @@ Results go to the fleet section of docs/benchmarks.md.
 """
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from pathlib import Path
 import psutil
 import yaml
 
-from harness import BIN, REPO, bench_parser, collections_path, running_cloud, write_doc
+from harness import BIN, REPO, bench_parser, collections_path, markdown_table, playbook_env, running_cloud, write_doc
 
 MARK = "fleet"
 SIZES = (10, 30, 100)
@@ -79,13 +78,6 @@ class PeakMemory:
         self.thread.join()
 
 
-def environment(cloud, collections):
-    return dict(os.environ, OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_COLLECTIONS_PATH=str(collections),
-                PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
-                ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_FAILED="true",
-                ANSIBLE_PYTHON_INTERPRETER=str(BIN / "python"))
-
-
 def measured(cloud, args, env, clusters):
     """Run ``args``; wall time, requests per cluster by service and in all, peak memory (MiB)."""
     cloud.request_counts(reset=True)
@@ -97,9 +89,10 @@ def measured(cloud, args, env, clusters):
     counts = cloud.request_counts()
     by_service = {service: sum(n for paths in methods.values() for n in paths.values())
                   for service, methods in counts.get("requests", {}).items()}
-    return {"wall": round(wall, 1), "rc": proc.returncode, "output": output,
-            "requests": sum(by_service.values()), "per_cluster": round(sum(by_service.values()) / clusters, 1),
-            "by_service": by_service, "peak_tree_mib": round(memory.tree / MIB), "peak_main_mib": round(memory.main / MIB)}
+    requests = sum(by_service.values())
+    return {"wall": round(wall, 1), "rc": proc.returncode, "output": output, "requests": requests,
+            "per_cluster": round(requests / clusters, 1), "by_service": by_service,
+            "peak_tree_mib": round(memory.tree / MIB), "peak_main_mib": round(memory.main / MIB)}
 
 
 def fleet_run(cloud, env, inventory, forks, clusters, report_dir):
@@ -170,17 +163,13 @@ def loop_run(cloud, env, folder, clusters):
 
 
 def table(rows):
-    lines = ["| clusters | run | forks | wall time (s) | per cluster (s) | API requests | requests per cluster "
-             "| peak memory, all processes (MiB) | peak memory, controller (MiB) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for row in rows:
-        lines.append("| %d | %s | %s | %.1f | %.2f | %d | %.1f | %d | %d |" % (
-            row["clusters"], row["run"], row["forks"], row["wall"], row["wall"] / row["clusters"], row["requests"],
-            row["per_cluster"], row["peak_tree_mib"], row["peak_main_mib"]) if row["forks"] != "-" else
-            "| %d | %s | %s | %.1f | %.2f | %d | %.1f | %d | - (a shell) |" % (
-            row["clusters"], row["run"], row["forks"], row["wall"], row["wall"] / row["clusters"], row["requests"],
-            row["per_cluster"], row["peak_tree_mib"]))
-    return "\n".join(lines)
+    header = ["clusters", "run", "forks", "wall time (s)", "per cluster (s)", "API requests", "requests per cluster",
+              "peak memory, all processes (MiB)", "peak memory, controller (MiB)"]
+    return markdown_table(header, ["---"] * 9, (
+        ["%d" % row["clusters"], row["run"], str(row["forks"]), "%.1f" % row["wall"],
+         "%.2f" % (row["wall"] / row["clusters"]), "%d" % row["requests"], "%.1f" % row["per_cluster"],
+         "%d" % row["peak_tree_mib"],         "%d" % row["peak_main_mib"] if row["forks"] != "-" else "- (a shell)"]
+        for row in rows))
 
 
 def skipped(rows, sizes):
@@ -214,7 +203,8 @@ def main():
     sizes = sorted(plan)
     rows, seeding = [], []
     with running_cloud() as cloud, collections_path() as collections, tempfile.TemporaryDirectory() as tmp:
-        env = environment(cloud, collections)
+        env = playbook_env(cloud, collections, ANSIBLE_INVENTORY_UNPARSED_FAILED="true",
+                           ANSIBLE_PYTHON_INTERPRETER=str(BIN / "python"))
         workdir = Path(tmp)
         inventory = workdir / "fleet.capi_clusters.yml"
         inventory.write_text(yaml.safe_dump({"plugin": "flightcontrol.openstack.capi_clusters",

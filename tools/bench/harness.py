@@ -36,6 +36,14 @@ def baseline_bin(args):
     return None if args.baseline_venv == "none" else Path(args.baseline_venv).resolve() / "bin"
 
 
+def playbook_env(cloud, collections, **extra):
+    """The environment of a benchmark's ``ansible-playbook``: the cloud's clouds.yaml, the collections, no
+    warnings in the output; ``extra``: more variables."""
+    return dict(os.environ, OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_COLLECTIONS_PATH=str(collections),
+                PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
+                ANSIBLE_INVENTORY_UNPARSED_WARNING="0", **extra)
+
+
 def run_playbook(play, venv_bin, cloud, workdir, collections):
     """Run ``play`` (its first play registers ``result``) with the ansible of ``venv_bin``; return the
     registered result and the wall time."""
@@ -44,9 +52,7 @@ def run_playbook(play, venv_bin, cloud, workdir, collections):
     play[0]["tasks"].append({"name": "keep the result", "ansible.builtin.copy": {
         "content": "{{ result | to_json }}", "dest": str(result_file)}})
     path.write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_COLLECTIONS_PATH=str(collections),
-               PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    env = playbook_env(cloud, collections)
     if venv_bin != BIN:
         env.pop("ANSIBLE_COLLECTIONS_PATH")  # the baseline uses the collections its ansible package ships
     started = time.monotonic()
@@ -83,6 +89,12 @@ def running_cloud():
     finally:
         if started_here:
             cloud.down()
+
+
+def markdown_table(header, align, rows):
+    """A Markdown table: ``header`` (column titles), ``align`` (one of ``---`` or ``---:`` per column) and
+    ``rows`` (one list of already formatted cells each)."""
+    return "\n".join("| %s |" % " | ".join(cells) for cells in [header, align] + list(rows))
 
 
 def write_doc(mark, text):

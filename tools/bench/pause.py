@@ -29,7 +29,8 @@ from pathlib import Path
 
 from kubernetes import client, config
 
-from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, running_cloud, write_doc
+from harness import (BIN, baseline_bin, bench_parser, collections_path, markdown_table, run_playbook, running_cloud,
+                     write_doc)
 
 MARK = "cluster_pause_ack"
 DELAY = 15.0
@@ -117,14 +118,12 @@ LABELS = {"watch": "`cluster_pause_ack`, by watch (the default)",
 
 
 def table(rows):
-    lines = ["| provider | tool | outcome | wall time (s) | API requests | provider writes after it returned "
-             "| provider still writing for (s) | objects still blocking a move |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-    for row in rows:
-        lines.append("| %s | %s | %s | %.1f | %d | %d | %.1f | %d |" % (
-            row["mode"], LABELS[row["tool"]], row["outcome"], row["wall"], row["requests"], row["writes_after"],
-            row["last_write_after"], row["blocked_after"]))
-    return "\n".join(lines)
+    header = ["provider", "tool", "outcome", "wall time (s)", "API requests", "provider writes after it returned",
+              "provider still writing for (s)", "objects still blocking a move"]
+    return markdown_table(header, ["---"] * 3 + ["---:"] * 5, (
+        [row["mode"], LABELS[row["tool"]], row["outcome"], "%.1f" % row["wall"], "%d" % row["requests"],
+         "%d" % row["writes_after"], "%.1f" % row["last_write_after"], "%d" % row["blocked_after"]]
+        for row in rows))
 
 
 def main():
