@@ -119,7 +119,9 @@ def create_lb(conn, name: str, members: int = 0, monitor: bool = False, member_p
 
 
 def delete_lb(conn, name: str, timeout: float = 60.0) -> str:
-    """Delete load balancer NAME and everything under it; wait until it is gone. Returns its id."""
+    """Delete load balancer NAME and everything under it; wait until it is gone (``timeout`` for both waits
+    together). Returns its id."""
+    deadline = time.monotonic() + timeout
     lbapi = conn.load_balancer
     lb = lbapi.find_load_balancer(name, ignore_missing=True)
     if lb is None:
@@ -142,7 +144,7 @@ def delete_lb(conn, name: str, timeout: float = 60.0) -> str:
         except sdk_exceptions.NotFoundException:
             return True
 
-    wait_until(f"load balancer {name} to be deleted", gone, timeout)
+    wait_until(f"load balancer {name} to be deleted", gone, max(0.0, deadline - time.monotonic()))
     return lb.id
 
 
