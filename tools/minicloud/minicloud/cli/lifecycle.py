@@ -5,14 +5,15 @@ from __future__ import annotations
 from minicloud.cli.common import port_offset, print_json
 from minicloud.octavia_provider.modes import MODES
 from minicloud.runtime.control import Minicloud
-from minicloud.runtime.settings import Settings, free_port_offset
+from minicloud.runtime.settings import KUBERNETES_KINDS, Settings, free_port_offset
 
 
 def cmd_up(cloud: Minicloud, args) -> int:
     offset = args.port_offset
     if offset == "auto":  # a state folder keeps the offset it was first set up with
         offset = 0 if Settings.load(cloud.state) else free_port_offset()
-    status, summary = cloud.up(port_offset=offset, fresh=args.fresh, timeout=args.timeout, max_routes=args.max_routes)
+    status, summary = cloud.up(port_offset=offset, fresh=args.fresh, timeout=args.timeout, max_routes=args.max_routes,
+                               kubernetes=args.kubernetes)
     print(summary)
     print_status(status)
     return 0
@@ -65,6 +66,10 @@ def add_verbs(verbs) -> None:
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the services")
     p.add_argument("--max-routes", type=int,
                    help="Neutron's per-router route limit (default 30; kept in the state folder)")
+    p.add_argument("--kubernetes", choices=KUBERNETES_KINDS,
+                   help="the Kubernetes control plane: emulated (minicloud's own, the default) or upstream (etcd, "
+                        "kube-apiserver and Cluster API's managers built from their Go modules on the first run); "
+                        "kept in the state folder")
     p.set_defaults(func=cmd_up)
 
     p = verbs.add_parser("down", help="stop the processes minicloud started")

@@ -28,6 +28,9 @@ from minicloud.seeding import neutron_routers as routers
 from minicloud.seeding import openstack as seed
 from minicloud.traffic.faults import FaultRule
 from minicloud.traffic.store import TrafficStore
+from minicloud.runtime.settings import Settings
+from minicloud.upstream import clusters as upstream_clusters
+from minicloud.upstream.control_plane import UpstreamControlPlane
 
 __all__ = ["Minicloud", "MinicloudError"]
 
@@ -72,11 +75,14 @@ class Minicloud:
     # -- lifecycle ---------------------------------------------------------------------
 
     def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0,
-           max_routes: int | None = None) -> tuple[CloudStatus, str]:
+           max_routes: int | None = None, kubernetes: str | None = None) -> tuple[CloudStatus, str]:
         """Start the services (idempotent). ``fresh`` resets the data to the state right
         after the first initialisation. ``max_routes`` sets Neutron's per-router route limit
-        (default 30, kept in the state folder). Returns the status and a one-line summary."""
-        return self._lifecycle.up(port_offset=port_offset, fresh=fresh, timeout=timeout, max_routes=max_routes)
+        (default 30, kept in the state folder). ``kubernetes``: ``emulated`` (default) or ``upstream`` (the real
+        control plane, :mod:`minicloud.upstream`), fixed at the first ``up``. Returns the status and a one-line
+        summary."""
+        return self._lifecycle.up(port_offset=port_offset, fresh=fresh, timeout=timeout, max_routes=max_routes,
+                                  kubernetes=kubernetes)
 
     def down(self, purge: bool = False) -> list[str]:
         """Stop the processes this state folder started (logs stay unless ``purge``)."""
@@ -368,6 +374,9 @@ class Minicloud:
         (``minicloud.seeding.drift.KINDS``); the result's ``openstack.drift`` says what was drifted."""
         from minicloud.seeding import drift as drifts
 
+        if self._upstream():
+            return self._create_upstream_cluster(name, namespace, control_plane, workers, api_version, openstack,
+                                                 monitor, load_balancer, drift)
         kinds = drifts.check_kinds(drift or [])
         if kinds and not openstack:
             raise MinicloudError("drift needs openstack: there is nothing to drift without OpenStack resources")
@@ -376,6 +385,23 @@ class Minicloud:
                                                                       api_version))
         plan = ClusterPlan(name, namespace, control_plane, workers, api_version, monitor, load_balancer, kinds)
         return self._seed_capi_clusters([plan])[0]
+
+    def _upstream(self) -> UpstreamControlPlane | None:
+        """The real control plane, when this cloud runs one (``up --kubernetes upstream``)."""
+        settings = Settings.load(self.state)
+        return UpstreamControlPlane(self.state, settings) if settings is not None and settings.upstream else None
+
+    def _create_upstream_cluster(self, name, namespace, control_plane, workers, api_version, openstack, monitor,
+                                 load_balancer, drift) -> dict:
+        unsupported = {"workers": workers, "drift": drift, "api_version other than v1beta2": api_version != "v1beta2",
+                       "no openstack": not openstack, "no load balancer": not load_balancer}
+        refused = [what for what, value in unsupported.items() if value]
+        if refused:
+            raise MinicloudError(f"a cluster on the upstream control plane is created with its OpenStack side and "
+                                 f"a load balancer, control-plane Machines only, in v1beta2; not with "
+                                 f"{', '.join(refused)}")
+        return upstream_clusters.create(self._upstream(), self._internal(), self._write_instances, name, namespace,
+                                        control_plane, monitor)
 
     def _seed_capi_clusters(self, plans: list[ClusterPlan], timeout: float = 300.0,
                             phases: dict | None = None) -> list[dict]:
@@ -504,6 +530,10 @@ class Minicloud:
         """Remove every object of cluster ``name`` (finalizers too) and its own API; returns ``Kind/name`` of
         each object. With ``target`` (a cluster moved there), the objects on the move target API, and the
         cluster's own API, which the main service serves."""
+        if self._upstream() and not target:
+            admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
+            return upstream_clusters.delete(self._upstream(), self._internal(), admin, self._write_instances, name,
+                                            namespace)
         removed = self._kube_call(lambda admin: admin.delete_cluster(name, namespace), target=target)
         if target:
             self._kube_call(lambda admin: admin.remove_workload_api(name, namespace))

@@ -18,11 +18,13 @@ from pathlib import Path
 
 from minicloud.runtime import clouds, processes
 from minicloud.runtime.paths import StateDir
-from minicloud.runtime.settings import HOST, Settings
+from minicloud.runtime.settings import EMULATED, HOST, Settings
 from minicloud.services import Service, all_services
 from minicloud.services import keystone as keystone_service
 from minicloud.services import neutron as neutron_service
 from minicloud.services.octavia import Octavia
+from minicloud.upstream.binaries import UpstreamError
+from minicloud.upstream.control_plane import UpstreamControlPlane
 
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"
@@ -122,24 +124,38 @@ class Lifecycle:
         healthy = record is not None and _socket_listening(octavia.sockets["status"])
         result.processes.append(
             ProcessStatus(AGENT, record and record.pid, None, str(octavia.sockets["status"]), healthy))
+        if settings.upstream:
+            result.processes += self._upstream_status(UpstreamControlPlane(self.state, settings))
         return result
+
+    def _upstream_status(self, plane: UpstreamControlPlane) -> list[ProcessStatus]:
+        """The real control plane's processes, each with its pinned version in the name."""
+        answers = plane.ready()
+        found = []
+        for component in plane.components():
+            record = processes.find(self.state, component.name)
+            healthy = record is not None and (answers or component.name != "kube-apiserver")
+            found.append(ProcessStatus(f"{component.name} {component.version}", record and record.pid, None,
+                                       component.endpoint, healthy))
+        return found
 
     # -- up ----------------------------------------------------------------------------
 
     def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0,
-           max_routes: int | None = None) -> tuple[CloudStatus, str]:
+           max_routes: int | None = None, kubernetes: str | None = None) -> tuple[CloudStatus, str]:
         """Start whatever is not running. Returns the status and a one-line summary.
 
         The first ``up`` of a state folder initialises the data (cold start) and keeps a
         template of it; ``fresh`` throws the data away and restores that template.
         ``max_routes`` (kept in the settings) is Neutron's per-router route limit; changing it
-        restarts Neutron.
+        restarts Neutron. ``kubernetes`` (``emulated``, the default, or ``upstream``) is fixed when the
+        state folder is first set up.
         """
         self.state.root.mkdir(parents=True, exist_ok=True)
         with self._lock():
             started = time.monotonic()
             deadline = started + timeout
-            settings = self._settings(port_offset)
+            settings = self._settings(port_offset, kubernetes)
             if max_routes is not None and max_routes != settings.max_routes:
                 settings = self._change_max_routes(settings, max_routes)
             current = self.status()
@@ -165,6 +181,11 @@ class Lifecycle:
             self._start_missing(services)
             try:
                 self._wait_ready(services, settings, deadline, bootstrap=cold)
+                if settings.upstream:
+                    self._upstream_up(UpstreamControlPlane(self.state, settings), fresh, deadline)
+            except UpstreamError as exc:
+                self._stop_all()
+                raise MinicloudError(str(exc)) from None
             except BaseException:
                 self._stop_all()  # a cloud that could not come up is stopped whole; the logs stay
                 raise
@@ -172,6 +193,15 @@ class Lifecycle:
             status = self.status()
             self._write_status_file(status, up_seconds=round(elapsed, 1), start=kind)
             return status, f"minicloud is up ({kind} start, {elapsed:.1f} s); state in {self.state.root}"
+
+    def _upstream_up(self, plane: UpstreamControlPlane, fresh: bool, deadline: float) -> None:
+        if fresh:  # the real API server keeps its objects in etcd: a fresh cloud starts with an empty one
+            plane.stop()
+            _remove(plane.folder / "etcd")
+        if not plane.credentials.exist():
+            plane.initialize()
+        plane.write_config()
+        plane.up(deadline)
 
     def _start_missing(self, services: list[Service]) -> None:
         missing = [s for s in services if processes.find(self.state, s.name) is None]
@@ -192,7 +222,7 @@ class Lifecycle:
 
     def _wait_ready(self, services: list[Service], settings: Settings, deadline: float, bootstrap: bool) -> None:
         """Wait for every process; on a cold start also register users, catalog and seed data."""
-        keystone, neutron, octavia, nova, glance, kubernetes, *more_kubernetes = services
+        keystone, neutron, octavia, nova, glance, *kubernetes = services  # no Kubernetes service: upstream
         self._wait_http(keystone, deadline)
         if bootstrap:
             admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True, fresh=True)
@@ -202,7 +232,7 @@ class Lifecycle:
         self._wait_http(octavia, deadline)
         self._wait_http(nova, deadline)
         self._wait_http(glance, deadline)
-        for kube in (kubernetes, *more_kubernetes):  # the move target too
+        for kube in kubernetes:  # the move target too
             self._wait_http(kube, deadline)
         self._wait_socket(AGENT, octavia.sockets["status"], deadline)
         if bootstrap:  # a new connection: the first one's token predates the catalog entries
@@ -222,12 +252,17 @@ class Lifecycle:
         marker = (folder or self.state.root) / INITIALIZED_MARKER
         marker.write_text("\n".join(sorted(s.name for s in services)) + "\n")
 
-    def _settings(self, port_offset: int) -> Settings:
+    def _settings(self, port_offset: int, kubernetes: str | None = None) -> Settings:
         existing = Settings.load(self.state)
         if existing is None:
-            settings = Settings(port_offset=port_offset)
+            settings = Settings(port_offset=port_offset, kubernetes=kubernetes or EMULATED)
             settings.save(self.state)
             return settings
+        if kubernetes and existing.kubernetes != kubernetes:
+            raise MinicloudError(
+                f"{self.state.root} was set up with the {existing.kubernetes} Kubernetes control plane; "
+                "run 'down --purge' to start over with another"
+            )
         if port_offset and existing.port_offset != port_offset:
             raise MinicloudError(
                 f"{self.state.root} was set up with port offset {existing.port_offset}; "
@@ -349,6 +384,8 @@ class Lifecycle:
         settings = Settings.load(self.state)
         names = [AGENT]
         if settings is not None:
+            if settings.upstream:
+                stopped += UpstreamControlPlane(self.state, settings).stop()
             names += [s.name for s in reversed(all_services(self.state, settings))]
         for name in names:
             if processes.stop(self.state, name):

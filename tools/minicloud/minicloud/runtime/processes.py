@@ -28,10 +28,12 @@ class ProcessRecord:
     name: str
     pid: int
     start_time: int
+    # what the command line of the process holds: the runner module, or the program's path (spawn_program)
+    marker: str = RUNNER_MODULE
 
     def alive(self) -> bool:
         """True if this pid still is the process we started."""
-        return _start_time(self.pid) == self.start_time and RUNNER_MODULE in _cmdline(self.pid)
+        return _start_time(self.pid) == self.start_time and self.marker in _cmdline(self.pid)
 
 
 def _start_time(pid: int) -> int | None:
@@ -63,24 +65,27 @@ def runner_env(state: StateDir) -> dict[str, str]:
 
 def spawn(state: StateDir, name: str, action: str, service: str) -> ProcessRecord:
     """Start ``runner ACTION SERVICE`` in the background, logging to ``logs/NAME.log``."""
+    return _spawn(state, name, runner_command(action, service), runner_env(state), RUNNER_MODULE)
+
+
+def spawn_program(state: StateDir, name: str, argv: list[str], env: dict[str, str] | None = None) -> ProcessRecord:
+    """Start a program that is not minicloud's (etcd, kube-apiserver, a controller manager) in the
+    background, logging to ``logs/NAME.log``; recorded like the runner's processes."""
+    return _spawn(state, name, argv, {**runner_env(state), **(env or {})}, argv[0])
+
+
+def _spawn(state: StateDir, name: str, argv: list[str], env: dict[str, str], marker: str) -> ProcessRecord:
     state.logs.mkdir(parents=True, exist_ok=True)
     state.run.mkdir(parents=True, exist_ok=True)
     with open(state.log(name), "ab") as log:
         log.write(f"--- minicloud: starting {name} at {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
         log.flush()
-        proc = subprocess.Popen(
-            runner_command(action, service),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=runner_env(state),
-            cwd=state.root,
-            start_new_session=True,
-        )
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                cwd=state.root, start_new_session=True)
     start = None
     while start is None:
         start = _start_time(proc.pid)
-    record = ProcessRecord(name=name, pid=proc.pid, start_time=start)
+    record = ProcessRecord(name=name, pid=proc.pid, start_time=start, marker=marker)
     state.pidfile(name).write_text(json.dumps(asdict(record)) + "\n")
     return record
 

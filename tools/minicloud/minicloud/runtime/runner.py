@@ -4,6 +4,7 @@
     python -m minicloud.runtime.runner serve SERVICE    # serve a service's API (with the traffic middleware)
     python -m minicloud.runtime.runner agent octavia    # run octavia-driver-agent
     python -m minicloud.runtime.runner seed SERVICE     # write seed data offline (JSON in on stdin, out on stdout)
+    python -m minicloud.runtime.runner controller capo-load-balancer   # CAPO's load-balancer part (upstream)
 
 The state folder comes from ``$MINICLOUD_STATE_DIR``, which the launcher sets.
 """
@@ -25,11 +26,14 @@ from minicloud.runtime.wsgi import SeedEndpoint, SerializedApp, bind
 from minicloud.services import get_service
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
+from minicloud.kube.controllers.capo import OpenStack
+from minicloud.upstream import capo_lb
+from minicloud.upstream.control_plane import UpstreamControlPlane
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m minicloud.runtime.runner")
-    parser.add_argument("action", choices=("init", "serve", "agent", "seed"))
+    parser.add_argument("action", choices=("init", "serve", "agent", "seed", "controller"))
     parser.add_argument("service")
     args = parser.parse_args(argv)
 
@@ -39,6 +43,9 @@ def main(argv: list[str] | None = None) -> None:
     settings = Settings.load(state)
     if settings is None:
         raise SystemExit(f"{state.settings_file} is missing")
+    if args.action == "controller":
+        run_controller(state, settings)
+        return
     service = get_service(args.service, state, settings)
     # The services parse sys.argv themselves: leave them only the program name.
     sys.argv = sys.argv[:1]
@@ -67,6 +74,20 @@ def main(argv: list[str] | None = None) -> None:
             os._exit(1)
         print(f"serving {service.name} on {HOST}:{service.port}", flush=True)
         server.serve_forever()
+
+
+def run_controller(state: StateDir, settings: Settings) -> None:
+    """CAPO's load-balancer part for the real control plane (the only controller minicloud runs there)."""
+    plane = UpstreamControlPlane(state, settings)
+    openstack = []
+
+    def connection():
+        if not openstack:
+            openstack.append(OpenStack(state))
+        return openstack[0]
+
+    print("running the CAPO load-balancer controller", flush=True)
+    capo_lb.run(plane.request, connection, state.root)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,18 @@ HOST = "127.0.0.1"
 REGION = "RegionOne"
 # Catalog service type -> default port.
 DEFAULT_PORTS = {"identity": 5000, "network": 9696, "load-balancer": 9876, "compute": 8774, "image": 9292,
-                 "kubernetes": 6443, "kubernetes-target": 6444}
+                 "kubernetes": 6443, "kubernetes-target": 6444,
+                 # the real control plane (--kubernetes upstream): etcd, then four managers' webhooks and health
+                 "etcd": 2379, "etcd-peer": 2380, "capi-webhooks": 9443, "capi-health": 9450}
 DEMO_PROJECT = "demo"
 DEMO_USER = "demo"
 DEMO_ROLES = ("member", "load-balancer_member")
 ADMIN_USER = "admin"
 SERVICE_PROJECT = "service"
 DEFAULT_MAX_ROUTES = 30  # Neutron's default
+EMULATED = "emulated"  # minicloud's own Kubernetes API and CAPI controllers (minicloud.kube)
+UPSTREAM = "upstream"  # etcd, kube-apiserver and Cluster API's managers built from their Go modules
+KUBERNETES_KINDS = (EMULATED, UPSTREAM)
 
 
 def free_port_offset(rng: random.Random | None = None) -> int:
@@ -50,6 +55,12 @@ class Settings:
     password: str = "secret"
     # Neutron's per-router route limit (max_routes before 2026.2, the router_route quota since).
     max_routes: int = DEFAULT_MAX_ROUTES
+    # which Kubernetes control plane serves the ``kubernetes`` port (KUBERNETES_KINDS)
+    kubernetes: str = EMULATED
+
+    @property
+    def upstream(self) -> bool:
+        return self.kubernetes == UPSTREAM
 
     def port(self, service_type: str) -> int:
         return DEFAULT_PORTS[service_type] + self.port_offset

@@ -98,8 +98,11 @@ def all_services(state: StateDir, settings: Settings) -> list[Service]:
     from minicloud.services.nova import Nova
     from minicloud.services.octavia import Octavia
 
-    return [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings), Nova(state, settings),
-            Glance(state, settings), Kubernetes(state, settings), KubernetesTarget(state, settings)]
+    openstack = [Keystone(state, settings), Neutron(state, settings), Octavia(state, settings), Nova(state, settings),
+                 Glance(state, settings)]
+    if settings.upstream:  # the real control plane is not a service of minicloud's: minicloud.upstream starts it
+        return openstack
+    return [*openstack, Kubernetes(state, settings), KubernetesTarget(state, settings)]
 
 
 def get_service(name: str, state: StateDir, settings: Settings) -> Service:

@@ -1,0 +1,101 @@
+# -*- coding: utf-8 -*-
+"""The conformance tier: the collection against the real Kubernetes control plane.
+
+One minicloud started with ``--kubernetes upstream`` serves the whole run: etcd, kube-apiserver, Cluster API's
+core, KubeadmControlPlane, kubeadm bootstrap and CAPD (in-memory backend) managers built from their Go modules
+(``tools/upstream``), with the real OpenStack services and minicloud's CAPO load-balancer controller. Set
+MINICLOUD_UPSTREAM_STATE_DIR to use one that is up already (it is then left running). The first run on a machine
+builds the upstream programs (tools/upstream/build.sh; cached outside the repository).
+
+The helpers are the integration tests' own (``inprocess``, ``cloud_driver``, ``playbook_runner``).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+
+import inprocess  # noqa: E402
+from cloud_driver import TestCloud  # noqa: E402
+from playbook_runner import REPO  # noqa: E402
+
+# A cold start on a machine without the build cache builds seven programs first.
+UP_TIMEOUT = 3600
+STATE_ENV = "MINICLOUD_UPSTREAM_STATE_DIR"
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory):
+    """The run's minicloud on the real control plane."""
+    given = os.environ.get(STATE_ENV)
+    cloud = TestCloud(given or tmp_path_factory.mktemp("upstream"))
+    os.environ["MINICLOUD_STATE_DIR"] = str(cloud.state_dir)
+    try:
+        if given:
+            cloud.process("status")
+        else:
+            cloud.process("up", "--kubernetes", "upstream", "--port-offset", "auto", "--timeout", UP_TIMEOUT)
+        yield cloud
+    finally:
+        if not given:
+            cloud.process("down", check=False)
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(upstream):
+    return str(upstream.state_dir / "kubeconfig")
+
+
+@pytest.fixture(scope="session")
+def upstream_bin():
+    """The folder of the built upstream programs (kubectl, clusterctl, ...)."""
+    out = subprocess.run(["bash", str(REPO / "tools" / "upstream" / "build.sh"), "--dir"], capture_output=True,
+                         text=True, check=True)
+    return Path(out.stdout.strip())
+
+
+@pytest.fixture
+def kubectl(upstream_bin, kubeconfig, tmp_path):
+    """The real kubectl (built with kube-apiserver) against the real API server."""
+
+    def run(*args, check=True):
+        done = subprocess.run([str(upstream_bin / "kubectl"), "--kubeconfig", kubeconfig, *map(str, args)],
+                              capture_output=True, text=True, env=dict(os.environ, HOME=str(tmp_path)), timeout=120)
+        if check and done.returncode != 0:
+            raise AssertionError("kubectl %s: %d\n%s\n%s" % (" ".join(map(str, args)), done.returncode,
+                                                              done.stdout, done.stderr))
+        return done
+
+    return run
+
+
+@pytest.fixture
+def run_module(upstream, kubeconfig):
+    """Run one module of the collection in this process against the upstream cloud (OpenStack from its
+    clouds.yaml, Kubernetes from its kubeconfig)."""
+
+    def run(module, args, check_mode=False):
+        return inprocess.run_module(module, dict(args), check_mode=check_mode,
+                                    env={"OS_CLIENT_CONFIG_FILE": str(upstream.clouds_yaml),
+                                         "K8S_AUTH_KUBECONFIG": kubeconfig})
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def capi_cluster(upstream):
+    """One cluster on the real controllers: three control-plane Machines (KCP, in-memory DevMachines), each with a
+    real server and an ACTIVE member of a real Octavia load balancer (minicloud's CAPO controller). Tests roll it
+    in place; it is deleted at the end."""
+    upstream.api.set_octavia_mode("normal", delay=0.2)
+    created = upstream.api.create_capi_cluster("conf", control_plane=3, openstack=True)
+    lb = created["openstack"]["loadbalancer"]
+    created["pool"] = "%s-6443" % lb["name"]
+    created["lb_id"] = lb["id"]
+    yield created
+    upstream.api.set_octavia_mode("normal")
+    upstream.api.delete_capi_cluster(created["name"], created["namespace"])

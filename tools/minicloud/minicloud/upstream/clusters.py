@@ -1,0 +1,119 @@
+"""Clusters on the real control plane: the Cluster API objects (written once; the real controllers do the rest)
+and the OpenStack side CAPO would have made for them.
+
+A cluster here is a Cluster (v1beta2) whose infrastructure is a DevCluster with CAPD's in-memory backend (a
+fake workload API server and etcd, enough for the real KubeadmControlPlane to scale and roll out), a
+KubeadmControlPlane of ``control_plane`` replicas over a DevMachineTemplate that provisions in about a
+second, and the annotation ``minicloud.test/openstack`` naming the API load balancer (listener 6443, pool,
+optional TCP health monitor, no member yet), network and subnet that minicloud created as CAPO does: the
+control-plane Machines get their servers and members from :mod:`minicloud.upstream.capo_lb` as KCP makes them.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+
+from minicloud.kube.controllers import capo
+from minicloud.seeding import cluster_network
+from minicloud.seeding import openstack as seed
+from minicloud.upstream import capo_lb
+
+KUBERNETES_VERSION = "v1.34.0"
+POD_NETWORK = "10.244.0.0/16"
+SERVICE_NETWORK = "10.96.0.0/12"
+PROVISIONING = {"startupDuration": "1s", "startupJitter": "0.2"}
+CRI_SOCKET = {"nodeRegistration": {"criSocket": "unix:///var/run/containerd/containerd.sock"}}
+
+
+def kcp_name(cluster: str) -> str:
+    return f"{cluster}-control-plane"
+
+
+def _meta(name: str, namespace: str, **extra) -> dict:
+    return {"name": name, "namespace": namespace, **extra}
+
+
+def cluster_objects(name: str, namespace: str, control_plane: int, openstack: dict,
+                    version: str = KUBERNETES_VERSION) -> list[dict]:
+    """The objects to apply, in order; ``openstack``: ``lb_id``, ``pool_id``, ``network``, ``subnet_id``."""
+    labels = {capo_lb.CLUSTER_LABEL: name}
+    template = {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevMachineTemplate",
+                "metadata": _meta(kcp_name(name), namespace),
+                "spec": {"template": {"spec": {"backend": {"inMemory": {
+                    "vm": {"provisioning": PROVISIONING}, "node": {"provisioning": PROVISIONING},
+                    "apiServer": {"provisioning": PROVISIONING}, "etcd": {"provisioning": PROVISIONING}}}}}}}
+    infra = {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevCluster",
+             "metadata": _meta(name, namespace, labels=labels), "spec": {"backend": {"inMemory": {}}}}
+    kcp = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
+           "metadata": _meta(kcp_name(name), namespace, labels=labels),
+           "spec": {"replicas": control_plane, "version": version,
+                    "machineTemplate": {"spec": {"infrastructureRef": {
+                        "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevMachineTemplate",
+                        "name": kcp_name(name)}}},
+                    "kubeadmConfigSpec": {
+                        "clusterConfiguration": {"apiServer": {"certSANs": ["localhost", "127.0.0.1"]}},
+                        "initConfiguration": CRI_SOCKET, "joinConfiguration": CRI_SOCKET}}}
+    cluster = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+               "metadata": _meta(name, namespace, annotations={capo_lb.ANNOTATION: json.dumps(openstack)}),
+               "spec": {"clusterNetwork": {"pods": {"cidrBlocks": [POD_NETWORK]},
+                                           "services": {"cidrBlocks": [SERVICE_NETWORK]}},
+                        "controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io",
+                                            "kind": "KubeadmControlPlane", "name": kcp_name(name)},
+                        "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevCluster",
+                                              "name": name}}}
+    namespace_object = [] if namespace == "default" else [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    return [*namespace_object, template, infra, kcp, cluster]
+
+
+def create(plane, conn, write_instances, name: str, namespace: str = "default", control_plane: int = 1,
+           monitor: bool = False, timeout: float = 300.0) -> dict:
+    """Create the OpenStack side (network, subnet, router, security groups, the API load balancer without
+    members) and the Cluster API objects, then wait until KCP has ``control_plane`` ready replicas and the pool
+    as many ACTIVE members. ``plane``: an :class:`~minicloud.upstream.control_plane.UpstreamControlPlane`."""
+    external = cluster_network.external_network(conn)
+    spec = {"namespace": namespace, "cluster": name, "machines": [], "workers": []}
+    [resources] = capo.seed_networks(conn, [spec], write_instances, external)
+    key = f"{namespace}/{name}"
+    steps = {key: capo.load_balancer_steps(conn, namespace, name, resources, [], monitor)}
+    resources.update(capo.run_load_balancer_steps(conn, steps, timeout)[key])
+    openstack = {"lb_id": resources["loadbalancer"]["id"], "pool_id": resources["pool_id"],
+                 "network": resources["network"]["name"], "subnet_id": resources["network"]["subnets"][0]["id"]}
+    for obj in cluster_objects(name, namespace, control_plane, openstack):
+        plane.apply(obj)
+    path = f"{capo_lb.CONTROL_PLANE}/namespaces/{namespace}/kubeadmcontrolplanes/{kcp_name(name)}"
+
+    def settled() -> bool:
+        status = plane.request("GET", path).get("status", {})
+        active = [m for m in conn.load_balancer.members(openstack["pool_id"]) if m.provisioning_status == "ACTIVE"]
+        return status.get("readyReplicas") == control_plane and len(active) == control_plane
+
+    seed.wait_until(f"cluster {key}: {control_plane} ready control-plane Machine(s) with ACTIVE members", settled,
+                    timeout, interval=0.5)
+    return {"name": name, "namespace": namespace, "kcp": kcp_name(name), "openstack": resources,
+            "annotation": openstack}
+
+
+def delete(plane, conn, admin, write_instances, name: str, namespace: str = "default",
+           timeout: float = 180.0) -> list[str]:
+    """Delete the Cluster (the real controllers delete its Machines; the CAPO controller their members and
+    servers), wait until it is gone, then remove the rest of the OpenStack side."""
+    path = f"{capo_lb.CAPI}/namespaces/{namespace}/clusters/{name}"
+    try:
+        plane.request("DELETE", path)
+    except urllib.error.HTTPError as exc:
+        if exc.code != 404:
+            raise
+
+    def gone() -> bool:
+        try:
+            plane.request("GET", path)
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return True
+            raise
+        return False
+
+    seed.wait_until(f"cluster {namespace}/{name} to be deleted", gone, timeout, interval=0.5)
+    return [f"Cluster/{name}", *capo.delete_openstack(conn, admin, namespace, name, write_instances)]

@@ -1,0 +1,270 @@
+"""The real Kubernetes control plane of a minicloud started with ``--kubernetes upstream``.
+
+etcd and kube-apiserver on loopback (the API on the ``kubernetes`` port, so the kubeconfig in the state folder
+is the same file as with the emulation), Cluster API's CRDs and webhook configurations applied from its Go
+module, and the managers: Cluster API's core, KubeadmControlPlane, kubeadm bootstrap and CAPD (with its
+in-memory backend only), then minicloud's CAPO load-balancer controller (:mod:`minicloud.upstream.capo_lb`).
+
+The credentials are the emulation's (:class:`minicloud.kube.credentials.Credentials`: a CA, a serving
+certificate for 127.0.0.1 and a bearer token): the token is the admin's (``system:masters``) in the API server's
+token file; the managers use the same kubeconfig and serve their webhooks with the same certificate, so each
+webhook's ``caBundle`` is the CA.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from minicloud.kube.credentials import Credentials
+from minicloud.runtime import processes
+from minicloud.runtime.paths import StateDir
+from minicloud.runtime.settings import HOST, Settings
+from minicloud.upstream import binaries, manifests
+
+ETCD = "etcd"
+APISERVER = "kube-apiserver"
+CAPO = "capo-load-balancer"
+SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/24"
+FIELD_MANAGER = "minicloud"
+# CAPD's in-memory backend serves each workload cluster's fake API server on this address
+POD_IP = HOST
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    version: str
+    process: str
+    endpoint: str
+
+
+class UpstreamControlPlane:
+    """Start, check and stop the real control plane of one state folder."""
+
+    def __init__(self, state: StateDir, settings: Settings):
+        self.state = state
+        self.settings = settings
+        self.folder = state.service("kubernetes")
+        self.credentials = Credentials(self.folder / "pki")
+
+    # -- names, ports, files -----------------------------------------------------------
+
+    @property
+    def api_url(self) -> str:
+        return f"https://{HOST}:{self.settings.port('kubernetes')}"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state.root / "kubeconfig"
+
+    def provider_ports(self, index: int) -> tuple[int, int]:
+        """(webhook, health) ports of the index-th manager."""
+        return self.settings.port("capi-webhooks") + index, self.settings.port("capi-health") + index
+
+    def process_names(self) -> list[str]:
+        return [ETCD, APISERVER, *manifests.PROVIDER_NAMES, CAPO]
+
+    def data_paths(self) -> list[Path]:
+        return [self.folder]
+
+    # -- initialise --------------------------------------------------------------------
+
+    def initialize(self) -> None:
+        """Credentials, the API server's token file, an empty etcd folder."""
+        self.credentials.generate()
+        self.credentials.write_kubeconfig(self.kubeconfig, self.api_url)
+        self._write_token_file()
+        (self.folder / "etcd").mkdir(parents=True, exist_ok=True)
+
+    def _write_token_file(self) -> None:
+        tokens = self.folder / "tokens.csv"
+        tokens.write_text(f'{self.credentials.token},minicloud-admin,minicloud-admin,"system:masters"\n')
+        tokens.chmod(0o600)
+
+    def write_config(self) -> None:
+        if self.credentials.exist():
+            self.credentials.write_kubeconfig(self.kubeconfig, self.api_url)
+            self._write_token_file()
+
+    # -- up ----------------------------------------------------------------------------
+
+    def up(self, deadline: float) -> None:
+        """Start whatever is not running and wait until the API answers and every manager serves."""
+        with open(self.state.log("upstream-build"), "a") as log:
+            built = binaries.build(log=log)
+        folders = binaries.module_folders()
+        providers = manifests.providers(folders["sigs.k8s.io/cluster-api"], folders["sigs.k8s.io/cluster-api/test"])
+        self._start(ETCD, self._etcd_argv(built))
+        self._wait(ETCD, lambda: _tcp_open(self.settings.port("etcd")), deadline)
+        self._start(APISERVER, self._apiserver_argv(built))
+        self._wait(APISERVER, self.ready, deadline)
+        self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"])
+        certs = self._webhook_cert_dir()
+        for index, provider in enumerate(providers):
+            self._start(provider.name, self._manager_argv(built, provider, index, certs),
+                        env={"POD_IP": POD_IP} if provider.name == "capd" else None)
+        for index, provider in enumerate(providers):
+            webhook, health = self.provider_ports(index)
+            self._wait(provider.name, lambda h=health: _http_ok(f"http://{HOST}:{h}/readyz"), deadline)
+            self._wait(provider.name, lambda w=webhook: _tls_open(w), deadline)
+        self._start_python(CAPO, "controller", "capo-load-balancer")
+
+    def _start(self, name: str, argv: list[str], env: dict | None = None) -> None:
+        if processes.find(self.state, name) is None:
+            processes.spawn_program(self.state, name, argv, env)
+
+    def _start_python(self, name: str, action: str, service: str) -> None:
+        if processes.find(self.state, name) is None:
+            processes.spawn(self.state, name, action, service)
+
+    def _etcd_argv(self, built: binaries.Binaries) -> list[str]:
+        client, peer = self.settings.port("etcd"), self.settings.port("etcd-peer")
+        return [built.path("etcd"), "--name", "minicloud", "--data-dir", str(self.folder / "etcd"),
+                "--listen-client-urls", f"http://{HOST}:{client}", "--advertise-client-urls", f"http://{HOST}:{client}",
+                "--listen-peer-urls", f"http://{HOST}:{peer}", "--initial-advertise-peer-urls", f"http://{HOST}:{peer}",
+                "--initial-cluster", f"minicloud=http://{HOST}:{peer}", "--log-level", "warn",
+                "--unsafe-no-fsync"]  # a test cloud: speed over durability
+
+    def _apiserver_argv(self, built: binaries.Binaries) -> list[str]:
+        c = self.credentials
+        return [built.path("kube-apiserver"), "--bind-address", HOST, "--advertise-address", HOST,
+                "--secure-port", str(self.settings.port("kubernetes")),
+                "--etcd-servers", f"http://{HOST}:{self.settings.port('etcd')}",
+                "--tls-cert-file", str(c.server_cert), "--tls-private-key-file", str(c.server_key),
+                "--client-ca-file", str(c.ca_cert), "--token-auth-file", str(self.folder / "tokens.csv"),
+                "--authorization-mode", "RBAC",
+                "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+                "--service-account-key-file", str(c.server_key), "--service-account-signing-key-file",
+                str(c.server_key), "--service-cluster-ip-range", SERVICE_CLUSTER_IP_RANGE,
+                "--endpoint-reconciler-type", "none", "--cert-dir", str(self.folder / "apiserver-certs"),
+                "--enable-priority-and-fairness=false", "--v", "1"]
+
+    def _manager_argv(self, built: binaries.Binaries, provider: manifests.Provider, index: int,
+                      certs: Path) -> list[str]:
+        webhook, health = self.provider_ports(index)
+        return [built.path(provider.binary), "--kubeconfig", str(self.kubeconfig), "--leader-elect=false",
+                "--webhook-port", str(webhook), "--webhook-cert-dir", str(certs),
+                "--health-addr", f"{HOST}:{health}", "--diagnostics-address", "0", "--v", "1"]
+
+    def _webhook_cert_dir(self) -> Path:
+        certs = self.folder / "webhook-certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        (certs / "tls.crt").write_bytes(self.credentials.server_cert.read_bytes())
+        (certs / "tls.key").write_bytes(self.credentials.server_key.read_bytes())
+        (certs / "tls.key").chmod(0o600)
+        return certs
+
+    def _apply_manifests(self, providers: list[manifests.Provider], cluster_api: Path) -> None:
+        ca = self.credentials.ca_cert.read_bytes()
+        objects = list(manifests.clusterctl_inventory_crd(cluster_api))
+        for index, provider in enumerate(providers):
+            url = f"https://{HOST}:{self.provider_ports(index)[0]}"
+            objects += manifests.crds(provider, url, ca) + manifests.webhook_configurations(provider, url, ca)
+        for obj in objects:
+            self.apply(obj)
+
+    # -- the API -----------------------------------------------------------------------
+
+    def request(self, method: str, path: str, body: dict | None = None, content_type: str = "application/json",
+                timeout: float = 30.0) -> dict:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.api_url + path, data=data, method=method, headers={
+            "Authorization": f"Bearer {self.credentials.token}", "Content-Type": content_type,
+            "Accept": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout, context=self.credentials.client_context()) as answer:
+            return json.loads(answer.read() or b"{}")
+
+    def apply(self, obj: dict) -> dict:
+        """Server-side apply of one cluster-scoped or namespaced object (field manager ``minicloud``)."""
+        return self.request("PATCH", f"{resource_path(obj)}?fieldManager={FIELD_MANAGER}&force=true", obj,
+                            content_type="application/apply-patch+yaml")
+
+    def ready(self) -> bool:
+        try:
+            self.request("GET", "/readyz", timeout=2)
+        except (OSError, ValueError, urllib.error.HTTPError):
+            return False
+        return True
+
+    # -- status and down ---------------------------------------------------------------
+
+    def components(self) -> list[Component]:
+        """Each component with its pinned version, its process (pid or '-') and endpoint."""
+        pinned = binaries.versions()
+        endpoints = {ETCD: f"http://{HOST}:{self.settings.port('etcd')}", APISERVER: self.api_url}
+        modules = {ETCD: "go.etcd.io/etcd/server/v3", APISERVER: "k8s.io/kubernetes", "capd": "sigs.k8s.io/cluster-api/test"}
+        result = []
+        for index, name in enumerate(self.process_names()):
+            record = processes.find(self.state, name)
+            endpoint = endpoints.get(name) or (f"https://{HOST}:{self.provider_ports(index - 2)[0]}"
+                                               if name != CAPO else "-")
+            version = pinned.get(modules.get(name, "sigs.k8s.io/cluster-api"), "?") if name != CAPO else "minicloud"
+            result.append(Component(name, version, str(record.pid) if record else "-", endpoint))
+        return result
+
+    def stop(self) -> list[str]:
+        return [name for name in reversed(self.process_names()) if processes.stop(self.state, name)]
+
+    def _wait(self, name: str, ready, deadline: float) -> None:
+        while not ready():
+            if processes.find(self.state, name) is None:
+                raise binaries.UpstreamError(f"{name} exited; end of {self.state.log(name)}:\n{_tail(self.state, name)}")
+            if time.monotonic() > deadline:
+                raise binaries.UpstreamError(
+                    f"{name} did not come up in time; end of {self.state.log(name)}:\n{_tail(self.state, name)}")
+            time.sleep(0.3)
+
+
+def resource_path(obj: dict) -> str:
+    """The REST path of an object of the kinds minicloud applies (CRDs, webhook configurations, namespaced
+    objects of core and CAPI groups)."""
+    group_version = obj["apiVersion"]
+    prefix = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+    plural = _PLURALS.get(obj["kind"]) or obj["kind"].lower() + "s"
+    namespace = obj["metadata"].get("namespace")
+    where = f"/namespaces/{namespace}" if namespace else ""
+    return f"{prefix}{where}/{plural}/{obj['metadata']['name']}"
+
+
+_PLURALS = {"CustomResourceDefinition": "customresourcedefinitions",
+            "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
+            "KubeadmControlPlane": "kubeadmcontrolplanes", "Namespace": "namespaces"}
+
+
+def _tcp_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex((HOST, port)) == 0
+
+
+def _tls_open(port: int) -> bool:
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with socket.create_connection((HOST, port), timeout=1) as sock, context.wrap_socket(sock):
+            return True
+    except OSError:
+        return False
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=1).close()
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _tail(state: StateDir, name: str, lines: int = 30) -> str:
+    try:
+        return "\n".join(state.log(name).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
