@@ -22,6 +22,8 @@ description:
     cluster CIDR to a pod CIDR no node has. C(address_pair_missing) - the node's port lacks its pod CIDR
     in C(allowed_address_pairs), so port security drops its pods' traffic. C(limit) - the route count
     against the router's limit, a warning near it and an error when what the cluster needs does not fit.
+    C(incomplete_node) (nodes read from Kubernetes) - a node that exists but cannot be routed yet (no pod
+    CIDR, or no usable InternalIP for its pod CIDR); its routes are left alone.
   - Only routes whose destination lies inside I(cluster_cidr) are the cluster's. Every other route is
     reported as foreign and never changed, in any mode (routers are shared).
   - Repairs are ordered so that a failure at any point leaves no destination worse off. The right routes
@@ -30,16 +32,27 @@ description:
     are removed first, then the wrong routes of the destinations still waiting. A re-run repairs the
     rest.
   - Uses Neutron's atomic C(add_extraroutes) / C(remove_extraroutes) calls when the C(extraroute-atomic)
-    extension is there (they merge on the server, so a concurrent route controller is never
-    overwritten); otherwise a router update of the whole list with C(If-Match) on the revision number,
-    read again on HTTP 412.
+    extension is there (they merge on the server); otherwise a router update of the whole list with
+    C(If-Match) on the revision number, read again on HTTP 412.
+  - Another writer (a route controller) changing the router while the repair runs is never overwritten.
+    Each removal is planned again on a read of the router made just before it (with C(If-Match): on the
+    revision the conditional update is made on), and I(max_removal_share), the empty-view refusal and the
+    cluster-only rule are checked on that read. A route that was not on the router when the repair's plan
+    was made is never removed by it; it is listed in RV(conflicts) as C(route_appeared) (a re-run judges it).
+    Without C(revision-if-match) (very old Neutron) the router is read again before every update; a change
+    made between that read and the update cannot be seen by any client.
   - Neutron refusing a route (HTTP 400, for example a nexthop on no subnet of the router) is terminal for
     that route only. The other changes are still made (each destination is a different node), the
     destination keeps the routes it had, and the task fails at the end naming what was refused.
   - Cost. An audit reads the router, the extensions, the router's ports, their subnets, the ports of
     those networks and the project's quota (six requests plus authentication) however many nodes;
     a repair adds one request per step (a batch of routes), or one per route when Neutron refuses a
-    batch, and one per port whose address pairs change.
+    batch, one read of the router before each removal step (before each update without
+    C(revision-if-match)), and one per port whose address pairs change.
+  - Results of large clusters are summarised. RV(findings), RV(remaining), RV(pending), RV(nodes) and
+    RV(incomplete_nodes) list at most 200 entries each (findings with severity error first), RV(omitted)
+    counts what each list left out, and RV(counts) counts every finding. Warnings of one kind (nodes without a
+    port, incomplete nodes) are given one by one for 20 nodes, then one warning counts the rest.
   - All input (CIDRs, addresses, the node list and the options) is checked before the first request.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
@@ -63,7 +76,11 @@ options:
     description:
       - The nodes the cluster has, each with its pod CIDR(s) and address(es).
       - When omitted, the nodes are read from the Kubernetes API given by I(kubernetes) (every node's
-        C(spec.podCIDRs) to its InternalIP; a node without a pod CIDR yet needs no route and is left out).
+        C(spec.podCIDRs) to its InternalIP). A node that exists but cannot be routed yet (no pod CIDR yet,
+        no InternalIP of its pod CIDR's family, or two of one family) is no error and never taken for gone: it
+        is reported (an C(incomplete_node) finding, RV(incomplete_nodes), a warning), and routes to its pod
+        CIDRs or via its addresses are left alone. A malformed pod CIDR, one outside I(cluster_cidr) or one two
+        nodes claim still fails the run.
       - An empty list means the cluster has no nodes, so every route inside I(cluster_cidr) is stale. A repair
         refuses to remove them unless I(max_removal_share=1) (see there).
     type: list
