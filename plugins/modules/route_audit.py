@@ -226,19 +226,24 @@ EXAMPLES = r'''
 
 RETURN = r'''
 findings:
-  description: What the audit found, before any repair.
+  description:
+    - What the audit found, before any repair.
+    - At most 200 (those of severity C(error) first); RV(omitted) says how many more there are and RV(counts)
+      counts them all.
   returned: always
   type: list
   elements: dict
   contains:
     kind:
-      description: C(duplicate), C(stale), C(missing), C(wrong_nexthop), C(address_pair_missing) or C(limit).
+      description: C(duplicate), C(stale), C(missing), C(wrong_nexthop), C(address_pair_missing), C(limit) or
+        C(incomplete_node).
       type: str
     severity:
       description: C(error) (traffic goes astray or is dropped now) or C(warning).
       type: str
     destination:
-      description: The destination (pod CIDR) concerned; null for C(limit).
+      description: The destination (pod CIDR) concerned; null for C(limit) and for an C(incomplete_node) without
+        a pod CIDR.
       type: str
     node:
       description: The node that owns the destination, if any.
@@ -246,8 +251,8 @@ findings:
     routes:
       description:
         - The routes of the destination, each with its C(role) (C(right), C(stale) - the nexthop is no current
-          node, C(wrong) - another node's address, C(unused), C(not_canonical) - host bits set) and the C(node)
-          its nexthop belongs to.
+          node, C(wrong) - another node's address, C(unused), C(not_canonical) - host bits set, C(kept) - a route of
+          an incomplete node, left alone) and the C(node) its nexthop belongs to.
       type: list
       elements: dict
     fix:
@@ -259,6 +264,9 @@ findings:
       type: str
     note:
       description: Present when Neutron is expected to refuse the fix (the nexthop is on no subnet of the router).
+      type: str
+    reason:
+      description: For C(incomplete_node), why the node cannot be routed (no pod CIDR yet, no usable address).
       type: str
   sample:
     - kind: duplicate
@@ -273,7 +281,8 @@ findings:
         remove: [{destination: 198.19.1.0/24, nexthop: 10.180.0.3}]
       message: 2 routes for 198.19.1.0/24 (...); the right one is 198.19.1.0/24 -> 10.180.0.5 (node prod-node-5)
 remaining:
-  description: The findings still true at the end (after the repair; in check mode, after the planned repair).
+  description: The findings still true at the end (after the repair; in check mode, after the planned repair); at
+    most 200, as RV(findings).
   returned: always
   type: list
   elements: dict
@@ -281,7 +290,8 @@ counts:
   description: Number of findings (of RV(findings)) by kind.
   returned: always
   type: dict
-  sample: {duplicate: 1, stale: 2, missing: 0, wrong_nexthop: 0, address_pair_missing: 0, limit: 0}
+  sample: {duplicate: 1, stale: 2, missing: 0, wrong_nexthop: 0, address_pair_missing: 0, limit: 0,
+           incomplete_node: 0}
 healthy:
   description: No finding of severity C(error) in the cloud at the end (in check mode and with I(state=audited),
     the state found).
@@ -298,12 +308,14 @@ changes:
     - {action: remove_route, destination: 198.19.1.0/24, nexthop: 10.180.0.3, node: null, reason: duplicate,
        status: done}
 pending:
-  description: Changes still needed when the run stopped early (I(max_changes) or the route limit).
+  description: Changes still needed when the run stopped early (I(max_changes), the route limit or a refusal);
+    at most 200.
   returned: always
   type: list
   elements: dict
 stopped_by:
-  description: C(max_changes) or C(limit) when the repair stopped before the end, else null.
+  description: C(max_changes), C(limit) or C(max_removal_share) (the removal guard refused on the router as read
+    before a removal) when the repair stopped before the end, else null.
   returned: always
   type: str
 conflicts:
@@ -311,6 +323,9 @@ conflicts:
     - Concurrent changes met and resolved, each C(router_changed) (without extraroute-atomic, a router update
       answered 412 because someone changed the router since it was read; the router was read again and the
       repair planned anew from its current routes), with the C(router) id and the C(revision) the update expected.
+    - C(route_appeared) - a route of the cluster that was not on the router when the repair's plan was made and
+      that the repair did not add (another writer's), with its C(destination) and C(nexthop). It was left alone
+      (even if it is stale by the nodes given: a re-run judges it).
   returned: always
   type: list
   elements: dict
@@ -332,10 +347,26 @@ router:
   returned: always
   type: dict
 nodes:
-  description: The nodes checked, with their Neutron C(port) (null when none was found) and C(port_security).
+  description: The nodes checked, with their Neutron C(port) (null when none was found) and C(port_security); at
+    most 200.
   returned: always
   type: list
   elements: dict
+incomplete_nodes:
+  description: Nodes read from Kubernetes that exist but cannot be routed yet, each with C(name), the C(pod_cidrs)
+    and C(addresses) it has, and the C(reason). Their routes were left alone. At most 200.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {name: prod-node-9, pod_cidrs: [], addresses: [10.180.0.9],
+       reason: "it has no pod CIDR yet (spec.podCIDR is empty: still being set up, or the CIDR allocator lags)"}
+omitted:
+  description: How many entries each capped list left out - C(findings), C(remaining), C(pending), C(nodes),
+    C(incomplete_nodes) (0 when it lists them all).
+  returned: always
+  type: dict
+  sample: {findings: 0, remaining: 0, pending: 0, nodes: 0, incomplete_nodes: 0}
 node_source:
   description: C(nodes) (the option) or C(kubernetes).
   returned: always
