@@ -35,7 +35,7 @@ description:
     extension is there (they merge on the server); otherwise a router update of the whole list with
     C(If-Match) on the revision number, read again on HTTP 412.
   - Another writer (a route controller) changing the router while the repair runs is never overwritten.
-    Each removal is planned again on a read of the router made just before it (with C(If-Match): on the
+    Each removal is planned again on a read of the router made just before it (with C(If-Match), on the
     revision the conditional update is made on), and I(max_removal_share), the empty-view refusal and the
     cluster-only rule are checked on that read. A route that was not on the router when the repair's plan
     was made is never removed by it; it is listed in RV(conflicts) as C(route_appeared) (a re-run judges it).
@@ -77,7 +77,7 @@ options:
       - The nodes the cluster has, each with its pod CIDR(s) and address(es).
       - When omitted, the nodes are read from the Kubernetes API given by I(kubernetes) (every node's
         C(spec.podCIDRs) to its InternalIP). A node that exists but cannot be routed yet (no pod CIDR yet,
-        no InternalIP of its pod CIDR's family, or two of one family) is no error and never taken for gone: it
+        no InternalIP of its pod CIDR's family, or two of one family) is no error and never taken for gone; it
         is reported (an C(incomplete_node) finding, RV(incomplete_nodes), a warning), and routes to its pod
         CIDRs or via its addresses are left alone. A malformed pod CIDR, one outside I(cluster_cidr) or one two
         nodes claim still fails the run.
@@ -325,7 +325,7 @@ conflicts:
       repair planned anew from its current routes), with the C(router) id and the C(revision) the update expected.
     - C(route_appeared) - a route of the cluster that was not on the router when the repair's plan was made and
       that the repair did not add (another writer's), with its C(destination) and C(nexthop). It was left alone
-      (even if it is stale by the nodes given: a re-run judges it).
+      (even if it is stale by the nodes given; a re-run judges it).
   returned: always
   type: list
   elements: dict
@@ -360,7 +360,7 @@ incomplete_nodes:
   elements: dict
   sample:
     - {name: prod-node-9, pod_cidrs: [], addresses: [10.180.0.9],
-       reason: "it has no pod CIDR yet (spec.podCIDR is empty: still being set up, or the CIDR allocator lags)"}
+       reason: "it has no pod CIDR yet (spec.podCIDR is empty, still being set up, or the CIDR allocator lags)"}
 omitted:
   description: How many entries each capped list left out - C(findings), C(remaining), C(pending), C(nodes),
     C(incomplete_nodes) (0 when it lists them all).
