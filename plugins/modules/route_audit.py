@@ -22,6 +22,8 @@ description:
     cluster CIDR to a pod CIDR no node has. C(address_pair_missing) - the node's port lacks its pod CIDR
     in C(allowed_address_pairs), so port security drops its pods' traffic. C(limit) - the route count
     against the router's limit, a warning near it and an error when what the cluster needs does not fit.
+    C(incomplete_node) (nodes read from Kubernetes) - a node that exists but cannot be routed yet (no pod
+    CIDR, or no usable InternalIP for its pod CIDR); its routes are left alone.
   - Only routes whose destination lies inside I(cluster_cidr) are the cluster's. Every other route is
     reported as foreign and never changed, in any mode (routers are shared).
   - Repairs are ordered so that a failure at any point leaves no destination worse off. The right routes
@@ -30,16 +32,27 @@ description:
     are removed first, then the wrong routes of the destinations still waiting. A re-run repairs the
     rest.
   - Uses Neutron's atomic C(add_extraroutes) / C(remove_extraroutes) calls when the C(extraroute-atomic)
-    extension is there (they merge on the server, so a concurrent route controller is never
-    overwritten); otherwise a router update of the whole list with C(If-Match) on the revision number,
-    read again on HTTP 412.
+    extension is there (they merge on the server); otherwise a router update of the whole list with
+    C(If-Match) on the revision number, read again on HTTP 412.
+  - Another writer (a route controller) changing the router while the repair runs is never overwritten.
+    Each removal is planned again on a read of the router made just before it (with C(If-Match), on the
+    revision the conditional update is made on), and I(max_removal_share), the empty-view refusal and the
+    cluster-only rule are checked on that read. A route that was not on the router when the repair's plan
+    was made is never removed by it; it is listed in RV(conflicts) as C(route_appeared) (a re-run judges it).
+    Without C(revision-if-match) (very old Neutron) the router is read again before every update; a change
+    made between that read and the update cannot be seen by any client.
   - Neutron refusing a route (HTTP 400, for example a nexthop on no subnet of the router) is terminal for
     that route only. The other changes are still made (each destination is a different node), the
     destination keeps the routes it had, and the task fails at the end naming what was refused.
   - Cost. An audit reads the router, the extensions, the router's ports, their subnets, the ports of
     those networks and the project's quota (six requests plus authentication) however many nodes;
     a repair adds one request per step (a batch of routes), or one per route when Neutron refuses a
-    batch, and one per port whose address pairs change.
+    batch, one read of the router before each removal step (before each update without
+    C(revision-if-match)), and one per port whose address pairs change.
+  - Results of large clusters are summarised. RV(findings), RV(remaining), RV(pending), RV(nodes) and
+    RV(incomplete_nodes) list at most 200 entries each (findings with severity error first), RV(omitted)
+    counts what each list left out, and RV(counts) counts every finding. Warnings of one kind (nodes without a
+    port, incomplete nodes) are given one by one for 20 nodes, then one warning counts the rest.
   - All input (CIDRs, addresses, the node list and the options) is checked before the first request.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
@@ -63,7 +76,11 @@ options:
     description:
       - The nodes the cluster has, each with its pod CIDR(s) and address(es).
       - When omitted, the nodes are read from the Kubernetes API given by I(kubernetes) (every node's
-        C(spec.podCIDRs) to its InternalIP; a node without a pod CIDR yet needs no route and is left out).
+        C(spec.podCIDRs) to its InternalIP). A node that exists but cannot be routed yet (no pod CIDR yet,
+        no InternalIP of its pod CIDR's family, or two of one family) is no error and never taken for gone; it
+        is reported (an C(incomplete_node) finding, RV(incomplete_nodes), a warning), and routes to its pod
+        CIDRs or via its addresses are left alone. A malformed pod CIDR, one outside I(cluster_cidr) or one two
+        nodes claim still fails the run.
       - An empty list means the cluster has no nodes, so every route inside I(cluster_cidr) is stale. A repair
         refuses to remove them unless I(max_removal_share=1) (see there).
     type: list
@@ -209,19 +226,24 @@ EXAMPLES = r'''
 
 RETURN = r'''
 findings:
-  description: What the audit found, before any repair.
+  description:
+    - What the audit found, before any repair.
+    - At most 200 (those of severity C(error) first); RV(omitted) says how many more there are and RV(counts)
+      counts them all.
   returned: always
   type: list
   elements: dict
   contains:
     kind:
-      description: C(duplicate), C(stale), C(missing), C(wrong_nexthop), C(address_pair_missing) or C(limit).
+      description: C(duplicate), C(stale), C(missing), C(wrong_nexthop), C(address_pair_missing), C(limit) or
+        C(incomplete_node).
       type: str
     severity:
       description: C(error) (traffic goes astray or is dropped now) or C(warning).
       type: str
     destination:
-      description: The destination (pod CIDR) concerned; null for C(limit).
+      description: The destination (pod CIDR) concerned; null for C(limit) and for an C(incomplete_node) without
+        a pod CIDR.
       type: str
     node:
       description: The node that owns the destination, if any.
@@ -229,8 +251,8 @@ findings:
     routes:
       description:
         - The routes of the destination, each with its C(role) (C(right), C(stale) - the nexthop is no current
-          node, C(wrong) - another node's address, C(unused), C(not_canonical) - host bits set) and the C(node)
-          its nexthop belongs to.
+          node, C(wrong) - another node's address, C(unused), C(not_canonical) - host bits set, C(kept) - a route of
+          an incomplete node, left alone) and the C(node) its nexthop belongs to.
       type: list
       elements: dict
     fix:
@@ -242,6 +264,9 @@ findings:
       type: str
     note:
       description: Present when Neutron is expected to refuse the fix (the nexthop is on no subnet of the router).
+      type: str
+    reason:
+      description: For C(incomplete_node), why the node cannot be routed (no pod CIDR yet, no usable address).
       type: str
   sample:
     - kind: duplicate
@@ -256,7 +281,8 @@ findings:
         remove: [{destination: 198.19.1.0/24, nexthop: 10.180.0.3}]
       message: 2 routes for 198.19.1.0/24 (...); the right one is 198.19.1.0/24 -> 10.180.0.5 (node prod-node-5)
 remaining:
-  description: The findings still true at the end (after the repair; in check mode, after the planned repair).
+  description: The findings still true at the end (after the repair; in check mode, after the planned repair); at
+    most 200, as RV(findings).
   returned: always
   type: list
   elements: dict
@@ -264,7 +290,8 @@ counts:
   description: Number of findings (of RV(findings)) by kind.
   returned: always
   type: dict
-  sample: {duplicate: 1, stale: 2, missing: 0, wrong_nexthop: 0, address_pair_missing: 0, limit: 0}
+  sample: {duplicate: 1, stale: 2, missing: 0, wrong_nexthop: 0, address_pair_missing: 0, limit: 0,
+           incomplete_node: 0}
 healthy:
   description: No finding of severity C(error) in the cloud at the end (in check mode and with I(state=audited),
     the state found).
@@ -281,12 +308,14 @@ changes:
     - {action: remove_route, destination: 198.19.1.0/24, nexthop: 10.180.0.3, node: null, reason: duplicate,
        status: done}
 pending:
-  description: Changes still needed when the run stopped early (I(max_changes) or the route limit).
+  description: Changes still needed when the run stopped early (I(max_changes), the route limit or a refusal);
+    at most 200.
   returned: always
   type: list
   elements: dict
 stopped_by:
-  description: C(max_changes) or C(limit) when the repair stopped before the end, else null.
+  description: C(max_changes), C(limit) or C(max_removal_share) (the removal guard refused on the router as read
+    before a removal) when the repair stopped before the end, else null.
   returned: always
   type: str
 conflicts:
@@ -294,6 +323,9 @@ conflicts:
     - Concurrent changes met and resolved, each C(router_changed) (without extraroute-atomic, a router update
       answered 412 because someone changed the router since it was read; the router was read again and the
       repair planned anew from its current routes), with the C(router) id and the C(revision) the update expected.
+    - C(route_appeared) - a route of the cluster that was not on the router when the repair's plan was made and
+      that the repair did not add (another writer's), with its C(destination) and C(nexthop). It was left alone
+      (even if it is stale by the nodes given; a re-run judges it).
   returned: always
   type: list
   elements: dict
@@ -315,10 +347,26 @@ router:
   returned: always
   type: dict
 nodes:
-  description: The nodes checked, with their Neutron C(port) (null when none was found) and C(port_security).
+  description: The nodes checked, with their Neutron C(port) (null when none was found) and C(port_security); at
+    most 200.
   returned: always
   type: list
   elements: dict
+incomplete_nodes:
+  description: Nodes read from Kubernetes that exist but cannot be routed yet, each with C(name), the C(pod_cidrs)
+    and C(addresses) it has, and the C(reason). Their routes were left alone. At most 200.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {name: prod-node-9, pod_cidrs: [], addresses: [10.180.0.9],
+       reason: "it has no pod CIDR yet (spec.podCIDR is empty, still being set up, or the CIDR allocator lags)"}
+omitted:
+  description: How many entries each capped list left out - C(findings), C(remaining), C(pending), C(nodes),
+    C(incomplete_nodes) (0 when it lists them all).
+  returned: always
+  type: dict
+  sample: {findings: 0, remaining: 0, pending: 0, nodes: 0, incomplete_nodes: 0}
 node_source:
   description: C(nodes) (the option) or C(kubernetes).
   returned: always

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from races import with_concurrent_change
+from races import with_change_after_first_answer, with_concurrent_change
 
 MODULE = "flightcontrol.openstack.route_audit"
 CLUSTER = "198.19.0.0/16"
@@ -348,3 +348,190 @@ def test_without_extraroute_atomic_a_concurrent_change_is_read_again_and_kept(ol
     assert [c["kind"] for c in result["conflicts"]] == ["router_changed"]
     assert routes_of(cloud, router) == sorted([FOREIGN[1]] + [route(n) for n in nodes])
     assert [c["action"] for c in result["changes"]] == ["add_route", "add_route"]
+
+
+# -- a writer running during the repair: every removal judged on the router as it stands then --------------------
+
+QUOTA_GET = ("network", "GET", "/v2.0/quotas/*")  # the last read before the repair's first write
+APPEARED = ["198.19.%d.0/24=10.180.0.%d" % (210 + i, 70 + i) for i in range(5)]
+
+
+def pair_of(text):
+    destination, nexthop = text.split("=")
+    return destination, nexthop
+
+
+def racing_router(cloud):
+    """Three nodes with their routes, a duplicate of the first one's (to a dead node) and a stale route: the plan
+    removes the duplicate, then the stale route."""
+    router, nodes = make_router(cloud, 3)
+    cloud.cli("router", "routes", router, "--add", "%s=10.180.0.3" % nodes[0]["pod_cidr"],
+              "--add", "198.19.250.0/24=10.180.0.9")
+    return router, nodes
+
+
+def add_routes(cloud, router, nodes):
+    return cloud.json("router", "routes", router, *["--add=" + x for x in APPEARED])
+
+
+def remove_right_route(cloud, router, nodes):
+    return cloud.json("router", "routes", router, "--remove", route(nodes[0]))
+
+
+def repoint(cloud, router, nodes):
+    return cloud.json("router", "routes", router, "--remove", route(nodes[1]),
+                      "--add", "%s=10.180.0.66" % nodes[1]["pod_cidr"])
+
+
+def check_added(cloud, router, nodes, result):
+    after = routes_of(cloud, router)
+    assert all(x in after for x in APPEARED), after  # never removed by a plan made before they were there
+    appeared = sorted("%s=%s" % (c["destination"], c["nexthop"]) for c in result["conflicts"]
+                      if c["kind"] == "route_appeared")
+    assert appeared == sorted(APPEARED)
+    assert sorted(after) == sorted(APPEARED + [route(n) for n in nodes])  # the plan's own removals were made
+    assert kinds(result["remaining"]) == ["stale"] * 5  # still stale by this view: a fresh run judges them
+
+
+def check_removed(cloud, router, nodes, result):
+    # the right route went away before the duplicate's removal: the right route comes back first, so the
+    # destination is never without a route
+    ours = [(c["action"], c["nexthop"]) for c in result["changes"] if c["destination"] == nodes[0]["pod_cidr"]]
+    assert ours == [("add_route", nodes[0]["address"]), ("remove_route", "10.180.0.3")], result["changes"]
+    assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+
+
+def check_repointed(cloud, router, nodes, result):
+    after = routes_of(cloud, router)
+    theirs = "%s=10.180.0.66" % nodes[1]["pod_cidr"]
+    assert theirs in after and route(nodes[1]) in after, after  # the right route added, theirs kept
+    assert [f["destination"] for f in result["remaining"]] == [nodes[1]["pod_cidr"]]
+    assert any(c["kind"] == "route_appeared" and c["nexthop"] == "10.180.0.66" for c in result["conflicts"])
+
+
+WRITERS = {"routes added": (add_routes, check_added), "a right route removed": (remove_right_route, check_removed),
+           "a nexthop changed": (repoint, check_repointed)}
+
+
+def race_repair(cloud, run_module, router, nodes, writer, gate=QUOTA_GET, **args):
+    return with_concurrent_change(cloud, *gate, lambda: run(run_module, router, nodes, state="repaired",
+                                                            playbook=True, **args),
+                                  lambda: writer(cloud, router, nodes))
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_a_writer_during_the_repair_is_never_overwritten(cloud, run_module, writer):
+    change, check = WRITERS[writer]
+    router, nodes = racing_router(cloud)
+    result, _other = race_repair(cloud, run_module, router, nodes, change)
+    assert not result.get("failed"), result.get("msg")
+    assert result["router"]["atomic"] is True
+    check(cloud, router, nodes, result)
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_without_extraroute_atomic_a_writer_during_the_repair_is_never_overwritten(older_neutron, run_module,
+                                                                                     writer):
+    cloud = older_neutron
+    change, check = WRITERS[writer]
+    router, nodes = racing_router(cloud)
+    result, _other = race_repair(cloud, run_module, router, nodes, change)
+    assert not result.get("failed"), result.get("msg")
+    assert result["router"]["atomic"] is False
+    assert any(c["kind"] == "router_changed" for c in result["conflicts"])  # If-Match: the update was refused
+    check(cloud, router, nodes, result)
+
+
+def test_routes_added_between_the_repairs_last_read_and_its_removal_are_kept(cloud, run_module):
+    """The gate holds the read the repair makes of the router just before its removal (the last GET)."""
+    router, nodes = racing_router(cloud)
+    result, _other = race_repair(cloud, run_module, router, nodes, add_routes,
+                                 gate=("network", "GET", "/v2.0/routers/*"))
+    assert not result.get("failed"), result.get("msg")
+    check_added(cloud, router, nodes, result)
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_removal_guard_is_judged_on_the_router_at_the_removal(cloud, run_module, atomic):
+    """Read: 3 live routes and 1 stale (1 of 4, allowed by max_removal_share 0.4), at the route limit 4. Before
+    the repair writes, another writer takes two live routes and fills the limit with foreign routes: removing the
+    stale route (to make room) would leave 1 of the 2 pod CIDRs routed now without a route: refused."""
+    if not atomic:
+        cloud.cli("extension", "hide", "extraroute-atomic")
+    try:
+        router, nodes = make_router(cloud, 3)
+        cloud.cli("router", "routes", router, "--add", "198.19.250.0/24=10.180.0.9")
+
+        def shrink(cloud, router, nodes):
+            return cloud.json("router", "routes", router, "--remove", route(nodes[1]), "--remove", route(nodes[2]),
+                              "--add", FOREIGN[0], "--add", "10.51.0.0/16=10.180.0.202")
+
+        ports = ("network", "GET", "/v2.0/ports")  # with route_limit given, the network's ports are read last
+        result, _other = with_change_after_first_answer(
+            cloud, *ports, lambda: run(run_module, router, nodes, state="repaired", playbook=True,
+                                       max_removal_share=0.4, route_limit=4),
+            lambda: shrink(cloud, router, nodes))
+    finally:
+        if not atomic:
+            cloud.cli("extension", "restore")
+    assert result["failed"] and "refusing to repair" in result["msg"], result.get("msg")
+    assert "1 of the 2 pod CIDRs" in result["msg"]
+    assert "198.19.250.0/24=10.180.0.9" in routes_of(cloud, router)
+    assert result["stopped_by"] == "max_removal_share"
+
+
+# -- a node that exists is never gone ------------------------------------------------------------------------
+
+def kube_task(router, label, **args):
+    task = dict(cloud="minicloud", router=router, cluster_cidr=[CLUSTER], node_selector="pool=%s" % label,
+                state="repaired")
+    task.update(args)
+    return task
+
+
+def kube_nodes(cloud, nodes, label, without=None):
+    """Create ``nodes`` as Kubernetes Nodes; ``without``: {index: "pod_cidr" or "address"} left out."""
+    for index, node in enumerate(nodes):
+        args = ["kube", "node", "create", node["name"], "--label", "pool=%s" % label]
+        if (without or {}).get(index) != "pod_cidr":
+            args += ["--pod-cidr", node["pod_cidr"]]
+        if (without or {}).get(index) != "address":
+            args += ["--address", node["address"]]
+        cloud.cli(*args)
+
+
+@pytest.mark.parametrize("missing", ["pod_cidr", "address"])
+def test_a_live_node_without_pod_cidr_or_address_keeps_its_route_and_is_reported(cloud, run_module, missing):
+    router, nodes = make_router(cloud, 4)
+    label = unique("pool")
+    kube_nodes(cloud, nodes, label, without={1: missing})
+    cloud.cli("router", "routes", router, "--add", "198.19.250.0/24=10.180.0.9")  # really stale
+    task = kube_task(router, label, kubernetes={"kubeconfig": str(cloud.state_dir / "kubeconfig")})
+    try:
+        result = run_module(MODULE, task, playbook=True).result
+        assert not result.get("failed"), result.get("msg")
+        assert [n["name"] for n in result["incomplete_nodes"]] == [nodes[1]["name"]]
+        incomplete = [f for f in result["findings"] if f["kind"] == "incomplete_node"]
+        assert [f["node"] for f in incomplete] == [nodes[1]["name"]]
+        assert [(r["destination"], r["nexthop"]) for r in incomplete[0]["routes"]] == [
+            (nodes[1]["pod_cidr"], nodes[1]["address"])]
+        assert [(c["action"], c["destination"]) for c in result["changes"]] == [
+            ("remove_route", "198.19.250.0/24")]
+        assert routes_of(cloud, router) == sorted(route(n) for n in nodes)
+        assert any(nodes[1]["name"] in w for w in result.get("warnings", [])), result.get("warnings")
+        assert [f["destination"] for f in result["findings"] if f["kind"] == "stale"] == ["198.19.250.0/24"]
+    finally:
+        for node in nodes:
+            cloud.cli("kube", "node", "delete", node["name"])
+
+
+def test_warnings_of_many_nodes_are_summarised(cloud, run_module):
+    """Nodes without a port on the router's networks: one warning each up to 20, then one for the rest."""
+    router, nodes = make_router(cloud, 1)
+    absent = [{"name": "gone-%d" % i, "pod_cidr": "198.19.%d.0/24" % (100 + i), "address": "10.180.0.%d" % (100 + i)}
+              for i in range(25)]
+    result = run_ok(run_module, router, nodes + absent)
+    warnings = result.get("warnings", [])
+    assert len([w for w in warnings if "no port with address" in w]) == 20
+    assert any(w.startswith("5 more node(s) have no port") for w in warnings), warnings
+    assert result["omitted"] == dict(findings=0, remaining=0, pending=0, nodes=0, incomplete_nodes=0)

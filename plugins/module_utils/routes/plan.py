@@ -34,7 +34,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 
 ERROR = "error"
 WARNING = "warning"
-KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit")
+KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit", "incomplete_node")
 DEFAULT_WARN_RATIO = 0.9
 
 
@@ -217,15 +217,21 @@ def _as_list(value):
     return [value]
 
 
-def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes"):
+def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes", lenient=False):
     """Check every node; return ``[{name, pod_cidrs: [network], addresses: [address]}]``.
 
     A node needs a name, at least one pod CIDR inside a cluster CIDR, and an address of each pod CIDR's
     family. Names and pod CIDRs must be unique (two nodes claiming one CIDR cannot both be right).
     All problems are reported at once.
+
+    ``lenient`` (nodes read from Kubernetes): a node that exists but cannot be routed yet (no pod CIDR, or no
+    usable address for one of its pod CIDRs) is no error: it goes to the result's ``incomplete`` list
+    (``{name, pod_cidrs, addresses, reason}``, what of it could be read), and routes to its pod CIDRs or via its
+    addresses are left alone (``left_alone``). A node is never taken for gone because its record is incomplete.
     """
     problems = []
     nodes = []
+    incomplete = []
     names = {}
     owners = _Claims()
     for index, raw in enumerate(raw_nodes or []):
@@ -245,6 +251,10 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes"):
         cidr_values = _as_list(raw.get("pod_cidrs", raw.get("pod_cidr")))
         address_values = _as_list(raw.get("addresses", raw.get("address")))
         node = {"name": name, "pod_cidrs": [], "addresses": []}
+        reason = incomplete_reason(cidr_values, address_values) if lenient else None
+        if reason:
+            incomplete.append(_incomplete_node(name, cidr_values, address_values, reason))
+            continue
         try:
             node["addresses"] = _node_addresses(address_values, where)
             node["pod_cidrs"] = _node_pod_cidrs(cidr_values, node, where, cluster_cidrs, owners)
@@ -254,19 +264,61 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes"):
         nodes.append(node)
     if problems:
         raise PlanError("; ".join(problems))
-    return CheckedNodes(nodes)
+    return CheckedNodes(nodes, incomplete)
+
+
+def incomplete_reason(cidr_values, address_values):
+    """Why a node that exists cannot be routed yet, or None: no pod CIDR, an address that is none, two of one
+    family, or no address of a pod CIDR's family. (A malformed pod CIDR stays an error.)"""
+    if not cidr_values:
+        return "it has no pod CIDR yet (spec.podCIDR is empty: still being set up, or the CIDR allocator lags)"
+    try:
+        addresses = _node_addresses(address_values, "its")
+    except PlanError as exc:
+        return "no usable address: %s" % str(exc)
+    for value in cidr_values:
+        network = _destination(_text(value).strip())
+        if network is not None and not any(a.version == network.version for a in addresses):
+            return "no usable address: pod CIDR %s is IPv%d and the node has no IPv%d InternalIP (has: %s)" % (
+                network, network.version, network.version, ", ".join(map(str, addresses)) or "none")
+    return None
+
+
+def _incomplete_node(name, cidr_values, address_values, reason):
+    cidrs = [n for n in (_destination(_text(v).strip()) for v in cidr_values) if n is not None]
+    addresses = [a for a in (_address(_text(v).strip()) for v in address_values) if a is not None]
+    return {"name": name, "pod_cidrs": cidrs, "addresses": addresses, "reason": reason}
 
 
 class CheckedNodes(list):
-    """The nodes as ``normalize_nodes`` checked them. Their needed routes are computed once: an audit and each
-    step of a repair ask for them again (not to be changed afterwards, like the list)."""
+    """The nodes as ``normalize_nodes`` checked them, and ``incomplete``: the nodes that exist but cannot be
+    routed yet. Their needed routes are computed once: an audit and each step of a repair ask for them again
+    (not to be changed afterwards, like the list)."""
 
     _needed = None
+
+    def __init__(self, nodes=(), incomplete=()):
+        super(CheckedNodes, self).__init__(nodes)
+        self.incomplete = list(incomplete)
 
     def needed_routes(self):
         if self._needed is None:
             self._needed = _needed_routes(self)
         return self._needed
+
+
+def incomplete_nodes(nodes):
+    return getattr(nodes, "incomplete", None) or []
+
+
+def left_alone(route, key, incomplete):
+    """The incomplete node a route belongs to (its destination is inside the node's pod CIDR, or its nexthop is
+    one of the node's addresses), or None. ``key``: the route's ``route_key``."""
+    for node in incomplete:
+        if key[1] in node["addresses"] or any(
+                key[0].version == c.version and key[0].subnet_of(c) for c in node["pod_cidrs"]):
+            return node
+    return None
 
 
 def _node_addresses(values, where):
@@ -448,14 +500,20 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None):
     """
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
-    addresses = node_address_map(nodes)
+    incomplete = incomplete_nodes(nodes)
+    addresses = node_address_map(list(nodes) + incomplete)
     groups = _by_destination(cluster)
     findings = []
+    kept = dict((node["name"], []) for node in incomplete)
     for destination in sorted(set(groups) | set(needed), key=network_order):
         group = groups.get(destination, [])
         want = needed.get(destination)
         if want is not None and len(group) == 1 and _is_right(group[0], want):
             continue  # the node's route and nothing else: most destinations
+        if want is None and incomplete:
+            group = _keep_incomplete(group, incomplete, kept)
+            if not group:
+                continue
         group = sorted(group, key=lambda r: (r["destination"], r["nexthop"]))
         described = [dict(r, role=_role(r, want, addresses),
                           node=addresses.get(route_key(r)[1])) for r in group]
@@ -487,7 +545,31 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None):
             finding["note"] = ("%s is on no subnet of the router that this user can see; Neutron will likely "
                                "refuse the route (attach the node's subnet to the router)" % want["nexthop"])
         findings.append(finding)
-    return findings
+    return findings + [_incomplete_finding(node, kept[node["name"]]) for node in incomplete]
+
+
+def _keep_incomplete(group, incomplete, kept):
+    """The routes of ``group`` (a destination no node routes) that belong to no incomplete node; the others
+    are added to ``kept`` (node name -> routes)."""
+    rest = []
+    for route in group:
+        node = left_alone(route, route_key(route), incomplete)
+        if node is None:
+            rest.append(route)
+        else:
+            kept[node["name"]].append(route)
+    return rest
+
+
+def _incomplete_finding(node, routes):
+    described = [dict(destination=r["destination"], nexthop=r["nexthop"], role="kept", node=node["name"])
+                 for r in sorted(routes, key=lambda r: (r["destination"], r["nexthop"]))]
+    return dict(
+        kind="incomplete_node", severity=WARNING, destination=str(node["pod_cidrs"][0]) if node["pod_cidrs"] else None,
+        node=node["name"], routes=described, fix={}, reason=node["reason"],
+        message="node %s exists but cannot be routed: %s; %s" % (
+            node["name"], node["reason"], "its routes are left alone: %s" % ", ".join(route_text(r) for r in described)
+            if described else "it has no route on the router"))
 
 
 def _role_text(route):
@@ -532,9 +614,13 @@ def pair_findings(nodes, node_ports):
 def limit_info(routes, nodes, cluster_cidrs, limit, source, warn_ratio=DEFAULT_WARN_RATIO):
     """The route count against the router's limit (None: unlimited) and the finding, if any."""
     cluster, foreign = split_routes(routes, cluster_cidrs)
-    needed = len(needed_routes(nodes))
+    needed_map = needed_routes(nodes)
+    needed = len(needed_map)
+    incomplete = incomplete_nodes(nodes)
+    kept = sum(1 for r in cluster if route_key(r)[0] not in needed_map and left_alone(r, route_key(r), incomplete)) \
+        if incomplete else 0
     info = dict(limit=limit, source=source, current=len(routes), foreign=len(foreign), cluster=len(cluster),
-                needed=needed, after_repair=needed + len(foreign))
+                needed=needed, after_repair=needed + len(foreign) + kept)
     if limit is None or limit < 0:
         info["limit"] = None
         return info, None
@@ -601,7 +687,7 @@ def _cap(items, *limits):
     return items[:max(0, size)]
 
 
-def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=()):
+def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=(), removable=None):
     """The next repair step for the current ``routes``, or None when there is nothing left to do.
 
     A step is ``{"action": "add_routes"|"remove_routes"|"address_pairs", "routes": [...], "reason":
@@ -610,6 +696,10 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     changes still allowed, None for no cap) limits the step's size; with budget 0 and work left the
     step is ``{"action": "stop", "reason": "max_changes"}``. When the route limit blocks every add and
     nothing may be removed, the step is ``{"action": "stop", "reason": "limit"}``.
+
+    Never removed: a route of an incomplete node (``left_alone``), and, when ``removable`` (a set of
+    ``(destination, nexthop)`` strings: the routes the plan was made on) is given, a route not in it (it appeared
+    after the plan was made).
     """
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
@@ -620,10 +710,13 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
         (d for d in needed if d not in present_right
          and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
         key=lambda d: _dest_order(d, bool(groups.get(d))))
+    may_go = _may_remove(removable)
     fixable = [r for d in sorted(present_right, key=network_order) for r in groups.get(d, [])
-               if not _is_right(r, needed[d])]
-    stale = [r for d in sorted(groups, key=network_order) if d not in needed for r in groups[d]]
-    waiting = [r for d in pending_adds for r in groups.get(d, [])]
+               if not _is_right(r, needed[d]) and may_go(r)]
+    incomplete = incomplete_nodes(nodes)
+    stale = [r for d in sorted(groups, key=network_order) if d not in needed for r in groups[d]
+             if may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete))]
+    waiting = [r for d in pending_adds for r in groups.get(d, []) if may_go(r)]
     pairs = list(pending_pairs)
     headroom = None if limit is None or limit < 0 else limit - len(routes)
 
@@ -656,6 +749,17 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     return {"action": "stop", "reason": "limit"}
 
 
+def _may_remove(removable):
+    if removable is None:
+        return lambda route: True
+    return lambda route: (route["destination"], route["nexthop"]) in removable
+
+
+def route_pairs(routes):
+    """The ``(destination, nexthop)`` strings of ``routes``: what ``removable`` holds."""
+    return frozenset((r["destination"], r["nexthop"]) for r in routes)
+
+
 def _plain(routes):
     return [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in routes]
 
@@ -668,14 +772,16 @@ def step_size(step):
     return 0
 
 
-def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pairs=(), max_steps=10000):
+def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pairs=(), max_steps=10000,
+             removable=None):
     """Run ``next_step`` to the end assuming every request succeeds (check mode's plan).
     Returns (steps, final routes, stop reason or None)."""
     steps = []
     pairs = list(pending_pairs)
     current = [dict(r) for r in routes]
     for _step in range(max_steps):
-        step = next_step(current, nodes, cluster_cidrs, limit=limit, budget=budget, pending_pairs=pairs)
+        step = next_step(current, nodes, cluster_cidrs, limit=limit, budget=budget, pending_pairs=pairs,
+                         removable=removable)
         if step is None:
             return steps, current, None
         if step["action"] == "stop":
@@ -721,14 +827,42 @@ def removal_refusal(findings, cluster_routes, node_count, source, max_share):
     have a route today without one (stale routes removed), or it would remove any route on the word of an
     empty node list. ``max_share`` 1 lifts the guard."""
     lost = sorted(set(f["destination"] for f in findings if f["kind"] == "stale"))
-    if not lost or max_share >= 1:
-        return None
     routed = set()
     for route in cluster_routes:
         key = route_key(route)
         if key is not None:
             routed.add(str(key[0]))
-    share = float(len(lost)) / max(1, len(routed))
+    return _refusal(lost, len(routed), node_count, source, max_share, "Nothing was changed.")
+
+
+def removal_refusal_now(routes, nodes, cluster_cidrs, source, max_share, removable=None):
+    """``removal_refusal`` judged on ``routes`` as read just before a removal: the pod CIDRs the rest of the plan
+    would leave without any route (every route of a destination no node has, that the plan may remove) against
+    the pod CIDRs routed now. A route the plan may not remove (``removable``, ``left_alone``) keeps its
+    destination routed."""
+    cluster, _foreign = split_routes(routes, cluster_cidrs)
+    groups = _by_destination(cluster)
+    needed = needed_routes(nodes)
+    may_go = _may_remove(removable)
+    incomplete = incomplete_nodes(nodes)
+    lost = sorted(str(d) for d, group in groups.items() if d not in needed and all(
+        may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete)) for r in group))
+    return _refusal(lost, len(groups), len(nodes), source, max_share,
+                    "The changes made before this check are in changes; nothing more was written.")
+
+
+def unsafe_removals(routes, removals, cluster_cidrs, removable=None):
+    """The routes of a removal step that it must not make on ``routes`` as read: not there any more, foreign
+    (outside the cluster CIDRs), or not removable by this plan. Empty when the step is safe."""
+    cluster = route_pairs(split_routes(routes, cluster_cidrs)[0])
+    may_go = _may_remove(removable)
+    return [r for r in removals if (r["destination"], r["nexthop"]) not in cluster or not may_go(r)]
+
+
+def _refusal(lost, routed_count, node_count, source, max_share, tail):
+    if not lost or max_share >= 1:
+        return None
+    share = float(len(lost)) / max(1, routed_count)
     if node_count and share <= max_share:
         return None
     why = ("the node view is empty (%s): an empty list, a node_selector that matched nothing or a Kubernetes API "
@@ -738,5 +872,5 @@ def removal_refusal(findings, cluster_routes, node_count, source, max_share):
            "like this" % max_share)
     named = ", ".join(lost[:10]) + (", ..." if len(lost) > 10 else "")
     return ("refusing to repair: it would remove the routes of %d of the %d pod CIDRs routed today (%s), leaving "
-            "them without a route; %s. Nothing was changed. If these nodes are really gone, run again with "
-            "max_removal_share: 1" % (len(lost), len(routed), named, why))
+            "them without a route; %s. %s If these nodes are really gone, run again with "
+            "max_removal_share: 1" % (len(lost), routed_count, named, why, tail))

@@ -2,7 +2,14 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """route_audit's repair: make (or, in check mode, plan) the steps ``plan.next_step`` gives, one at a time,
-recording each change, until nothing is left, the budget (max_changes) or the route limit stops it."""
+recording each change, until nothing is left, the budget (max_changes) or the route limit stops it.
+
+Each step is judged on the router as it stands when the step is written, not as it was when the audit read it:
+a removal (and, without ``revision-if-match``, every plain update of the whole list) is planned again on a read
+of the router made just before it, and the removal guard, the empty-view guard and the cluster-only rule are
+checked on that read; a plain update with ``If-Match`` is conditional on the revision it was planned on. A route
+that was not on the router when the plan was made (another writer added it since) is never removed: the
+repair only ever removes routes it read before its first write (``removable``)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -54,6 +61,8 @@ class RepairInput:
     limit: object
     atomic: bool  # extraroute-atomic: add / remove routes without replacing the list
     if_match: bool  # plain updates guarded by the router's revision
+    node_source: str = "nodes"  # where the nodes came from (the empty-view guard's words)
+    max_removal_share: float = 1.0  # the removal guard, checked again before each removal
 
 
 @dataclass
@@ -82,6 +91,8 @@ class RouteRepair:
         self.reasons = dict((f["destination"], f["kind"]) for f in what.findings if f["destination"])
         self.owners = dict((str(d), w["node"]) for d, w in route_plan.needed_routes(what.nodes).items())
         ports = dict(what.node_ports)
+        self.known = route_plan.route_pairs(what.router.get("routes") or [])  # the only routes it may remove
+        self.added = set()
         self.state = RepairState(
             routes=[dict(r) for r in what.router.get("routes") or []],
             revision=what.router.get("revision_number") if what.if_match else None, ports=ports,
@@ -104,14 +115,62 @@ class RouteRepair:
         try:
             self.steps()
         except Exception as exc:  # pylint: disable=broad-except
+            self.note_appeared()
             self.stopped_by_error(exc)
+        self.note_appeared()
         return self.state.routes, self.state.ports
 
-    def steps(self):
+    def plan(self):
         what, state = self.what, self.state
+        return route_plan.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
+                                    failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known)
+
+    def fresh_step(self):
+        """The next step, judged on the router as it stands: a removal (every plain update without If-Match) is
+        planned again on a read made just before it and checked against the guards on that read."""
+        step = self.plan()
+        if self.check_mode or step is None or step["action"] not in ("add_routes", "remove_routes"):
+            return step
+        unconditional = not self.what.atomic and not self.what.if_match
+        if unconditional or (self.what.atomic and step["action"] == "remove_routes"):
+            fresh = self.api.get_router(self.what.router["id"], self.deadline)
+            self.state.routes = fresh.get("routes") or []
+            if self.what.if_match:
+                self.state.revision = fresh.get("revision_number")
+            step = self.plan()
+        if step is not None and step["action"] == "remove_routes":
+            self.check_removal(step)
+        return step
+
+    def check_removal(self, step):
+        """The guards, on the routes the removal will change: refuse (and stop) when they do not hold now."""
+        what, state = self.what, self.state
+        unsafe = route_plan.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known)
+        if unsafe:  # next_step never plans these; a plan that did must not be written
+            raise ModuleFailure("router %s: refusing to remove %s: not a route of the cluster read before the "
+                                "repair" % (what.router["id"], ", ".join(map(route_plan.route_text, unsafe))))
+        refusal = route_plan.removal_refusal_now(state.routes, what.nodes, what.cidrs, what.node_source,
+                                                 what.max_removal_share, removable=self.known)
+        if refusal:
+            self.stop("max_removal_share")
+            raise ModuleFailure("router %s changed during the repair: %s" % (what.router["id"], refusal))
+
+    def note_appeared(self):
+        """List in ``conflicts`` the cluster routes on the router now that were not there when the plan was
+        made and that the repair did not add: another writer's, left alone."""
+        cluster, _foreign = route_plan.split_routes(self.state.routes, self.what.cidrs)
+        noted = set((c.get("destination"), c.get("nexthop")) for c in self.result["conflicts"]
+                    if c["kind"] == "route_appeared")
+        for route in cluster:
+            pair = (route["destination"], route["nexthop"])
+            if pair not in self.known and pair not in self.added and pair not in noted:
+                self.result["conflicts"].append(dict(kind="route_appeared", router=self.what.router["id"],
+                                                     destination=pair[0], nexthop=pair[1]))
+
+    def steps(self):
+        state = self.state
         while True:
-            step = route_plan.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
-                                        failed=state.failed, pending_pairs=state.pending_pairs)
+            step = self.fresh_step()
             if step is None:
                 return
             if step["action"] == "stop":
@@ -196,6 +255,8 @@ class RouteRepair:
                 state.rejected.append(entry)
             else:
                 state.budget -= 1
+                if adding:
+                    self.added.add((route["destination"], route["nexthop"]))
         return True
 
     def send_routes(self, adding, batch, current, revision):
@@ -252,7 +313,7 @@ class RouteRepair:
         """The changes still needed, planned from the current routes with no cap."""
         state, what = self.state, self.what
         steps, _final, _stop = route_plan.simulate(state.routes, what.nodes, what.cidrs, limit=None,
-                                                   pending_pairs=state.pending_pairs)
+                                                   pending_pairs=state.pending_pairs, removable=self.known)
         left = []
         refused = set((r["destination"], r["nexthop"]) for r in state.failed)
         for step in steps:

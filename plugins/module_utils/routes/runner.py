@@ -27,6 +27,14 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.rep
 )
 
 NEUTRON_DEFAULT_MAX_ROUTES = 30
+# A result lists at most this many findings, remaining findings, pending changes, nodes and incomplete nodes
+# (errors first); ``omitted`` counts the rest of each list and ``counts`` counts every finding by kind.
+RESULT_LIST_CAP = 200
+CAPPED_LISTS = ("findings", "remaining", "pending", "nodes", "incomplete_nodes")
+# Warnings of one kind (nodes without a port, incomplete nodes) shown one by one; the rest in one warning.
+WARNINGS_SHOWN = 20
+# Findings named in the message of fail_on_findings.
+MESSAGES_SHOWN = 10
 ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distributed",
                  "network:ha_router_replicated_interface", "network:router_centralized_snat",
                  "network:router_gateway")
@@ -88,13 +96,13 @@ class RouteAuditRunner(OpenStackKubernetesModule):
         return cidrs
 
     def load_nodes(self, cidrs, deadline):
-        """(source name, checked nodes). ``nodes`` given (even empty): that list; omitted: the Kubernetes API,
-        where a Node without a pod CIDR yet (it just joined) needs no route and is left out."""
+        """(source name, checked nodes). ``nodes`` given (even empty): that list, every node complete; omitted:
+        the Kubernetes API, where a Node that cannot be routed yet (no pod CIDR: it just joined; no usable
+        address) is incomplete: reported, and its routes left alone (``CheckedNodes.incomplete``)."""
         if self.params["nodes"] is not None:
             return "nodes", self.explicit_nodes
         records = list_nodes(self.connect_kubernetes(), deadline, label_selector=self.params.get("node_selector"))
-        return "kubernetes", route_plan.normalize_nodes([record for record in records if record["pod_cidrs"]], cidrs,
-                                                        source="kubernetes")
+        return "kubernetes", route_plan.normalize_nodes(records, cidrs, source="kubernetes", lenient=True)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -148,7 +156,7 @@ class RouteAuditRunner(OpenStackKubernetesModule):
         audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports)
         audited.findings = self.audit(view.router.get("routes") or [], node_ports, view, audited)
         result = self.first_result(view, audited)
-        self.warn_portless(nodes, node_ports)
+        self.warn_nodes(nodes, node_ports)
         if params["state"] != "repaired":
             self.add_outcome(result, view, audited, audited.findings, view.router.get("routes") or [], node_ports)
             return self.conclude(result, None, audited.findings)
@@ -156,7 +164,8 @@ class RouteAuditRunner(OpenStackKubernetesModule):
         repair = RouteRepair(api, RepairInput(
             router=view.router, nodes=nodes, cidrs=cidrs, node_ports=node_ports, findings=audited.findings,
             limit=view.limit, atomic="extraroute-atomic" in view.aliases,
-            if_match="revision-if-match" in view.aliases), params["check_address_pairs"], params["max_changes"],
+            if_match="revision-if-match" in view.aliases, node_source=source,
+            max_removal_share=params["max_removal_share"]), params["check_address_pairs"], params["max_changes"],
             self.ansible.check_mode, deadline, result)
         final_routes, final_ports = repair.run()
         remaining = self.audit(final_routes, final_ports, view, audited)
@@ -173,13 +182,30 @@ class RouteAuditRunner(OpenStackKubernetesModule):
             findings.append(limit_finding)
         return findings
 
-    def warn_portless(self, nodes, node_ports):
-        if not self.params["check_address_pairs"]:
-            return
-        for node in nodes:
-            if node_ports.get(node["name"]) is None:
-                self.ansible.warn("node %s: no port with address %s on the router's networks, so its address "
-                                  "pairs were not checked" % (node["name"], ", ".join(map(str, node["addresses"]))))
+    def warn_nodes(self, nodes, node_ports):
+        if self.params["check_address_pairs"]:
+            self.warn_each([node for node in nodes if node_ports.get(node["name"]) is None], lambda node: (
+                "node %s: no port with address %s on the router's networks, so its address pairs were not "
+                "checked" % (node["name"], ", ".join(map(str, node["addresses"])))),
+                "node(s) have no port on the router's networks, so their address pairs were not checked")
+        self.warn_each(route_plan.incomplete_nodes(nodes), lambda node: (
+            "node %s exists but cannot be routed (%s); its routes are left alone" % (node["name"], node["reason"])),
+            "more node(s) exist but cannot be routed; their routes are left alone (see incomplete_nodes)")
+
+    def warn_each(self, items, say, rest):
+        """One warning per item, at most WARNINGS_SHOWN, and one for the rest."""
+        for item in items[:WARNINGS_SHOWN]:
+            self.ansible.warn(say(item))
+        if len(items) > WARNINGS_SHOWN:
+            self.ansible.warn("%d more %s" % (len(items) - WARNINGS_SHOWN, rest))
+
+    # -- what the result shows --------------------------------------------------------
+
+    def exit(self, **data):
+        super(RouteAuditRunner, self).exit(**summarise(data))
+
+    def fail(self, msg, **data):
+        super(RouteAuditRunner, self).fail(msg, **summarise(data))
 
     def refuse_removals(self, result, view, audited):
         """Fail before any write when the repair would remove too many of the routes there are."""
@@ -208,6 +234,9 @@ class RouteAuditRunner(OpenStackKubernetesModule):
                         port=(node_ports.get(n["name"]) or {}).get("id"),
                         port_security=(node_ports.get(n["name"]) or {}).get("port_security_enabled"))
                    for n in audited.nodes],
+            incomplete_nodes=[dict(name=n["name"], pod_cidrs=[str(c) for c in n["pod_cidrs"]],
+                                   addresses=[str(a) for a in n["addresses"]], reason=n["reason"])
+                              for n in route_plan.incomplete_nodes(audited.nodes)],
             findings=audited.findings, counts=route_plan.count_kinds(audited.findings), changes=[], pending=[],
             stopped_by=None, conflicts=[],
         )
@@ -270,9 +299,32 @@ class RouteAuditRunner(OpenStackKubernetesModule):
                 len(result["pending"]),
                 ": " + (limit_error or "; ".join(limit_msgs)) if (limit_error or limit_msgs) else ""))
         if self.params["fail_on_findings"] and remaining:
-            problems.append("%d finding(s) %s: %s" % (
+            shown = errors_first(remaining)[:MESSAGES_SHOWN]
+            problems.append("%d finding(s) %s: %s%s" % (
                 len(remaining), "remain after the repair" if self.params["state"] == "repaired" else "found",
-                "; ".join("%s: %s" % (f["kind"], f["message"]) for f in remaining)))
+                "; ".join("%s: %s" % (f["kind"], f["message"]) for f in shown),
+                "; and %d more (see remaining)" % (len(remaining) - len(shown)) if len(remaining) > len(shown) else ""))
         if problems:
             raise ModuleFailure("; ".join(problems), **result)
         self.exit(**result)
+
+
+def errors_first(findings):
+    return sorted(findings, key=lambda f: 0 if f.get("severity") == route_plan.ERROR else 1)
+
+
+def summarise(data):
+    """The result with each long list cut to RESULT_LIST_CAP entries (findings: errors first) and ``omitted``
+    counting what was left out of each (only for a result that has findings: the audit ran)."""
+    if "findings" not in data:
+        return data
+    data = dict(data)
+    omitted = {}
+    for key in CAPPED_LISTS:
+        items = data.get(key)
+        omitted[key] = 0
+        if isinstance(items, list) and len(items) > RESULT_LIST_CAP:
+            omitted[key] = len(items) - RESULT_LIST_CAP
+            data[key] = (errors_first(items) if key in ("findings", "remaining") else items)[:RESULT_LIST_CAP]
+    data["omitted"] = omitted
+    return data

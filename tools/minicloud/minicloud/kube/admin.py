@@ -247,7 +247,7 @@ class KubeAdmin:
 
     # ``cluster``: the Nodes of that workload cluster (in ``namespace``), in its own API; None: this API's.
 
-    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None,
+    def create_node(self, name: str, pod_cidr: str | None, address: str | None, labels: dict | None = None,
                     provider_id: str | None = None, cluster: str | None = None, namespace: str = "default") -> dict:
         return _node_summary(self._nodes_api(cluster, namespace).call(
             "POST", "/api/v1/nodes", seed.node(name, pod_cidr, address, labels, provider_id)))

@@ -91,10 +91,11 @@ def node_address(index: int) -> str:
     return str(NODE_NETWORK.network_address + 256 + 10 + index)
 
 
-def node(name: str, pod_cidr_block: str, address: str, labels: dict | None = None,
+def node(name: str, pod_cidr_block: str | None, address: str | None, labels: dict | None = None,
          provider_id: str | None = None) -> dict:
-    """A Ready Node with one InternalIP and a pod CIDR (what kube-controller-manager allocates)."""
-    spec = {"podCIDR": pod_cidr_block, "podCIDRs": [pod_cidr_block]}
+    """A Ready Node with one InternalIP and a pod CIDR (what kube-controller-manager allocates); None leaves
+    either out (a Node still being set up, a CIDR allocator lagging)."""
+    spec = {"podCIDR": pod_cidr_block, "podCIDRs": [pod_cidr_block]} if pod_cidr_block else {}
     if provider_id:
         spec["providerID"] = provider_id
     return {
@@ -103,7 +104,8 @@ def node(name: str, pod_cidr_block: str, address: str, labels: dict | None = Non
                                               **(labels or {})}},
         "spec": spec,
         "status": {
-            "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
+            "addresses": ([{"type": "InternalIP", "address": address}] if address else [])
+            + [{"type": "Hostname", "address": name}],
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                             "message": "kubelet is posting ready status", "lastHeartbeatTime": SEED_TIME,
                             "lastTransitionTime": SEED_TIME}],

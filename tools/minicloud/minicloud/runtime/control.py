@@ -550,9 +550,9 @@ class Minicloud:
     # Nodes: ``cluster`` names a seeded cluster whose own API holds them (in ``namespace``); None: the
     # management API's.
 
-    def create_node(self, name: str, pod_cidr: str, address: str, labels: dict | None = None,
+    def create_node(self, name: str, pod_cidr: str | None, address: str | None, labels: dict | None = None,
                     cluster: str | None = None, namespace: str = "default") -> dict:
-        """A Ready Node with ``spec.podCIDR(s)`` and an InternalIP."""
+        """A Ready Node with ``spec.podCIDR(s)`` and an InternalIP (None: without)."""
         return self._kube_call(lambda admin: admin.create_node(name, pod_cidr, address, labels, cluster=cluster,
                                                                namespace=namespace))
 
