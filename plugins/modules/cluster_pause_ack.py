@@ -29,6 +29,14 @@ description:
   - Idempotent; C(changed) is true only when this task set or cleared C(spec.paused). When the wait
     fails, the result still says what was changed (C(changed), C(cluster.paused)) and what was not
     acknowledged; the pause is left as set, never rolled back behind the user's back.
+  - 'An unpause is refused (nothing is written) while an object in scope carries the
+    C(clusterctl.cluster.x-k8s.io/block-move) annotation (its provider is still pausing, and a C(clusterctl move)
+    may be waiting for it) or C(clusterctl.cluster.x-k8s.io/delete-for-move) (the move is deleting the source''s
+    objects): unpausing then lets controllers act in the middle of a move. I(force=true) unpauses anyway.'
+  - A Cluster whose C(infrastructureRef) or C(controlPlaneRef) names an API group (or version) the API does not
+    serve is refused before any write, naming the reference and the group.
+  - A failure after C(spec.paused) was written (a read of the wait that keeps failing, say) still says
+    C(changed=true), and carries C(cluster) and C(writes).
   - C(clusterctl move) v1.12 and later refuses to move a cluster that is already paused (it pauses and
     waits for block-move itself). Use this module around a move only with older clusterctl, or to
     acknowledge the unpause on the target after the move.
@@ -84,6 +92,13 @@ options:
         it, else v1beta1.
     type: str
     choices: [v1beta1, v1beta2]
+  force:
+    description:
+      - With I(state=unpaused), clear C(spec.paused) even while an object in scope carries the block-move or
+        delete-for-move annotation of C(clusterctl move) (see the description). Without it such an unpause is
+        refused with the objects named.
+    type: bool
+    default: false
   timeout:
     description:
       - How long to wait for the acknowledgement, in seconds, before failing. Lookups and retries of
@@ -193,6 +208,18 @@ polls:
     each time an event arrived or a quiet period could have ended (read from the watch, no request).
   returned: when the Cluster was found
   type: int
+moving:
+  description: When an unpause was refused, the objects that carry the block-move or delete-for-move annotation,
+    as C(Kind namespace/name) followed by the annotation in parentheses.
+  returned: when an unpause was refused for a move under way
+  type: list
+  elements: str
+writes:
+  description: When the task failed after writing, each write it made (C(call)) and its C(outcome) (C(done), or
+    C(unknown) when its answer was lost).
+  returned: on failure after a write
+  type: list
+  elements: dict
 timed_out:
   description: Whether the wait ran out of time.
   returned: when the Cluster was found
@@ -230,6 +257,7 @@ class ClusterPauseAck(PauseAckRunner):
         timeout=dict(type="int", default=300),
         poll_interval=dict(type="float", default=2),
         use_watch=dict(type="bool", default=True),
+        force=dict(type="bool", default=False),
     )
     number_ranges = dict(timeout=SECONDS, quiet_period=SECONDS, poll_interval=POLL_SECONDS)
 

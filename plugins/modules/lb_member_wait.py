@@ -186,12 +186,20 @@ members:
       waiting_for: provisioning_status is PENDING_CREATE
 missing:
   description:
-    - For I(state=present), the I(members) entries that matched no member at the last poll.
+    - For I(state=present), the I(members) entries that matched no member at the last poll (the first 1000 of
+      them; I(missing_total) counts them all). A failure message names the first 10 and counts the others.
     - Null when no poll completed.
   returned: when the pool was found
   type: list
   elements: str
   sample: ["10.6.0.24:6443"]
+missing_total:
+  description:
+    - How many I(members) entries matched no member at the last poll (0 for I(state=absent)).
+    - Null when no poll completed.
+  returned: when the pool was found
+  type: int
+  sample: 1
 not_seen_at_start:
   description:
     - The I(members) entries that matched no member at the first poll. With I(state=absent) the module

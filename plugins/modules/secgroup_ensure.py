@@ -26,15 +26,24 @@ description:
     created it meanwhile, which is success. A port update sends C(If-Match) with the port's revision
     number; when Neutron answers 412 (the port changed meanwhile) the port is read again and the change
     recomputed, so a concurrent change to the port's groups is never overwritten.
+  - Rule deletes are judged on the group as it is when they are made. The group is read again just before them
+    (one request); a rule already gone is skipped, a rule added after the plan's read is never deleted (only the
+    rules the plan chose are), and with I(exclusive) the I(max_removal_share) guard is checked again on the
+    fresh rules; a refusal there fails the task with what was already written.
+  - Two runs that create the same group at the same time (two jobs started together) leave one group. After its
+    create a run looks again by name; when it finds two, every run keeps the oldest (by creation time, then id),
+    a run whose group is the newer one deletes it while it is still as Neutron made it and goes on with the kept
+    one, and RV(conflicts) says so (C(group_created_concurrently)).
   - Cost. One request finds the group with its rules, one lists the servers (plus Nova's pagination),
     one lists the ports of up to 150 servers, and one write per real change. Nothing is read per server.
   - All input is checked, and every server, port and group is looked up, before the first write. A
     malformed CIDR, a rule Neutron would reject, a I(remote_group) (name or id) that does not exist, a name or
     description over Neutron's 255 characters, a server that does not exist, or (unless
     I(skip_ports_without_port_security)) a port without port security fails the task with no write made.
-  - When a write fails halfway (Neutron refuses it, or the deadline passes), the task fails with C(changed)
-    true if anything was written, the results list what was done, RV(not_done) what was not, and the message
-    keeps Neutron's own words. A re-run finishes the job.
+  - When a write fails halfway (Neutron refuses it, a read after it fails, or the deadline passes), the task
+    fails with C(changed) true if anything was written, the results list what was done, RV(not_done) what was
+    not, RV(writes) every write request made, and the message keeps Neutron's own words. A re-run finishes the
+    job.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
 options:
@@ -301,10 +310,19 @@ not_done:
   returned: failure
   type: list
   elements: dict
+writes:
+  description:
+    - When the task failed after writing, each write request it made (C(call)) and its C(outcome) (C(done), or
+      C(unknown) when its answer was lost).
+  returned: on failure after a write
+  type: list
+  elements: dict
 conflicts:
   description:
     - Concurrent changes met and resolved, each C(rule_exists) (a create answered 409
-      SecurityGroupRuleExists) or C(port_changed) (an update answered 412, the port was read again).
+      SecurityGroupRuleExists), C(port_changed) (an update answered 412, the port was read again) or
+      C(group_created_concurrently) (another run created a group of the name at the same time; C(group) is the
+      group kept, C(detail) says whether this run's own group was deleted).
   returned: always
   type: list
   elements: dict

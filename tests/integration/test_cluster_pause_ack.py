@@ -220,3 +220,80 @@ def test_a_wrong_token_is_refused_with_a_hint(capi, run_module, tmp_path):
                               "name": "x"})
     assert run.result["failed"] is True
     assert "HTTP 401" in run.result["msg"] and "credentials were refused" in run.result["msg"]
+
+
+def patch_cluster(cloud, name, body, version="v1beta2", namespace="default"):
+    """A merge patch of a Cluster, with the official client (another client than the module)."""
+    api = k8s_config.new_client_from_config(config_file=str(cloud.state_dir / "kubeconfig"))
+    with api:
+        return k8s_client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            "cluster.x-k8s.io", version, namespace, "clusters", name, body)
+
+
+def writes_of(result):
+    return [(w["call"], w["outcome"]) for w in result.get("writes") or []]
+
+
+@pytest.mark.parametrize("fault", [503, 401])
+def test_a_failure_after_the_pause_was_written_says_changed_and_what_was_written(capi, run_module, fault):
+    # the Machines list that follows the patch fails: 503 until the deadline, or 401 (a Kubernetes token is never
+    # renewed); spec.paused stays written, and the result must say so
+    name = seed(capi)
+    capi.fault("kubernetes", "/apis/cluster.x-k8s.io/*/namespaces/*/machines", fault)
+    run = run_module(MODULE, args(capi, name, timeout=6), playbook=True)
+    result = run.result
+    assert result["failed"] is True, run.output
+    assert result["changed"] is True, result
+    assert result["cluster"]["paused"] is True and result["cluster"]["paused_before"] is False, result
+    assert writes_of(result) == [("setting spec.paused=true on Cluster default/%s" % name, "done")]
+    assert "written before this failure: setting spec.paused=true" in result["msg"]
+    assert kube_object(capi, "cluster.x-k8s.io", "v1beta2", "clusters", name)["spec"]["paused"] is True
+    assert "Traceback" not in run.output
+
+
+def test_a_reference_to_a_group_not_served_is_named_and_nothing_is_written(capi, run_module):
+    name = seed(capi)
+    patch_cluster(capi, name, {"spec": {"infrastructureRef": {
+        "apiGroup": "infrastructure.example.org", "kind": "FooCluster", "name": name}}})
+    capi.requests(reset=True)
+    run = run_module(MODULE, args(capi, name))
+    result = run.result
+    assert result["failed"] is True and result["changed"] is False, result
+    assert "infrastructureRef of Cluster default/%s" % name in result["msg"]
+    assert "FooCluster default/%s in API group infrastructure.example.org" % name in result["msg"]
+    assert "does not serve" in result["msg"] and "validation error" not in result["msg"]
+    assert capi.writes("kubernetes") == {}
+    info = run_module("flightcontrol.openstack.cluster_info", {"kubeconfig": args(capi, name)["kubeconfig"],
+                                                             "name": name})
+    assert info.result["failed"] is True
+    assert "infrastructureRef of Cluster default/%s names FooCluster" % name in info.result["msg"]
+    assert "infrastructure.example.org" in info.result["msg"] and "validation error" not in info.result["msg"]
+
+
+def wait_for_annotation(cloud, name, timeout=30):
+    """The infrastructure cluster, once its provider has set the block-move annotation."""
+    deadline = time.monotonic() + timeout
+    while True:
+        obj = kube_object(cloud, "infrastructure.cluster.x-k8s.io", "v1beta1", "openstackclusters", name)
+        if BLOCK_MOVE in (obj["metadata"].get("annotations") or {}):
+            return obj
+        assert time.monotonic() < deadline, "the provider never set %s" % BLOCK_MOVE
+        time.sleep(0.2)
+
+
+def test_an_unpause_during_a_move_is_refused_unless_forced(capi, run_module):
+    name = seed(capi)
+    capi.cli("capi", "provider", "stuck")  # keeps block-move on its objects, as a provider still pausing does
+    patch_cluster(capi, name, {"spec": {"paused": True}})
+    wait_for_annotation(capi, name)
+    capi.requests(reset=True)
+    run = run_module(MODULE, args(capi, name, state="unpaused", wait=False), playbook=True)
+    result = run.result
+    assert result["failed"] is True and result["changed"] is False, result
+    assert "is not unpaused" in result["msg"] and "force: true" in result["msg"]
+    assert "OpenStackCluster default/%s (%s)" % (name, BLOCK_MOVE) in result["moving"]
+    assert capi.writes("kubernetes") == {}
+    assert kube_object(capi, "cluster.x-k8s.io", "v1beta2", "clusters", name)["spec"]["paused"] is True
+    forced = run_module(MODULE, args(capi, name, state="unpaused", wait=False, force=True))
+    assert forced.rc == 0, forced.output
+    assert forced.result["changed"] is True and forced.result["cluster"]["paused"] is False

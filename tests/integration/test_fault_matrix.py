@@ -512,3 +512,25 @@ def test_read_cell(cloud, run_in_process, read_baselines, module, row):
         assert result["changed"] is False
         detail = "same answer; retried %s" % (result.get("retried_faults") or "nothing")
     record(module, "reads (%d paths)" % len(paths), row, "pass", detail)
+
+
+# -- a read that fails after a write -----------------------------------------------------------------------------
+
+
+def test_a_read_failing_after_a_write_reports_the_write(cloud, run_in_process):
+    """rollout_guard (capi): its first write (a Machine held, or the rollout started) is held until every read of
+    the load balancer is refused for good (HTTP 401 after keystoneauth's one re-authentication); the run fails on a
+    read, after its write, and must say changed: true and name the write (the class: any failure after a write)."""
+    from races import with_concurrent_change
+    scenario = ControlPlaneRollout()
+    ctx = scenario.prepare(cloud)
+    ctx["kubeconfig"] = str(cloud.state_dir / "kubeconfig")
+    args = dict(scenario.args(ctx), timeout=40)
+    result, _ = with_concurrent_change(
+        cloud, "kubernetes", "PATCH", "/apis/*", lambda: run_in_process(scenario.module, args),
+        lambda: cloud.api.add_fault("load-balancer", method="GET", path="*", status=401))
+    cloud.clear_faults()
+    assert result["failed"] is True, result
+    assert result["changed"] is True, result
+    assert result["writes"] and result["writes"][0]["outcome"] == "done", result.get("writes")
+    assert "written before this failure: " + result["writes"][0]["call"] in result["msg"], result["msg"]

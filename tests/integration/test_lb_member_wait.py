@@ -296,3 +296,34 @@ def test_the_member_list_where_the_status_tree_cannot_serve(cloud, shared_lb, ru
 
 def counts_for(counts, service, method):
     return counts["requests"].get(service, {}).get(method, {})
+
+
+MEMBER_LIST = "/v2/lbaas/pools/*/members"  # read once, after the wait, to complete the members' fields
+
+
+@pytest.mark.parametrize("api_timeout,timeout,delay", [
+    (1, 6, 3),    # each attempt of the read times out: it is retried until the module's deadline, not its own
+    (30, 3, 6),   # one slow read: cut at the module's deadline, not given api_timeout of its own
+])
+def test_the_read_after_the_wait_keeps_to_the_module_deadline(cloud, shared_lb, run_module, api_timeout, timeout,
+                                                               delay):
+    cloud.fault("load-balancer", MEMBER_LIST, None, delay=delay)
+    run = run_module(MODULE, {"cloud": "minicloud", "api_timeout": api_timeout, "pool": shared_lb["pool"]["name"],
+                              "timeout": timeout, "poll_interval": 0.5}, playbook=True)
+    result = run.result
+    assert result["failed"] is False, result.get("msg")
+    assert result["elapsed"] < timeout + 1.5, result["elapsed"]  # the last request gets at most a second more
+    assert len(result["members"]) == 3 and all(m["ready"] for m in result["members"])
+    assert any("did not answer before the timeout" in w for w in result.get("warnings") or []), result.get("warnings")
+
+
+def test_thousands_of_absent_names_make_a_short_message(cloud, shared_lb, run_module):
+    names = ["absent-%04d" % i for i in range(5000)]
+    result = run_module(MODULE, {"cloud": "minicloud", "pool": shared_lb["pool"]["name"], "members": names,
+                                 "timeout": 2, "poll_interval": 1}).result
+    assert result["failed"] is True
+    assert len(result["msg"]) < 10000, len(result["msg"])
+    assert "'absent-0000'" in result["msg"] and "'absent-0009'" in result["msg"]
+    assert "'absent-0010'" not in result["msg"]
+    assert "4990 more entries of members matched no member" in result["msg"]
+    assert result["missing_total"] == 5000 and result["missing"] == names[:1000]

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 """secgroup_ensure against minicloud: real Neutron ports of servers seeded in real nova-api."""
 
+import threading
 import uuid
 
 import pytest
@@ -232,3 +233,96 @@ def test_check_mode_makes_no_write_at_all(cloud, conn, run_module):
     drift = run_ok(run_module, dict(security_group=name, pod_cidr=[POD], servers=[server["name"]]), check_mode=True)
     assert drift["changed"] and drift["rules_created"] == [] and len(drift["ports_updated"]) == 2
     assert cloud.writes() == {}
+
+
+def tcp_rule(conn, group_id, port):
+    return conn.network.create_security_group_rule(security_group_id=group_id, direction="ingress", protocol="tcp",
+                                                   port_range_min=port, port_range_max=port, remote_ip_prefix=POD)
+
+
+def tcp_ports(conn, group_id):
+    return sorted(r.port_range_min for r in group_rules(conn, group_id) if r.protocol == "tcp")
+
+
+def a_group_with_rules(conn, ports):
+    """A group (with Neutron's two default egress rules) and its tcp ingress rules from POD on ``ports``."""
+    group = conn.network.create_security_group(name=unique("moving"))
+    return group, dict((port, tcp_rule(conn, group.id, port)) for port in ports)
+
+
+def test_exclusive_removal_guard_is_judged_on_the_group_as_it_is_at_the_deletes(cloud, conn, run_module):
+    # The plan reads 2 egress + 3 wanted + 1 other rule: removing 3 of 6 is within max_removal_share 0.5. While
+    # the create of a fourth wanted rule is held, another client removes the 3 wanted rules: removing 3 of what is
+    # left (4) is not, and the deletes must be refused on that fresh state.
+    group, rules = a_group_with_rules(conn, [1001, 1002, 1003, 2000])
+    wanted = [dict(protocol="tcp", port=p, remote_ip_prefix=POD) for p in (1001, 1002, 1003, 1004)]
+    result, _ = with_concurrent_change(
+        cloud, "network", "POST", "/v2.0/security-group-rules",
+        lambda: run_module(MODULE, dict(cloud="minicloud", security_group=group.name, rules=wanted, exclusive=True,
+                                        max_removal_share=0.5), playbook=True).result,
+        lambda: [conn.network.delete_security_group_rule(rules[p]) for p in (1001, 1002, 1003)])
+    assert result["failed"] is True
+    assert "on the group as it is now" in result["msg"] and "refusing exclusive" in result["msg"], result["msg"]
+    assert result["changed"] is True and [r["port_range_min"] for r in result["rules_created"]] == [1004]
+    assert tcp_ports(conn, group.id) == [1004, 2000]  # nothing removed: the other rule and the egress rules stay
+    assert len([r for r in group_rules(conn, group.id) if r.direction == "egress"]) == 2
+
+
+def test_exclusive_never_removes_a_rule_added_after_its_read(cloud, conn, run_module):
+    group, rules = a_group_with_rules(conn, [1001, 2000])
+    wanted = [dict(protocol="tcp", port=p, remote_ip_prefix=POD) for p in (1001, 1004)]
+    result, added = with_concurrent_change(
+        cloud, "network", "POST", "/v2.0/security-group-rules",
+        lambda: run_module(MODULE, dict(cloud="minicloud", security_group=group.name, rules=wanted, exclusive=True,
+                                        max_removal_share=1), playbook=True).result,
+        lambda: tcp_rule(conn, group.id, 3000))
+    assert result["failed"] is False, result["msg"]
+    assert sorted(r["port_range_min"] for r in result["rules_deleted"] if r["protocol"] == "tcp") == [2000]
+    assert tcp_ports(conn, group.id) == [1001, 1004, 3000], "the rule added during the run is not the run's to remove"
+    assert any(r.id == added.id for r in group_rules(conn, group.id))
+
+
+def test_a_failing_read_after_a_rule_was_created_says_changed_and_what_was_made(cloud, conn, run_module):
+    group, _rules = a_group_with_rules(conn, [2000])
+    cloud.fault("network", "/v2.0/security-groups/*", 503)  # the read of the group before its deletes
+    run = run_module(MODULE, dict(cloud="minicloud", security_group=group.name, api_timeout=2, timeout=6,
+                                  rules=[dict(protocol="tcp", port=1004, remote_ip_prefix=POD)], exclusive=True,
+                                  max_removal_share=1), playbook=True)
+    result = run.result
+    assert result["failed"] is True and result["changed"] is True, result
+    assert [r["port_range_min"] for r in result["rules_created"]] == [1004]
+    assert [w["call"] for w in result["writes"]] == ["create security group rule"]
+    assert len(result["not_done"]) == 3  # the three deletes
+    assert tcp_ports(conn, group.id) == [1004, 2000]
+    assert "Traceback" not in run.output
+
+
+def test_two_runs_creating_one_group_at_once_leave_one_group(cloud, conn, run_module):
+    name = unique("twins")
+    outcomes = {}
+
+    def run(key):
+        outcomes[key] = run_module(MODULE, dict(cloud="minicloud", security_group=name, pod_cidr=[POD]),
+                                   playbook=True).result
+
+    gate = cloud.api.add_fault("network", method="POST", path="/v2.0/security-groups", gate=True, count=2)
+    threads = [threading.Thread(target=run, args=(key,), daemon=True) for key in ("a", "b")]
+    try:
+        for thread in threads:
+            thread.start()
+        cloud.api.wait_held(gate["id"], 2, timeout=120)  # both runs found no group and sent their create
+    finally:
+        cloud.api.release_fault(gate["id"])
+    for thread in threads:
+        thread.join(180)
+    results = [outcomes["a"], outcomes["b"]]
+    assert not any(r["failed"] for r in results), [r.get("msg") for r in results]
+    groups = list(conn.network.security_groups(name=name))
+    assert len(groups) == 1, "%d groups named %s" % (len(groups), name)
+    assert [r["security_group"]["id"] for r in results] == [groups[0].id] * 2
+    twins = [c for r in results for c in r["conflicts"] if c["kind"] == "group_created_concurrently"]
+    assert any("was deleted and the older one" in c["detail"] for c in twins), twins
+    assert sorted(r["security_group"]["created"] for r in results) == [False, True]
+    assert pod_keys(group_rules(conn, groups[0].id)) == ["icmp", "tcp", "udp"]
+    again = run_ok(run_module, dict(security_group=name, pod_cidr=[POD]))
+    assert again["changed"] is False

@@ -31,8 +31,11 @@ class ClusterInfoRunner(KubernetesModule):
         contract = choose_version(capi.served, params["api_version"])
         cluster = capi.get_cluster(params["name"], params["namespace"], contract, deadline)
         namespace = cluster["metadata"]["namespace"]
-        control_plane = capi.get_ref(dig(cluster, "spec", "controlPlaneRef"), namespace, contract, deadline)
-        infrastructure = capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline)
+        where = "of Cluster %s/%s" % (namespace, params["name"])
+        control_plane = capi.get_ref(dig(cluster, "spec", "controlPlaneRef"), namespace, contract, deadline,
+                                     "controlPlaneRef " + where)
+        infrastructure = capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline,
+                                      "infrastructureRef " + where)
         machines = capi.list_kind(CORE_GROUP, contract, "Machine", namespace,
                                   "%s=%s" % (CLUSTER_NAME_LABEL, params["name"]), deadline)
         for machine in machines:

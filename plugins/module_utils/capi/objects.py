@@ -17,6 +17,8 @@ __metaclass__ = type
 
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 BLOCK_MOVE_ANNOTATION = "clusterctl.cluster.x-k8s.io/block-move"
+# Set by clusterctl move on the source's objects it has made on the target, before it deletes them.
+DELETE_FOR_MOVE_ANNOTATION = "clusterctl.cluster.x-k8s.io/delete-for-move"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 CONTROL_PLANE_LABEL = "cluster.x-k8s.io/control-plane"
 # Machine deletion hooks: annotations ``<prefix><name>`` that keep a Machine from being drained / terminated.

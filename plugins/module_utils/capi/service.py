@@ -26,6 +26,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry
 
 # Resources of the cluster groups that no controller reconciles per cluster, so nothing acknowledges a pause.
 NOT_RECONCILED_SUFFIXES = ("templates",)
+# The references of a Cluster whose targets are in scope of a pause.
+REFERENCE_FIELDS = ("infrastructureRef", "controlPlaneRef")
 
 
 def choose_version(served, requested=None):
@@ -123,12 +125,40 @@ class CapiService:
             raise
         return sorted(set(dig(item, "metadata", "namespace") for item in found.get("items") or []))
 
-    def get_ref(self, ref, namespace, contract, deadline):
-        """The object a Cluster reference points to, or None when it does not exist (yet)."""
+    def ref_version(self, target, contract, field=None):
+        """The version to read a reference's target in (``target`` as ``objects.reference`` gives it); NotServed,
+        naming the reference and its API group, when the API does not serve that group (or the version the
+        reference names)."""
+        versions = self.served.get(target["group"]) or []
+        version = target["version"] or self.version_for(target["group"], contract)
+        if version is None or version not in versions:
+            what = "the %s" % field if field else "a reference"
+            raise NotServed(
+                "%s names %s %s/%s in API group %s%s, which this Kubernetes API does not serve (%s); is its "
+                "provider installed, and is the reference spelt right?" % (
+                    what, target["kind"], target["namespace"], target["name"], target["group"] or "(none)",
+                    " version %s" % target["version"] if target["version"] else "",
+                    "it serves %s in versions %s" % (target["group"], ", ".join(versions)) if versions else
+                    "no such group is served"))
+        return version
+
+    def check_refs(self, cluster, contract):
+        """NotServed (``ref_version``) when the Cluster's infrastructureRef or controlPlaneRef names an API group
+        or version this API does not serve; no request (discovery has the served groups)."""
+        metadata = cluster["metadata"]
+        for field in REFERENCE_FIELDS:
+            target = reference(dig(cluster, "spec", field), metadata["namespace"])
+            if target is not None:
+                self.ref_version(target, contract, "%s of Cluster %s/%s" % (field, metadata["namespace"],
+                                                                           metadata["name"]))
+
+    def get_ref(self, ref, namespace, contract, deadline, field=None):
+        """The object a Cluster reference points to, or None when it does not exist (yet). ``field`` names the
+        reference (``infrastructureRef``) in the error when its API group is not served."""
         target = reference(ref, namespace)
         if target is None:
             return None
-        version = target["version"] or self.version_for(target["group"], contract)
+        version = self.ref_version(target, contract, field)
         plural = self.plural(target["group"], version, target["kind"], deadline)
         try:
             return self.kube.call(
@@ -211,11 +241,12 @@ class CapiService:
         if scope == "move":
             objects.extend(self.labelled_objects(metadata["name"], metadata["namespace"], kinds, deadline))
         have = set((o.get("kind"), dig(o, "metadata", "namespace"), dig(o, "metadata", "name")) for o in objects)
-        for field in ("infrastructureRef", "controlPlaneRef"):
+        for field in REFERENCE_FIELDS:
             target = reference(dig(cluster, "spec", field), metadata["namespace"])
             if target is None or (target["kind"], target["namespace"], target["name"]) in have:
                 continue
-            found = self.get_ref(dig(cluster, "spec", field), metadata["namespace"], contract, deadline)
+            found = self.get_ref(dig(cluster, "spec", field), metadata["namespace"], contract, deadline,
+                                 "%s of Cluster %s/%s" % (field, metadata["namespace"], metadata["name"]))
             if found is not None:
                 objects.append(found)
         unique = []
@@ -240,11 +271,11 @@ class CapiService:
             for kind_group, kind_version, kind in kinds:
                 feeds.append(Feed(kind_group, kind_version, self.plural(kind_group, kind_version, kind, deadline),
                                   kind, namespace, label_selector=selector))
-        for field in ("infrastructureRef", "controlPlaneRef"):
+        for field in REFERENCE_FIELDS:
             target = reference(dig(cluster, "spec", field), namespace)
             if target is None:
                 continue
-            ref_version = target["version"] or self.version_for(target["group"], contract)
+            ref_version = self.ref_version(target, contract, "%s of Cluster %s/%s" % (field, namespace, name))
             plural = self.plural(target["group"], ref_version, target["kind"], deadline)
             feeds.append(Feed(target["group"], ref_version, plural, target["kind"], target["namespace"],
                               field_selector="metadata.name=%s" % target["name"]))

@@ -114,6 +114,35 @@ class _MaskingAnsibleModule(AnsibleModule):
         super(_MaskingAnsibleModule, self)._log_invocation()
 
 
+#: How many writes a failure message names before it says "and N more" (the result's ``writes`` has them all).
+MESSAGE_WRITES = 5
+#: How many writes a failed result lists in ``writes`` (``writes_total`` counts them all when there are more).
+RESULT_WRITES = 200
+
+
+def describe_writes(writes):
+    """The writes in words: each call, marked when its answer was lost."""
+    words = ["%s%s" % (w["call"], " (answer lost: may or may not be done)" if w["outcome"] != "done" else "")
+             for w in writes[:MESSAGE_WRITES]]
+    if len(writes) > MESSAGE_WRITES:
+        words.append("and %d more" % (len(writes) - MESSAGE_WRITES))
+    return "; ".join(words)
+
+
+def written_result(data, writes, written):
+    """``data`` of a failure, with ``changed: true``, ``writes`` and ``written``'s fields (``data`` wins) when
+    ``writes`` holds a write that was done or may have been."""
+    if not writes:
+        return data
+    result = dict(written, **data)
+    result["changed"] = True
+    if "writes" not in result:
+        result["writes"] = writes[:RESULT_WRITES]
+        if len(writes) > RESULT_WRITES:
+            result["writes_total"] = len(writes)
+    return result
+
+
 class BaseModule:
     """Spec, clock, deadline, results and error mapping shared by every module.
 
@@ -138,6 +167,9 @@ class BaseModule:
         self.clock = clock or Clock()
         self.started = self.clock.monotonic()
         self.clients = []
+        #: result fields that describe what this run has written so far (a runner sets them as it writes): a
+        #: failure reports them unless the failure gives its own
+        self.written = {}
 
     @staticmethod
     def connection_argument_spec():
@@ -159,7 +191,22 @@ class BaseModule:
     def exit(self, **data):
         self.ansible.exit_json(**self._complete(data))
 
+    def writes(self):
+        """Every write the registered clients made so far, in order (``core.retry``: ``call`` and ``outcome``)."""
+        policies = []
+        for client in self.clients:
+            if all(client.policy is not known for known in policies):
+                policies.append(client.policy)
+        return [write for policy in policies for write in getattr(policy, "writes", [])]
+
     def fail(self, msg, **data):
+        """Fail with ``msg``. Once anything was written (or may have been: a write whose answer was lost), the
+        result says ``changed: true``, lists the writes (``writes``) and carries ``self.written``, whatever
+        the failure: the reads that follow a write fail like any other."""
+        writes = self.writes()
+        if writes and data.get("changed") is not True:  # the failure does not account for the writes itself
+            msg = "%s (written before this failure: %s)" % (msg.rstrip("."), describe_writes(writes))
+        data = written_result(data, writes, self.written)
         self.ansible.fail_json(msg=msg, **self._complete(data))
 
     def run(self):

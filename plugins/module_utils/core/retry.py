@@ -20,6 +20,11 @@ Each call has an idempotency class, as amazon.aws marks its retried calls:
   looks for what it asked for (``core.idempotency.create_or_adopt``). Faults that come before the
   service saw the request (429, 503, a connection refused) are retried as for a read.
 
+Every write (any call whose class is not ``READ``) is written down in ``RetryPolicy.writes`` as it ends:
+``done`` when the service answered it, ``unknown`` when it failed after a fault that may have come after
+the service committed. The module base reads that ledger when a run fails, so a failure after a write
+still says ``changed: true`` and what was written, whichever runner made it.
+
 The policy is plain Python with an injectable clock and random source, so it is unit-tested without
 a cloud.  Classification of exceptions is done by ``classify``, a pure function over the status code
 and headers that callers extract from whatever library raised.
@@ -143,6 +148,11 @@ class RetryPolicy:
         self.clock = clock or Clock()
         self.rng = rng or random.Random()
         self.retried = []
+        self.writes = []
+
+    def _record_write(self, what, kind, outcome):
+        if kind != READ:
+            self.writes.append(dict(call=what, outcome=outcome))
 
     def backoff(self, attempt, retry_after=None):
         ceiling = min(self.max_delay, self.base_delay * (2 ** attempt))
@@ -165,8 +175,21 @@ class RetryPolicy:
         exceptions that are not API faults (they propagate unchanged).  ``deadline`` is a value of
         ``clock.monotonic()``.  ``reauth()`` drops the cached token and is called at most once; pass
         None when the client library already renews an expired token itself (keystoneauth does).
-        Every retried fault is recorded in ``self.retried`` (status or "connection") for results.
+        Every retried fault is recorded in ``self.retried`` (status or "connection") for results, every write
+        in ``self.writes`` (``done``, or ``unknown`` when it failed after a fault that may have come after the
+        service committed).
         """
+        seen = WriteTrace()
+        try:
+            answer = self._attempts(func, describe_fault, deadline, reauth, what, kind, trace, seen)
+        except Exception:
+            if seen.maybe_committed:
+                self._record_write(what, kind, "unknown")
+            raise
+        self._record_write(what, kind, "done")
+        return answer
+
+    def _attempts(self, func, describe_fault, deadline, reauth, what, kind, trace, seen):
         attempt = 0
         reauth_done = False
         while True:
@@ -176,6 +199,7 @@ class RetryPolicy:
                 fault = describe_fault(exc)
                 if fault is None:
                     raise
+                seen.saw(fault)
                 decision = classify(fault, can_reauth=reauth is not None and not reauth_done)
                 if decision == FATAL:
                     raise

@@ -222,7 +222,7 @@ class KubernetesClient:
         self.api_client.user_agent = "flightcontrol.openstack"
         self.total = 0
         self._counting = threading.Lock()
-        self.deadline = None
+        self._local = threading.local()  # each thread's caller deadline: watches run in threads of their own
         self.contacted = False
         rest = self.api_client.rest_client
         rest.request = self._guarded(rest.request)
@@ -251,6 +251,15 @@ class KubernetesClient:
     @property
     def api_calls(self):
         return self.total
+
+    @property
+    def deadline(self):
+        """The deadline of the call this thread is making (None outside a call)."""
+        return getattr(self._local, "deadline", None)
+
+    @deadline.setter
+    def deadline(self, value):
+        self._local.deadline = value
 
     def _timeout(self):
         if self.deadline is None:

@@ -147,7 +147,12 @@ class KubernetesModule(BaseModule):
         return kubeconfig_secrets(params)
 
     def connect(self):
-        self.kube = connect_kubernetes(self.ansible, self.params, self.clock, self.clients)
+        """The client of the Kubernetes API the options name (through ``kubeconfig_secret``: read before the
+        module's ``timeout``, the one deadline of the run)."""
+        deadline = None
+        if self.params.get("timeout") is not None:
+            deadline = self.started + self.params["timeout"]
+        self.kube = connect_kubernetes(self.ansible, self.params, self.clock, self.clients, deadline)
         return self.kube
 
     def describe_error(self, exc):

@@ -20,11 +20,26 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.se
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import LOADBALANCER_FIELDS
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
 
+# A failure message names at most this many entries of ``members`` that matched nothing ("and N more" after them);
+# the result's ``missing`` lists at most RESULT_NAMES of them (``missing_total`` counts them all).
+MESSAGE_NAMES = 10
+RESULT_NAMES = 1000
+# Past this length a failure message is cut (the result's ``members`` and ``missing`` have the details).
+MESSAGE_CHARS = 8000
+
 POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
 
 
 def _pick(obj, fields):
     return dict((k, (obj or {}).get(k)) for k in fields)
+
+
+def cut(text):
+    """``text``, cut at MESSAGE_CHARS characters with a note saying so."""
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    return text[:MESSAGE_CHARS].rsplit(" ", 1)[0] + " ... (cut at %d characters; the result's members and missing " \
+        "have everything)" % MESSAGE_CHARS
 
 
 class Polls:
@@ -75,13 +90,20 @@ class MemberWaitRunner(OpenStackModule):
         self.seen.record(observation)
         return observation
 
-    def complete_members(self):
+    def complete_members(self, deadline):
         """The status tree carries each member's statuses, address and port; once the wait is done, one member
-        list adds the rest the result shows (weight, backup, admin_state_up, monitor address and port, subnet)."""
+        list adds the rest the result shows (weight, backup, admin_state_up, monitor address and port, subnet).
+        That list keeps to the module's deadline: when it does not answer in time, the wait's success stands and
+        the members are shown with the status tree's fields (a warning says so)."""
         if self.octavia.tree_fallback is not None or not self.seen.last["members"]:
             return
-        deadline = self.clock.monotonic() + self.client.request_timeout
-        listed = dict((m["id"], m) for m in self.octavia.list_members(self.pool["id"], deadline))
+        try:
+            listed = dict((m["id"], m) for m in self.octavia.list_members(self.pool["id"], deadline))
+        except DeadlineExceeded as exc:
+            self.ansible.warn("the wait succeeded, but the member list that adds weight, backup, admin_state_up, "
+                              "monitor address and port and subnet to the result did not answer before the timeout "
+                              "(%s); those fields are null" % exc)
+            return
         for member in self.seen.last["members"]:
             member.update((k, v) for k, v in listed.get(member["id"], {}).items() if k not in member)
 
@@ -109,7 +131,9 @@ class MemberWaitRunner(OpenStackModule):
         if not self.seen.count:
             return "%s. No poll of pool %s completed, so the members' states are unknown." % (
                 exc, lb_members.label(self.pool))
-        return "%s. At the last completed poll: %s" % (exc, lb_members.judge(self.seen.last, self.wait_spec).message)
+        spec, more = self.short_spec(self.seen.last)
+        return cut("%s. At the last completed poll: %s.%s" % (exc, lb_members.judge(self.seen.last, spec).message,
+                                                             more))
 
     def report(self, outcome):
         data = self.result_data()
@@ -118,17 +142,38 @@ class MemberWaitRunner(OpenStackModule):
                               "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
                                                        lb_members.label(self.pool)))
         if outcome.succeeded:
-            self.complete_members()
+            self.complete_members(self.started + self.params["timeout"])
             self.exit(msg=outcome.verdict.message, **self.result_data())
-        self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, self.wait_spec, outcome.elapsed,
-                                             outcome.timed_out, self.params["timeout"]),
-                  timed_out=outcome.timed_out, **data)
+        self.fail(self.failure_text(outcome), timed_out=outcome.timed_out, **data)
+
+    def failure_text(self, outcome):
+        """The failure message, short whatever the number of members (``short_spec``), at most MESSAGE_CHARS."""
+        spec, more = self.short_spec(outcome.observation)
+        verdict = lb_members.judge(outcome.observation, spec) if spec is not self.wait_spec else outcome.verdict
+        return cut(lb_members.failure_message(verdict, outcome.observation, spec, outcome.elapsed, outcome.timed_out,
+                                              self.params["timeout"]) + more)
+
+    def short_spec(self, observation):
+        """The wait's spec with only the first MESSAGE_NAMES entries of ``members`` that matched nothing, for
+        messages, and the words counting the others ("" when none was left out)."""
+        spec = self.wait_spec
+        if spec.state != "present":
+            return spec, ""
+        unmatched = lb_members.select(observation["members"] or [], spec.selectors)[1]
+        if len(unmatched) <= MESSAGE_NAMES:
+            return spec, ""
+        left_out = set(id(s) for s in unmatched[MESSAGE_NAMES:])
+        short = lb_members.WaitSpec(spec.state, [s for s in spec.selectors if id(s) not in left_out], spec.accepted,
+                                    spec.wait_for_loadbalancer)
+        return short, " %d more entries of members matched no member either (the result's missing lists them)." % (
+            len(left_out))
 
     def result_data(self):
         """The result fields; members, missing and loadbalancer are null when no poll completed."""
         seen, spec = self.seen, self.wait_spec
         data = dict(
-            members=None, missing=None, loadbalancer=None, pool=_pick(self.pool, POOL_FIELDS), polls=seen.count,
+            members=None, missing=None, missing_total=None, loadbalancer=None, pool=_pick(self.pool, POOL_FIELDS),
+            polls=seen.count,
             not_seen_at_start=None, polled_with=self.octavia.polled_with if self.octavia else None,
             accepted_operating_status=sorted(spec.accepted) if spec.accepted is not None else None,
         )
@@ -136,7 +181,8 @@ class MemberWaitRunner(OpenStackModule):
             chosen, unmatched = lb_members.select(seen.last["members"], spec.selectors)
             data.update(
                 members=[lb_members.member_view(m, spec) for m in chosen],
-                missing=[s.text for s in unmatched] if spec.state == "present" else [],
+                missing=[s.text for s in unmatched[:RESULT_NAMES]] if spec.state == "present" else [],
+                missing_total=len(unmatched) if spec.state == "present" else 0,
                 loadbalancer=_pick(seen.last["loadbalancer"], LOADBALANCER_FIELDS),
                 not_seen_at_start=[s.text for s in lb_members.select(seen.first["members"], spec.selectors)[1]],
             )

@@ -46,6 +46,16 @@ class NetworkService(ServiceBase):
                 name_or_id, len(found), ", ".join(g["id"] for g in found)))
         return found[0] if found else None
 
+    def groups_named(self, name, deadline):
+        """Every group of this name (with its rules), however many; one request."""
+        return self._get("/security-groups", "list security groups named %s" % name, deadline,
+                         params={"name": name})["security_groups"]
+
+    def delete_group(self, group_id, deadline):
+        """Delete a group: True when this call deleted it, False when it was already gone."""
+        return deleted(self.client, lambda: self.api.delete("/security-groups/%s" % group_id, raise_exc=True),
+                       "delete security group %s" % group_id, deadline)
+
     def group_ids_by_name(self, names, deadline):
         """name -> id for the remote groups named in rules; one request for all names."""
         if not names:

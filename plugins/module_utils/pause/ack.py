@@ -26,6 +26,7 @@ __metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     BLOCK_MOVE_ANNOTATION,
+    DELETE_FOR_MOVE_ANNOTATION,
     PAUSED_ANNOTATION,
     annotations,
     condition_true,
@@ -177,6 +178,17 @@ def describe_blockers(blockers):
     if len(blockers) > MESSAGE_BLOCKERS:
         parts.append("and %d more" % (len(blockers) - MESSAGE_BLOCKERS))
     return "; ".join(parts)
+
+
+def moving(objects):
+    """The objects that say a pause is still being worked on or a ``clusterctl move`` is under way (an unpause
+    now would let their controllers act in the middle of it), each as "Kind namespace/name (annotation)"."""
+    found = []
+    for obj in objects:
+        marks = [a for a in (BLOCK_MOVE_ANNOTATION, DELETE_FOR_MOVE_ANNOTATION) if a in annotations(obj)]
+        if marks:
+            found.append("%s (%s)" % (identity(obj), ", ".join(marks)))
+    return found
 
 
 def blocker_identities(items):

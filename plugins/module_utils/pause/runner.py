@@ -31,8 +31,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import (
     Tracker,
     assess,
+    MESSAGE_BLOCKERS,
     blocker_identities,
     judge,
+    moving,
 )
 
 
@@ -79,13 +81,33 @@ class PauseAckRunner(KubernetesModule):
         changed = before != paused
         self.summary = dict(name=params["name"], namespace=params["namespace"], api_version=cluster.get("apiVersion"),
                             paused_before=before, paused=before)
+        self.capi.check_refs(cluster, contract)  # what the wait must read is served: else refuse before the write
+        if changed and not paused and not params["force"]:
+            self.refuse_unpause_in_move(cluster, contract, kinds, deadline)
         since = self.clock.monotonic()
         if changed and not self.ansible.check_mode:
             self.capi.set_paused(cluster, paused, deadline)
             since = self.clock.monotonic()
         if not changed or not self.ansible.check_mode:
             self.summary["paused"] = paused
+        if changed and not self.ansible.check_mode:
+            # a failure from here on (a read of the wait, say) still reports the Cluster as this task left it
+            self.written = dict(cluster=self.summary, diff=dict(before={"spec": {"paused": before}},
+                                                                after={"spec": {"paused": paused}}))
         return PauseTarget(contract=contract, kinds=kinds, paused=paused, changed=changed, since=since)
+
+    def refuse_unpause_in_move(self, cluster, contract, kinds, deadline):
+        """Refuse an unpause while an object in scope carries the block-move annotation (its provider is still
+        pausing: a ``clusterctl move`` may be waiting for it) or delete-for-move (the move is under way)."""
+        params = self.params
+        found = moving(self.capi.scope_objects(cluster, params["scope"], contract, kinds, deadline))
+        if found:
+            raise ModuleFailure(
+                "Cluster %s/%s is not unpaused: %d object(s) say a pause is still being worked on or a clusterctl "
+                "move is under way: %s%s; nothing was changed (let the move finish, or set force: true to unpause "
+                "anyway)" % (params["namespace"], params["name"], len(found), ", ".join(found[:MESSAGE_BLOCKERS]),
+                             " and %d more" % (len(found) - MESSAGE_BLOCKERS) if len(found) > MESSAGE_BLOCKERS
+                             else ""), cluster=self.summary, moving=found)
 
     def start_watch(self, cluster, deadline):
         """Follow the objects in scope by watch (None where it cannot: ``observed_with`` says why)."""

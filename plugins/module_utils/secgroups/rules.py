@@ -415,3 +415,32 @@ def exclusive_refusal(plan, existing, max_share):
             "Nothing was changed. To remove them all the same, run again with max_removal_share: 1" % (
                 len(plan.delete), len(existing), "; ".join(r.label() for r in plan.delete[:10]),
                 ", ..." if len(plan.delete) > 10 else "", max_share))
+
+
+def settle_twins(groups, ours_id):
+    """Two runs that created a group of one name at the same time: the group both keep (the oldest by
+    ``created_at``, then by id: every run that sees the same groups keeps the same one) and whether ours must
+    go. ``groups`` are Neutron's dicts of every group of the name, ours among them."""
+    kept = sorted(groups, key=lambda g: (g.get("created_at") or "", g["id"]))[0]
+    return kept, kept["id"] != ours_id
+
+
+def untouched_since_created(created, now):
+    """Whether a group we created still has the rules Neutron gave it and nothing else (no rule added by
+    another client): then removing it loses nothing."""
+    return now is not None and _rule_keys(created) == _rule_keys(now)
+
+
+def _rule_keys(group):
+    return sorted(repr(rule_from_neutron(r).key) for r in group.get("security_group_rules") or [])
+
+
+def recheck_deletes(planned, fresh, max_share):
+    """The planned deletes judged again on a fresh read of the group (``fresh``: its rules as ``Rule``), just
+    before they are made: the rules that are still there, those already gone, and the refusal of
+    ``exclusive_refusal`` on the group as it is now (a rule added after the plan's read is never deleted: only
+    planned rules are). Returns (delete, gone, refusal)."""
+    by_id = dict((r.id, r) for r in fresh)
+    delete = [by_id[r.id] for r in planned if r.id in by_id]
+    gone = [r for r in planned if r.id not in by_id]
+    return delete, gone, exclusive_refusal(RulePlan(create=[], delete=delete, present=[]), fresh, max_share)

@@ -210,16 +210,18 @@ class SecgroupRunner(OpenStackModule):
         after["ports"] = dict(before["ports"])
         for view in progress.updated:
             after["ports"][view["port"]] = view["after"]
-        self.report(result, progress.group_id, work.name, created_group, progress.created, progress.deleted,
+        self.report(result, progress.group_id, work.name, progress.group_created, progress.created, progress.deleted,
                     progress.unchanged, progress.updated, before, after)
 
     # -- writes ------------------------------------------------------------------------
 
-    def create_group(self, api, work, progress, deadline):
-        """Create the group, then plan its rules again against the rules Neutron gave it; the diff's before."""
+    def create_group(self, api, work, progress, deadline, conflicts):
+        """Create the group (or adopt the one a concurrent run created: ``settle_twins``), then plan its rules
+        again against the rules Neutron gave it; the diff's before."""
         params = self.params
         group = api.create_group(params["security_group"], params["description"], deadline)
         progress.group_id, progress.group_created = group["id"], True
+        group = self.settle_twins(api, group, progress, deadline, conflicts)
         work.existing[:] = [sr.rule_from_neutron(r) for r in group.get("security_group_rules") or []]
         group_ids = dict((k, group["id"] if v == sr.NEW_GROUP else v) for k, v in work.group_ids.items())
         fresh = sr.plan_rules(self.resolve_rules(work.wanted, group_ids), work.existing, params["state"],
@@ -230,10 +232,38 @@ class SecgroupRunner(OpenStackModule):
             change.after = [group["id"] if g == sr.NEW_GROUP else g for g in change.after]
         return self.snapshot(work.existing, work.changes, "before")
 
+    def settle_twins(self, api, ours, progress, deadline, conflicts):
+        """Look again by name after the create: when another run created a group of the name at the same time,
+        every run keeps the oldest (``sr.settle_twins``); ours is deleted when it is the newer one and still as
+        Neutron made it (no port has it yet: this run has not written one), and the kept group is adopted. The
+        group this run goes on with."""
+        name = ours["name"]
+        twins = api.groups_named(name, deadline)
+        if len(twins) < 2:
+            return ours
+        kept, remove_ours = sr.settle_twins(twins, ours["id"])
+        others = ", ".join(g["id"] for g in twins if g["id"] != ours["id"])
+        if not remove_ours:
+            conflicts.append(dict(kind="group_created_concurrently", group=ours["id"], detail=(
+                "another run created a group named %s at the same time (%s); this run's group is the oldest and is "
+                "kept, the other run removes its own" % (name, others))))
+            return ours
+        now = api.find_group(ours["id"], deadline, is_id=True)
+        if not sr.untouched_since_created(ours, now):
+            raise ModuleFailure("security group %s: another run created a group of this name at the same time (%s), "
+                                "and this run's group %s was changed meanwhile, so it is not removed; remove one of "
+                                "them by hand" % (name, others, ours["id"]))
+        api.delete_group(ours["id"], deadline)
+        progress.group_id, progress.group_created = kept["id"], False
+        conflicts.append(dict(kind="group_created_concurrently", group=kept["id"], detail=(
+            "another run created a group named %s at the same time: this run's group %s was deleted and the older "
+            "one, %s, adopted" % (name, ours["id"], kept["id"]))))
+        return kept
+
     def write(self, api, work, progress, before, result, deadline):
         """Make the planned writes, recording each in ``progress`` as it is done; returns the diff's before."""
         if progress.group_id is None and self.params["state"] == "present":
-            before = self.create_group(api, work, progress, deadline)
+            before = self.create_group(api, work, progress, deadline, result["conflicts"])
         for rule in work.plan.create:
             made, is_new = api.create_rule(rule.to_api(progress.group_id), deadline,
                                            matches=lambda found, key=rule.key: sr.rule_from_neutron(found).key == key)
@@ -243,7 +273,7 @@ class SecgroupRunner(OpenStackModule):
                 progress.unchanged.append(rule)
                 result["conflicts"].append(dict(kind="rule_exists", rule=rule.view(),
                                                 detail="created by someone else meanwhile (HTTP 409)"))
-        for rule in work.plan.delete:
+        for rule in self.deletes_now(api, work, progress, deadline):
             if api.delete_rule(rule.id, deadline):
                 progress.deleted.append(rule)
             progress.deletes_made.append(rule)
@@ -253,6 +283,23 @@ class SecgroupRunner(OpenStackModule):
                 progress.updated.append(view)
             progress.ports_made.append(change)
         return before
+
+    def deletes_now(self, api, work, progress, deadline):
+        """The planned deletes, judged again on the group as it is just before them (one read, only when there is
+        something to delete): a rule already gone is skipped (recorded as made), and ``exclusive``'s removal guard
+        is checked again on the fresh rules of a group that existed before the run, so the deletes never go beyond
+        what the guard allows of the group they change. A rule added after the plan's read is never deleted: only
+        planned rules are."""
+        planned = work.plan.delete
+        if not planned:
+            return []
+        group = api.find_group(progress.group_id, deadline, is_id=True)
+        fresh = [sr.rule_from_neutron(r) for r in (group or {}).get("security_group_rules") or []]
+        delete, gone, refusal = sr.recheck_deletes(planned, fresh, self.params["max_removal_share"])
+        progress.deletes_made.extend(gone)
+        if refusal and self.params["exclusive"] and work.group is not None:  # a group made by this run: no guard
+            raise ModuleFailure("on the group as it is now (read again before the deletes): %s" % refusal)
+        return delete
 
     def update_port(self, api, change, group_id, deadline, conflicts):
         """Send the change with If-Match; on 412 read the port again and recompute. None if nothing was left

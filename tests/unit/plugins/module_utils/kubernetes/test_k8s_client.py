@@ -76,6 +76,19 @@ def test_request_timeout_is_api_timeout_cut_to_the_deadline():
     assert client._timeout() == LAST_REQUEST_TIMEOUT
 
 
+def test_each_thread_keeps_the_deadline_of_its_own_call():
+    """A watch ending its call in another thread must not lift the cap of the call this thread is making."""
+    import threading
+    settings = {"host": "https://k8s.example:6443", "api_key": "token"}
+    clock = StoppedClock()
+    client = KubernetesClient(settings, clock=clock, request_timeout=30)
+    client.deadline = clock.now + 3
+    other = threading.Thread(target=lambda: setattr(client, "deadline", None))
+    other.start()
+    other.join()
+    assert client._timeout() == 3
+
+
 def test_missing_kubeconfig_file_is_a_config_error(tmp_path):
     with pytest.raises(kubernetes.config.ConfigException, match="does not exist"):
         build_configuration({"kubeconfig": str(tmp_path / "nope")})
