@@ -105,24 +105,45 @@ EXAMPLES = r"""
 
 import asyncio
 import logging
+import os
+import sys
 import threading
 import time
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.event_feed import (
+
+def _importable_collection():
+    """ansible-rulebook runs a source as a plain file: make the collections folder this file is installed in
+    importable (``ansible_collections.flightcontrol.openstack``), as ansible-core's loader does for modules."""
+    try:
+        import ansible_collections.flightcontrol.openstack.plugins.module_utils  # noqa: F401 pylint: disable=unused-import
+        return
+    except ImportError:
+        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.abspath(os.path.join(here, *([os.pardir] * 7)))  # the folder that holds ansible_collections/
+    if os.path.isdir(os.path.join(root, "ansible_collections")) and root not in sys.path:
+        sys.path.insert(0, root)
+    for name in [n for n in sys.modules if n == "ansible_collections" or n.startswith("ansible_collections.")]:
+        del sys.modules[name]  # a failed import may have left a namespace of another folder
+
+
+_importable_collection()
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.event_feed import (  # noqa: E402
     DELETE,
     EventFeed,
     FeedError,
     RELIST,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.events import EventState
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.events import EventState  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import (  # noqa: E402
     check_hostname_format,
     DEFAULT_HOSTNAME_FORMAT,
     FleetError,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (  # noqa: E402
     auth_settings,
     CONFIG_ERRORS,
     K8S_IMPORT_ERROR,
@@ -247,6 +268,7 @@ class Runner:
             thread = threading.Thread(target=self.follow, args=(feed,), name="capi-events-%s" % feed.plural)
             thread.daemon = True
             thread.start()
+        LOG.info("capi_events: following %d feeds: %s", len(self.feeds), ", ".join(f.describe() for f in self.feeds))
 
     def follow(self, feed):
         def emit(effect, value):
