@@ -16,11 +16,25 @@ import pytest
 import yaml
 
 from playbook_runner import REPO
-from rollouts import assert_safe_history, custom, history, HOOK, KCP_GROUP, machines, pool_name, seed_cluster
+from rollouts import (assert_safe_history, custom, history, HOOK, KCP_GROUP, machines, pool_name, seed_cluster,
+                      set_capo_wait)
 
 BIN = Path(sys.executable).parent
 RULEBOOKS = REPO / "extensions" / "eda" / "rulebooks"
 READY = "capi_events: following"
+STANDING = "pre-drain.delete.hook.machine.cluster.x-k8s.io/flightcontrol-standing"
+
+
+def wait_standing(cloud, name, timeout=60):
+    """Every control-plane Machine of ``name`` carries the source's standing hook (it writes it when it sees
+    them); polled, as nothing else announces it."""
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        found = machines(cloud, name)
+        if found and all(STANDING in (m["metadata"].get("annotations") or {}) for m in found):
+            return found
+        time.sleep(0.2)
+    pytest.fail("the standing hook is not on every control-plane Machine of %s: %s" % (name, machines(cloud, name)))
 
 
 def java_home():
@@ -112,9 +126,11 @@ GUARD_VARS = {"openstack_cloud": "minicloud", "member_timeout": 20}
 
 def test_a_rollout_started_by_a_patch_is_guarded_end_to_end(cloud, rulebook):
     name = seed_cluster(cloud, control_plane=1)
+    set_capo_wait(cloud, name, "lb")  # CAPO before v0.14: a Machine is ready once the load balancer is ACTIVE
     old = [m["metadata"]["name"] for m in machines(cloud, name)]
     run = rulebook("guard_rollouts.yml", GUARD_VARS)
     run.wait_for(READY, 180)
+    wait_standing(cloud, name)
     patch_rollout_after(cloud, name)
     output = run.wait_for("PLAY RECAP", 600)
     assert "failed=0" in output.split("PLAY RECAP", 1)[1], output[-6000:]
@@ -124,15 +140,18 @@ def test_a_rollout_started_by_a_patch_is_guarded_end_to_end(cloud, rulebook):
     now = [m["metadata"]["name"] for m in machines(cloud, name)]
     assert not set(now) & set(old) and len(now) == 1
     assert not any(HOOK in (m["metadata"].get("annotations") or {}) for m in machines(cloud, name))
+    wait_standing(cloud, name)  # the new Machine is held for the next rollout
     assert_safe_history(history(cloud, name), 1, pool_name(name))
 
 
 def test_a_lost_member_stops_the_guard_naming_it(cloud, rulebook):
     name = seed_cluster(cloud, control_plane=1)
+    set_capo_wait(cloud, name, "lb")
     [old] = [m["metadata"]["name"] for m in machines(cloud, name)]
     cloud.octavia("lost-member", members=pool_name(name) + "-*", delay=0.2)
     run = rulebook("guard_rollouts.yml", GUARD_VARS)
     run.wait_for(READY, 180)
+    wait_standing(cloud, name)
     patch_rollout_after(cloud, name)
     output = run.wait_for("PLAY RECAP", 600)
     assert "failed=1" in output.split("PLAY RECAP", 1)[1], output[-6000:]

@@ -24,6 +24,13 @@ Events (``type``):
 - ``control_plane_degraded``: the control plane reports a health condition False (once until it is healthy
   again).
 
+With a standing hook (``standing_hook``, a pre-drain deletion hook name), ``EventState.hook_actions`` also says
+which Machines to write: every control-plane Machine of a followed cluster carries the standing hook from the
+moment it is seen (``hold``), so that KCP, however fast the replacement is provisioned, can never drain an old
+Machine before the guard arrives; a Machine being deleted gives the standing hook up once the guard's own hook is on
+it (``hand_over``: the guard releases it when safe), or at once when its Cluster or control plane is being deleted
+(``let_go``: nothing to guard). A deletion nobody guards stays held, and ``machine_deletion_stuck`` names the hook.
+
 Every event has ``cluster`` (``{namespace, name}``), ``host`` (the capi_clusters inventory's host name) and
 ``meta.hosts`` (the same, so that ansible-rulebook limits a playbook to that cluster's host).
 """
@@ -66,6 +73,8 @@ HEALTH_CONDITIONS = ("Available", "EtcdClusterHealthy", "ControlPlaneComponentsH
 TEMPLATE_PATHS = (("spec", "machineTemplate", "infrastructureRef"),
                   ("spec", "machineTemplate", "spec", "infrastructureRef"))
 DEFAULT_STUCK_SECONDS = 600.0
+DEFAULT_GUARD_HOOK = "flightcontrol-rollout"
+HOLD, HAND_OVER, LET_GO = "hold", "hand_over", "let_go"
 
 
 def parse_time(text):
@@ -183,7 +192,11 @@ def degraded_conditions(kcp):
 class EventState:
     """What the source knows of the objects and what it has already reported."""
 
-    def __init__(self, hostname_format=DEFAULT_HOSTNAME_FORMAT, stuck_seconds=DEFAULT_STUCK_SECONDS):
+    def __init__(self, hostname_format=DEFAULT_HOSTNAME_FORMAT, stuck_seconds=DEFAULT_STUCK_SECONDS,
+                 standing_hook=None, guard_hook=DEFAULT_GUARD_HOOK):
+        self.standing_hook = PRE_DRAIN_HOOK_PREFIX + standing_hook if standing_hook else None
+        self.guard_hook = PRE_DRAIN_HOOK_PREFIX + guard_hook
+        self.acted = set()        # (uid, resourceVersion, action) written already
         self.hostname_format = hostname_format
         self.stuck_seconds = float(stuck_seconds)
         self.objects = {}         # (kind, namespace, name) -> object
@@ -242,6 +255,39 @@ class EventState:
             elif key[0] == "KubeadmControlPlane" and rollout_after(obj):
                 events.extend(self._rollout(obj, now))  # a rollout time that has just come
         return events
+
+    def hook_actions(self):
+        """The standing-hook writes the objects call for now: ``[{action, namespace, name, annotation, value}]``
+        (value None removes the annotation), each once per version of the Machine."""
+        if not self.standing_hook:
+            return []
+        found = []
+        for key, machine in sorted(self.objects.items(), key=lambda item: item[0]):
+            if key[0] != "Machine" or CONTROL_PLANE_LABEL not in labels(machine) or not self._selected(machine):
+                continue
+            action = self._hook_action(machine)
+            metadata = meta(machine)
+            mark = (metadata.get("uid") or key, metadata.get("resourceVersion"), action)
+            if action is None or mark in self.acted:
+                continue
+            self.acted.add(mark)
+            found.append(dict(action=action, namespace=key[1], name=key[2], annotation=self.standing_hook,
+                              value="" if action == HOLD else None))
+        return found
+
+    def _hook_action(self, machine):
+        notes = annotations(machine)
+        namespace, cluster = meta(machine).get("namespace"), cluster_of(machine)
+        owner = self.objects.get(("Cluster", namespace, cluster))
+        kcps = self._control_planes(namespace, cluster)
+        ending = bool(meta(owner).get("deletionTimestamp")) or any(meta(k).get("deletionTimestamp") for k in kcps)
+        if not meta(machine).get("deletionTimestamp"):
+            return HOLD if self.standing_hook not in notes and not ending else None
+        if self.standing_hook not in notes:
+            return None
+        if ending:
+            return LET_GO
+        return HAND_OVER if self.guard_hook in notes else None
 
     # -- the events ---------------------------------------------------------------------------
 

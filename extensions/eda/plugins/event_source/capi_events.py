@@ -81,6 +81,21 @@ options:
     description: The capi_clusters inventory's O(hostname_format), so that C(meta.hosts) names its hosts.
     type: str
     default: '{namespace}/{name}'
+  standing_hook:
+    description:
+      - The name of a standing pre-drain deletion hook (C(pre-drain.delete.hook.machine.cluster.x-k8s.io/<name>))
+        that the source puts on every control-plane Machine of the clusters it follows as soon as it sees the
+        Machine, so that an old Machine is held before the control plane can delete it, however fast the
+        replacement is provisioned. A Machine being deleted gives it up once the guard's own hook
+        (O(guard_hook)) is on it, or at once when its Cluster or control plane is being deleted. A deletion that
+        no guard takes over stays held (C(machine_deletion_stuck) names the hook) until a person removes it.
+      - Needs the right to patch Machines. Empty (the default) writes nothing.
+    type: str
+  guard_hook:
+    description: The deletion hook name of the guard (the control_plane_rollout role's
+      C(control_plane_rollout_hook_name)); the standing hook is handed over to it.
+    type: str
+    default: flightcontrol-rollout
   api_version:
     description: The Cluster API contract version to read (C(v1beta2) or C(v1beta1)). Default, v1beta2 where
       served, else v1beta1.
@@ -135,7 +150,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.event
     FeedError,
     RELIST,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.events import EventState  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.events import (  # noqa: E402
+    DEFAULT_GUARD_HOOK,
+    EventState,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import (  # noqa: E402
     check_hostname_format,
     DEFAULT_HOSTNAME_FORMAT,
@@ -143,6 +161,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (  # noqa: E402
     auth_settings,
     CONFIG_ERRORS,
@@ -155,7 +174,7 @@ LOG = logging.getLogger(__name__)
 CONNECTION_OPTIONS = ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert", "client_cert",
                       "client_key", "proxy")
 KNOWN_OPTIONS = CONNECTION_OPTIONS + ("namespaces", "label_selector", "stuck_seconds", "tick_seconds",
-                                      "hostname_format", "api_version")
+                                      "hostname_format", "api_version", "standing_hook", "guard_hook")
 DISCOVERY_SECONDS = 60
 CONTROL_PLANE_GROUP = "controlplane.cluster.x-k8s.io"
 
@@ -248,7 +267,9 @@ class Runner:
         self.options = options
         self.feeds = feeds
         self.clock = clock
-        self.state = EventState(options["hostname_format"], options["stuck_seconds"])
+        self.state = EventState(options["hostname_format"], options["stuck_seconds"],
+                                standing_hook=options.get("standing_hook") or None,
+                                guard_hook=options.get("guard_hook") or DEFAULT_GUARD_HOOK)
         self.stop = threading.Event()
         self.inbox = None
         self.loop = None
@@ -257,6 +278,27 @@ class Runner:
         for event in events:
             LOG.info("capi_events: %s %s/%s", event["type"], event["cluster"]["namespace"], event["cluster"]["name"])
             await self.queue.put(event)
+        for action in self.state.hook_actions():
+            await self.loop.run_in_executor(None, self.write_hook, action)
+
+    def write_hook(self, action):
+        """Put the standing hook on a Machine (or take it off); a Machine already gone is no error."""
+        feed = [f for f in self.feeds if f.kind == "Machine"][0]
+        body = {"metadata": {"annotations": {action["annotation"]: action["value"]}}}
+        kube = feed.kube
+        try:
+            kube.call(lambda: kube.custom.patch_namespaced_custom_object(
+                feed.group, feed.version, action["namespace"], feed.plural, action["name"], body),
+                "%s of Machine %s/%s" % (action["action"], action["namespace"], action["name"]),
+                kube.clock.monotonic() + 30, kind=IDEMPOTENT)
+        except Exception as exc:  # pylint: disable=broad-except
+            if getattr(exc, "status", None) == 404:
+                return
+            raise SourceError("capi_events: could not %s the standing hook of Machine %s/%s: %s%s" % (
+                action["action"].replace("_", " "), action["namespace"], action["name"], _words(exc),
+                "; the credentials need the right to patch machines" if getattr(exc, "status", None) == 403 else ""))
+        LOG.info("capi_events: %s Machine %s/%s (%s)", action["action"], action["namespace"], action["name"],
+                 action["annotation"])
 
     async def start(self):
         self.loop = asyncio.get_running_loop()

@@ -185,3 +185,41 @@ def test_host_names_follow_the_inventory_format():
     state, _ = seeded(state=ev.EventState(hostname_format="{name}"))
     out = state.observe(cluster(paused=True), T0)
     assert out[0]["meta"]["hosts"] == "alpha"
+
+
+STANDING = "pre-drain.delete.hook.machine.cluster.x-k8s.io/flightcontrol-standing"
+GUARD = "pre-drain.delete.hook.machine.cluster.x-k8s.io/flightcontrol-rollout"
+
+
+def test_without_a_standing_hook_the_source_writes_nothing():
+    state, _ = seeded()
+    assert state.hook_actions() == []
+
+
+def test_the_standing_hook_holds_every_control_plane_machine_once_per_version():
+    state, _ = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))
+    state.observe(machine("w-0", control_plane=False), T0)
+    actions = state.hook_actions()
+    assert [(a["action"], a["name"], a["annotation"], a["value"]) for a in actions] == [
+        ("hold", "cp-%d" % i, STANDING, "") for i in range(3)]
+    assert state.hook_actions() == []  # asked once for this version of each
+
+
+def test_a_deleted_machine_hands_the_standing_hook_to_the_guard_only():
+    state, _ = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))
+    held = machine("cp-0", annotations={STANDING: ""}, deleting="2026-01-01T00:00:05Z")
+    state.observe(held, T0 + 5)
+    assert [a["name"] for a in state.hook_actions()] == ["cp-1", "cp-2"]  # cp-0 stays held: no guard yet
+    guarded = machine("cp-0", annotations={STANDING: "", GUARD: ""}, deleting="2026-01-01T00:00:05Z")
+    guarded["metadata"]["resourceVersion"] = "12"
+    state.observe(guarded, T0 + 9)
+    assert [(a["action"], a["name"], a["value"]) for a in state.hook_actions()] == [("hand_over", "cp-0", None)]
+
+
+def test_a_cluster_being_deleted_lets_its_machines_go():
+    state, _ = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))
+    going = cluster()
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:05Z"
+    state.observe(going, T0)
+    state.observe(machine("cp-1", annotations={STANDING: ""}, deleting="2026-01-01T00:00:06Z"), T0)
+    assert [(a["action"], a["name"]) for a in state.hook_actions()] == [("let_go", "cp-1")]
