@@ -13,6 +13,7 @@ Results go to the EDA section of docs/benchmarks.md.
 
 import datetime
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -124,7 +125,10 @@ def one_rollout(cloud, api, namespace, name, kcp, delay, proc, log, done):
 
 def run(rounds):
     rows = []
-    with running_cloud() as cloud, collections_path() as collections, tempfile.TemporaryDirectory() as tmp:
+    with running_cloud() as cloud, collections_path() as given, tempfile.TemporaryDirectory() as tmp:
+        # a copy of its own: a collection rebuilt during the run must not change the guard's playbooks under it
+        collections = Path(tmp) / "collections"
+        shutil.copytree(given, collections, symlinks=False)
         name = "race-%s" % uuid.uuid4().hex[:6]
         cloud.set_octavia_mode("normal", members="*", delay=0.1)
         cloud.create_capi_cluster(name, control_plane=1, openstack=True)
@@ -143,7 +147,10 @@ def run(rounds):
                 print("rollout %d delay %.2f: hold %s guard %s delete %s ok %s" % rows[-1], flush=True)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(30)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
             cloud.delete_capi_cluster(name, "default")
     return rows
 
@@ -163,6 +170,7 @@ def table(rows):
 
 
 def main():
+    signal.signal(signal.SIGTERM, lambda *_args: sys.exit(1))  # the rulebook and the cluster are cleaned up
     parser = bench_parser(__doc__, optional_baseline=True)
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()

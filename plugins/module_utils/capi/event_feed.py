@@ -90,7 +90,7 @@ class EventFeed:
         """The objects now (each with apiVersion and kind); remembers the list's resourceVersion."""
         deadline = self.clock.monotonic() + LIST_SECONDS
         try:
-            found = self.kube.call(lambda: self._request(), "listing %s" % self.describe(), deadline)
+            found = self.kube.call(self._request, "listing %s" % self.describe(), deadline)
         except Exception as exc:  # pylint: disable=broad-except
             raise self.refusal(exc, "listing")
         items = found.get("items") or []

@@ -187,8 +187,8 @@ def parse_args(args):
     """The options, checked: unknown ones and wrong values are refused before any request."""
     unknown = sorted(set(args or {}) - set(KNOWN_OPTIONS))
     if unknown:
-        raise SourceError("capi_events: unknown option(s) %s (known: %s)" % (", ".join(unknown),
-                                                                            ", ".join(KNOWN_OPTIONS)))
+        raise SourceError("capi_events: unknown option(s) %s (known: %s)" % (
+            ", ".join(unknown), ", ".join(KNOWN_OPTIONS)))
     options = dict(args or {})
     namespaces = options.get("namespaces") or []
     if isinstance(namespaces, str):

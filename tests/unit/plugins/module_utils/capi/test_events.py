@@ -70,7 +70,7 @@ def test_a_healthy_fleet_makes_no_event():
 
 @pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
 def test_rollout_after_starts_a_rollout_once_whatever_the_watch_does(version):
-    state, _ = seeded()
+    state = seeded()[0]
     patched = kcp(generation=2, after="2026-01-01T00:00:01Z", version=version)
     out = state.observe(patched, T0 + 2)
     assert types(out) == ["rollout_started"]
@@ -86,7 +86,7 @@ def test_rollout_after_starts_a_rollout_once_whatever_the_watch_does(version):
 
 
 def test_a_rollout_time_ahead_starts_the_rollout_when_it_comes():
-    state, _ = seeded()
+    state = seeded()[0]
     assert state.observe(kcp(generation=2, after="2026-01-01T00:01:00Z"), T0) == []
     assert state.tick(T0 + 30) == []
     assert types(state.tick(T0 + 61)) == ["rollout_started"]
@@ -94,14 +94,14 @@ def test_a_rollout_time_ahead_starts_the_rollout_when_it_comes():
 
 
 def test_a_version_change_is_named():
-    state, _ = seeded()
+    state = seeded()[0]
     out = state.observe(kcp(generation=3, k8s="v1.32.0"), T0)
     assert [(e["type"], e["reason"], e["control_plane"]["version"]) for e in out] == [
         ("rollout_started", "version", "v1.32.0")]
 
 
 def test_a_template_change_is_read_from_the_up_to_date_condition():
-    state, _ = seeded()
+    state = seeded()[0]
     outdated = machine("cp-0")
     outdated["status"]["conditions"] = [{"type": "UpToDate", "status": "False", "reason": "NotUpToDate",
                                          "message": "InfrastructureMachine is not up-to-date"}]
@@ -111,7 +111,7 @@ def test_a_template_change_is_read_from_the_up_to_date_condition():
 
 
 def test_a_remediation_is_its_own_rollout():
-    state, _ = seeded()
+    state = seeded()[0]
     first = state.observe(machine("cp-1", annotations={ev.REMEDIATE_ANNOTATION: ""}), T0)
     assert [(e["type"], e["reason"], e["rollout_id"]) for e in first] == [
         ("rollout_started", "remediation", "kcp-alpha/remediation/cp-1")]
@@ -119,13 +119,13 @@ def test_a_remediation_is_its_own_rollout():
 
 
 def test_status_behind_without_anything_else_is_reported_as_other():
-    state, _ = seeded()
+    state = seeded()[0]
     out = state.observe(kcp(generation=1, status={"replicas": 3, "updatedReplicas": 2}), T0)
     assert [(e["type"], e["reason"]) for e in out] == [("rollout_started", "other")]
 
 
 def test_deleting_then_stuck_in_one_phase_naming_the_hook():
-    state, _ = seeded(state=ev.EventState(stuck_seconds=60))
+    state = seeded(state=ev.EventState(stuck_seconds=60))[0]
     held = machine("cp-0", deleting="2026-01-01T00:00:00Z", hooks=["flightcontrol-rollout"])
     out = state.observe(held, T0 + 1)
     assert [(e["type"], e["phase"], e["hooks"]) for e in out] == [
@@ -144,14 +144,14 @@ def test_deleting_then_stuck_in_one_phase_naming_the_hook():
 
 
 def test_a_deletion_seen_late_counts_from_its_deletion_timestamp():
-    state, _ = seeded(state=ev.EventState(stuck_seconds=60))
+    state = seeded(state=ev.EventState(stuck_seconds=60))[0]
     out = state.observe(machine("cp-2", deleting="2026-01-01T00:00:00Z"), T0 + 3600)
     assert types(out) == ["machine_deleting", "machine_deletion_stuck"]
     assert out[1]["phase"] == "infrastructure"
 
 
 def test_pause_and_unpause_are_reported_on_change_only():
-    state, _ = seeded()
+    state = seeded()[0]
     assert types(state.observe(cluster(paused=True), T0)) == ["cluster_paused"]
     assert state.relisted("Cluster", "default", [cluster(paused=True)], T0) == []
     assert types(state.observe(cluster(paused=False), T0)) == ["cluster_unpaused"]
@@ -161,7 +161,7 @@ def test_pause_and_unpause_are_reported_on_change_only():
 
 @pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
 def test_degraded_once_until_healthy_again(version):
-    state, _ = seeded()
+    state = seeded()[0]
     bad = [{"type": "EtcdClusterHealthy", "status": "False", "message": "etcd member cp-1 is unhealthy"}]
     sick = kcp(conditions=bad, version=version)
     if version == "v1beta1":
@@ -182,7 +182,7 @@ def test_objects_of_clusters_not_followed_make_no_event():
 
 
 def test_host_names_follow_the_inventory_format():
-    state, _ = seeded(state=ev.EventState(hostname_format="{name}"))
+    state = seeded(state=ev.EventState(hostname_format="{name}"))[0]
     out = state.observe(cluster(paused=True), T0)
     assert out[0]["meta"]["hosts"] == "alpha"
 
@@ -192,12 +192,12 @@ GUARD = "pre-drain.delete.hook.machine.cluster.x-k8s.io/flightcontrol-rollout"
 
 
 def test_without_a_standing_hook_the_source_writes_nothing():
-    state, _ = seeded()
+    state = seeded()[0]
     assert state.hook_actions() == []
 
 
 def test_the_standing_hook_holds_every_control_plane_machine_once_per_version():
-    state, _ = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))
+    state = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))[0]
     state.observe(machine("w-0", control_plane=False), T0)
     actions = state.hook_actions()
     assert [(a["action"], a["name"], a["annotation"], a["value"]) for a in actions] == [
@@ -206,7 +206,7 @@ def test_the_standing_hook_holds_every_control_plane_machine_once_per_version():
 
 
 def test_a_deleted_machine_hands_the_standing_hook_to_the_guard_only():
-    state, _ = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))
+    state = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))[0]
     held = machine("cp-0", annotations={STANDING: ""}, deleting="2026-01-01T00:00:05Z")
     state.observe(held, T0 + 5)
     assert [a["name"] for a in state.hook_actions()] == ["cp-1", "cp-2"]  # cp-0 stays held: no guard yet
@@ -217,7 +217,7 @@ def test_a_deleted_machine_hands_the_standing_hook_to_the_guard_only():
 
 
 def test_a_cluster_being_deleted_lets_its_machines_go():
-    state, _ = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))
+    state = seeded(state=ev.EventState(standing_hook="flightcontrol-standing"))[0]
     going = cluster()
     going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:05Z"
     state.observe(going, T0)
