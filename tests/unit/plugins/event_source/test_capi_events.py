@@ -40,7 +40,12 @@ class FakeCustom:
         self.streams = streams
         self.list_error = list_error
         self.calls = []
+        self.patches = []
         self.done = threading.Event()
+
+    def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body):
+        self.patches.append((plural, namespace, name, body))
+        return {}
 
     def list_namespaced_custom_object(self, group, version, namespace, plural, watch=False, **kwargs):
         self.calls.append((plural, watch, kwargs.get("resource_version")))
@@ -67,7 +72,7 @@ class FakeKube:
     def monotonic(self):
         return 0.0
 
-    def call(self, func, what, deadline):
+    def call(self, func, what, deadline, kind=None):
         return func()
 
 
@@ -89,9 +94,9 @@ def strip(obj):
     return obj
 
 
-async def collect(custom, count, timeout=10.0):
+async def collect(custom, count, timeout=10.0, **args):
     queue = asyncio.Queue()
-    options = source.parse_args({"namespaces": ["default"], "tick_seconds": 0.05})
+    options = source.parse_args(dict({"namespaces": ["default"], "tick_seconds": 0.05}, **args))
     runner = source.Runner(queue, options, feeds_for(FakeKube(custom)), clock=lambda: samples.T0 + 10)
     task = asyncio.ensure_future(runner.run())
     got = []
@@ -199,3 +204,12 @@ def test_a_missing_capi_is_named(monkeypatch):
 
     with pytest.raises(source.SourceError, match="does not serve cluster.x-k8s.io"):
         source.make_feeds(Kube(FakeCustom({}, {})), source.parse_args({}))
+
+
+def test_the_standing_hook_is_written_on_every_control_plane_machine_once():
+    custom = FakeCustom(objects(), {})
+    got, _task = run(collect(custom, 0, timeout=1.0, standing_hook="flightcontrol-standing"))
+    assert got == []
+    hook = "pre-drain.delete.hook.machine.cluster.x-k8s.io/flightcontrol-standing"
+    assert sorted(p[2] for p in custom.patches) == ["cp-0", "cp-1", "cp-2"]
+    assert all(p[0] == "machines" and p[3] == {"metadata": {"annotations": {hook: ""}}} for p in custom.patches)
