@@ -60,8 +60,8 @@ class Rulebook:
                                              "kubeconfig": str(cloud.state_dir / "kubeconfig"),
                                              "namespaces": [namespace]}))
         vars_file = self.folder / "vars.yml"
-        vars_file.write_text(yaml.safe_dump(dict({"kubeconfig": str(cloud.state_dir / "kubeconfig"),
-                                                  "namespaces": [namespace]}, **variables)))
+        given = dict({"kubeconfig": str(cloud.state_dir / "kubeconfig"), "namespaces": [namespace]}, **variables)
+        vars_file.write_text(yaml.safe_dump(dict((k, v) for k, v in given.items() if v is not None)))
         env = dict(os.environ, JAVA_HOME=java_home(), PATH=str(BIN) + os.pathsep + os.environ["PATH"],
                    ANSIBLE_COLLECTIONS_PATH=str(collections_path), OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml),
                    ANSIBLE_NOCOLOR="1", ANSIBLE_INVENTORY_UNPARSED_FAILED="true")
@@ -86,6 +86,14 @@ class Rulebook:
             time.sleep(0.2)
         pytest.fail("no %r within %d s:\n%s" % (text, timeout, self.output()[-6000:]))
 
+    def ended(self, timeout):
+        """The process's exit code and output once it has stopped by itself."""
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail("ansible-rulebook did not stop within %d s:\n%s" % (timeout, self.output()[-6000:]))
+        return self.proc.returncode, self.output()
+
     def stop(self):
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -101,7 +109,9 @@ def rulebook(cloud, collections_path, tmp_path):
     started = []
 
     def start(name, variables, namespace="default"):
-        run = Rulebook(tmp_path, cloud, collections_path, name, variables, namespace)
+        folder = tmp_path / ("rulebook-%d" % len(started))
+        folder.mkdir()
+        run = Rulebook(folder, cloud, collections_path, name, variables, namespace)
         started.append(run)
         return run
 
@@ -163,3 +173,15 @@ def test_a_lost_member_stops_the_guard_naming_it(cloud, rulebook):
     [held] = [m for m in machines(cloud, name) if m["metadata"]["name"] == old]
     assert HOOK in held["metadata"]["annotations"]
     assert_safe_history(history(cloud, name), 1, pool_name(name))
+
+
+def test_bad_input_stops_the_rulebook_at_start_with_the_reason(cloud, rulebook, tmp_path):
+    missing = rulebook("guard_rollouts.yml", dict(GUARD_VARS, namespaces=None))
+    code, output = missing.ended(180)
+    assert code != 0 and "namespaces" in output and "is undefined" in output, output[-4000:]
+    broken = tmp_path / "broken.kubeconfig"
+    broken.write_text("apiVersion: v1\nusers:\n- name: eda\n  user: {token: s3cr3t-value\n")
+    unusable = rulebook("guard_rollouts.yml", dict(GUARD_VARS, kubeconfig=str(broken)))
+    code, output = unusable.ended(180)
+    assert code != 0 and "the Kubernetes connection settings cannot be used" in output, output[-4000:]
+    assert "s3cr3t-value" not in output
