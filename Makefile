@@ -270,7 +270,7 @@ bench: venv venv-bench dev-collection ## Run the benchmarks (tools/bench/*.py) o
 	@if [ -z "$(BENCH_CLOUD)" ]; then tools/ci/clouds.sh stop $(BENCH_STATE); tools/ci/clouds.sh start $(BENCH_STATE); \
 	    tools/ci/clouds.sh wait $(BENCH_STATE); fi
 	export MINICLOUD_STATE_DIR=$(or $(BENCH_CLOUD),$(BENCH_STATE)) ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS); \
-	    status=0; for bench in run secgroup routes route_split pause fleet; do \
+	    status=0; for bench in run secgroup routes route_split pause fleet eda_race; do \
 	        $(VENV)/bin/python tools/bench/$$bench.py --baseline-venv $(VENVBENCH) || { status=$$?; break; }; done; \
 	    [ -n "$(BENCH_CLOUD)" ] || tools/ci/clouds.sh stop $(BENCH_STATE); exit $$status
 

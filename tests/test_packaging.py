@@ -136,7 +136,9 @@ def test_tarball_ships_the_collection(tarball):
     assert any(n.startswith('plugins/modules/') and n.endswith('.py') for n in names), names
     for required in ('MANIFEST.json', 'FILES.json', 'meta/runtime.yml', 'LICENSE', 'requirements.txt',
                      'changelogs/changelog.yaml', 'changelogs/config.yaml',
-                     'playbooks/fleet_flight_check.yml', 'playbooks/fleet_rollout.yml'):
+                     'playbooks/fleet_flight_check.yml', 'playbooks/fleet_rollout.yml',
+                     'playbooks/deletion_stuck.yml', 'extensions/eda/plugins/event_source/capi_events.py',
+                     'extensions/eda/rulebooks/guard_rollouts.yml', 'extensions/eda/rulebooks/stuck_deletions.yml'):
         assert required in names, '%s missing from the tarball: %s' % (required, names)
     with tarfile.open(tarball) as tar:
         manifest = json.load(tar.extractfile('MANIFEST.json'))
