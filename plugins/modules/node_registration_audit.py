@@ -26,7 +26,7 @@ description:
     person can look before the next. A server that is a Node is never deleted, and nothing is deleted when no
     Node is visible at all or when none of the cluster's servers is a Node (that means the Node source or the
     server selection is wrong, not the servers), so a clean-up can never remove every server of the cluster.
-  - Each deletion is judged again on a read made just before it (the servers and the Nodes read again): a server
+  - Each deletion is judged again on a read made just before it (the servers and the Nodes read again). A server
     that became a Node, left the selection, was renamed, carries another cluster's mark or is already being
     deleted since the audit read is kept and reported in RV(not_deleted); so is every server when no Node is
     visible any more or none of the cluster's servers is a Node.
@@ -189,9 +189,10 @@ deleted:
   type: list
   elements: dict
 not_deleted:
-  description: Findings a clean-up did not delete, each with the C(reason) (the cap, the refusal, a server matched
-    only through C(?) or C([...]), or what the read just before the deletion showed: C(not deleted: since the audit:
-    registered as Node ...)).
+  description:
+    - "Findings a clean-up did not delete, each with the C(reason) (the cap, the refusal, a server matched only
+      through C(?) or C([...]), or what the read just before the deletion showed, such as
+      C(not deleted: since the audit: registered as Node prod-node-7 (matched by name)))."
   returned: always
   type: list
   elements: dict

@@ -125,7 +125,7 @@ options:
       - Servers whose every port must carry the group (I(state=present)) or not (I(state=absent)).
       - Each entry is a server id, a server name, or a glob pattern on names (C(prod-node-*)). A name or id
         that matches no server fails the task before any write; a pattern may match none.
-      - Only an entry with C(*) is a pattern: C(gm[1]) names the server called C(gm[1]), never C(gm1) (see the
+      - Only an entry with C(*) is a pattern; C(gm[1]) names the server called C(gm[1]), never C(gm1) (see the
         notes).
     type: list
     elements: str
