@@ -29,9 +29,8 @@ description:
     member, its statuses and the Machine, and keeps every hold, so nothing else is deleted while a person looks.
   - I(mode=direct) waits for each I(replace) pair's new member to serve, deletes the old member only when the
     pool keeps I(min_healthy_members) serving members without it, and waits for it to be gone, one at a time.
-    The deletion is judged again on a read of the members and the load balancer made just before it; when that
-    read no longer allows it (a member stopped serving, the load balancer is busy), nothing is deleted and the
-    module waits.
+    The deletion is judged again on a read of the members made just before it; when that read no longer allows
+    it (a member or the replacement stopped serving), nothing is deleted and the module waits.
   - In I(mode=direct), a pair whose old member is not in the pool at the start fails the task before any write
     when its new member is not in the pool either, or does not serve (a typo, or another pool). When its new member
     serves, the pair is taken as replaced by an earlier run (so re-running a task finishes a rollout); the module

@@ -126,21 +126,16 @@ class DirectRollout:
         return plan.Action(plan.WAIT, member=action.member, reason="old member %s to be gone" % old)
 
     def recheck(self, action, old, deadline):
-        """The plan again on a fresh read of the members and the load balancer, just before deleting ``old``: the
+        """The plan again on a fresh read of the members (one list request), just before deleting ``old``: the
         release when it still holds for the same pair, else what that read calls for (never a deletion judged on an
-        older read)."""
+        older read). A load balancer that went busy since the poll refuses the deletion itself (409: wait)."""
         progress = self.progress
         members = self.named("reading pool %s before deleting old member %s (list members)" % (label(self.pool), old),
                              lambda: self.octavia.list_members(self.pool["id"], deadline))
-        lb_now = self.named("reading load balancer %s before deleting old member %s" % (self.lb_id, old),
-                            lambda: self.octavia.get_loadbalancer(self.lb_id, deadline))
         fresh, _since = plan.direct_next(
             self.pairs, members, self.has_monitor, progress.min_healthy, progress.deleted,
             dict(progress.not_serving_since), self.clock.monotonic(), self.params["member_timeout"])
         progress.members = members
-        if lb_now.get("provisioning_status") != "ACTIVE":
-            return plan.Action(plan.WAIT, reason="load balancer to be ACTIVE before deleting %s (is %s on the read "
-                               "just before the deletion)" % (old, lb_now.get("provisioning_status")))
         if fresh.kind == plan.RELEASE and fresh.pair == action.pair:
             return fresh
         if fresh.kind in (plan.WAIT, plan.RELEASE):

@@ -31,9 +31,6 @@ class FakeOctavia:
 
     polled_with = {"method": "status tree", "fallback_reason": None}
 
-    def get_loadbalancer(self, lb_id, deadline):
-        return {"id": lb_id, "provisioning_status": self.lb_status}
-
     def pool_state(self, pool_id, lb_id, deadline):
         return self.list_members(pool_id, deadline), {"id": lb_id, "provisioning_status": self.lb_status}
 
@@ -105,11 +102,3 @@ def test_the_deletion_is_judged_again_on_the_read_just_before_it():
     assert action.kind == plan.WAIT and "seen on the read just before deleting old-1" in action.reason, action.reason
     assert "keep 2 serving member(s) without old-1" in action.reason
 
-
-def test_the_deletion_waits_when_the_load_balancer_went_busy_since_the_poll():
-    octavia = FakeOctavia([member("old-1", "10.0.0.1"), member("old-2", "10.0.0.2"), member("new-1", "10.0.0.3")])
-    runner = direct(octavia)
-    seen = runner.look(deadline=2000)
-    octavia.lb_status = "PENDING_UPDATE"
-    action = runner.act(seen, deadline=2000)
-    assert octavia.deleted == [] and action.kind == plan.WAIT and "just before the deletion" in action.reason
