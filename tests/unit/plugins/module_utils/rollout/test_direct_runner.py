@@ -101,4 +101,3 @@ def test_the_deletion_is_judged_again_on_the_read_just_before_it():
     assert octavia.deleted == [] and runner.log.released == []
     assert action.kind == plan.WAIT and "seen on the read just before deleting old-1" in action.reason, action.reason
     assert "keep 2 serving member(s) without old-1" in action.reason
-
