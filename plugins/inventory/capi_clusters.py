@@ -43,6 +43,8 @@ options:
     description:
       - Namespaces to read Clusters from. All namespaces when empty (one cluster-wide list per kind,
         which needs permission to list across namespaces).
+      - A namespace that does not exist gives no hosts and a warning that names it (one read of the namespace
+        when it gave no Cluster; a namespace the credentials may not read is not warned about).
     type: list
     elements: str
     default: []
@@ -220,6 +222,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     AUTH_OPTIONS,
     auth_settings,
     CONFIG_ERRORS,
+    is_status,
     K8S_IMPORT_ERROR,
     KubernetesClient,
     name_problem,
@@ -310,6 +313,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             contract = choose_version(capi.served, self.get_option("api_version"))
             clusters = capi.list_across(CORE_GROUP, contract, "clusters", namespaces,
                                         self.get_option("label_selector"), deadline)
+            self.warn_missing_namespaces(kube, namespaces, clusters, deadline)
             for cluster in clusters:
                 cluster.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, contract))
                 cluster.setdefault("kind", "Cluster")
@@ -324,6 +328,24 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         self.display.vvv("%s: %d clusters (contract %s) in %d API requests" % (
             self.NAME, len(hosts), contract, kube.api_calls))
         return hosts
+
+    def warn_missing_namespaces(self, kube, namespaces, clusters, deadline):
+        """Warn for each listed namespace that gave no Cluster and does not exist (the API answers an empty list for
+        a namespace that does not exist): a typo must not look like an empty fleet. One read per empty namespace; a
+        namespace the credentials may not read is not warned about."""
+        seen = set((c.get("metadata") or {}).get("namespace") for c in clusters)
+        for namespace in namespaces:
+            if namespace in seen:
+                continue
+            try:
+                kube.call(lambda where=namespace: kube.core.read_namespace(where), "reading namespace %s" % namespace,
+                          deadline)
+            except Exception as exc:  # pylint: disable=broad-except
+                if is_status(exc, 404):
+                    self.display.warning("%s: namespace %s does not exist; no Clusters were read from it (check "
+                                         "namespaces)" % (self.NAME, namespace))
+                elif describe_kubernetes_error(exc) is None:
+                    raise
 
     def _list_related(self, capi, group, kind, contract, namespaces, deadline):
         """Every object of one kind the Clusters point to (one list), or None when the API does not serve it."""

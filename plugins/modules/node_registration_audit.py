@@ -26,6 +26,12 @@ description:
     person can look before the next. A server that is a Node is never deleted, and nothing is deleted when no
     Node is visible at all or when none of the cluster's servers is a Node (that means the Node source or the
     server selection is wrong, not the servers), so a clean-up can never remove every server of the cluster.
+  - Each deletion is judged again on a read made just before it (the servers and the Nodes read again). A server
+    that became a Node, left the selection, was renamed, carries another cluster's mark or is already being
+    deleted since the audit read is kept and reported in RV(not_deleted); so is every server when no Node is
+    visible any more or none of the cluster's servers is a Node.
+  - A server that a pattern matched only through C(?) or a character class (C(gm[1]*) matching C(gm1)) is reported
+    but never deleted (see the notes).
   - A server whose Nova metadata contradicts what every registered server of the cluster carries (say
     C(cluster=staging) where all of the cluster's Nodes are C(cluster=prod)) belongs to another cluster that a
     too wide I(servers) pattern caught; it is reported in RV(not_deleted) and never deleted.
@@ -33,15 +39,20 @@ description:
   - Deleting asks Nova to delete the server and does not wait for it to be gone; whatever re-creates nodes (a
     MachineSet, a node pool controller) replaces it.
   - Cost. One Nova request lists the project's servers (plus one per 1000 servers), one Kubernetes request lists
-    the Nodes (plus one per 500), and one request per deleted server.
+    the Nodes (plus one per 500), and per deleted server the same two lists again and one delete request.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
 options:
   servers:
     description:
-      - The cluster's servers. Each entry is a server id, a name, or a glob pattern on names (C(prod-node-*)).
+      - The cluster's servers. Each entry is a server id, a name, or a glob pattern on names (C(prod-node-*)); an
+        entry that is exactly an existing server's name means that server only, and only an entry with C(*) is a
+        pattern (see the notes).
       - A name that several servers have fails the task before any request that changes something (use ids or a
         pattern), as in M(flightcontrol.openstack.secgroup_ensure).
+      - An entry that matches no server fails the task (an audit of fewer servers than named is no healthy audit),
+        with the audit of the servers found in the result and nothing deleted; so does a selection that chooses no
+        server at all (I(server_metadata) that no server carries).
       - With I(server_metadata), a server must match both.
     type: list
     elements: str
@@ -88,6 +99,7 @@ options:
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
   - flightcontrol.openstack.kubernetes_dict
+  - flightcontrol.openstack.names
 attributes:
   check_mode:
     support: full
@@ -177,7 +189,10 @@ deleted:
   type: list
   elements: dict
 not_deleted:
-  description: Findings a clean-up did not delete, each with the C(reason) (the cap, or the refusal).
+  description:
+    - "Findings a clean-up did not delete, each with the C(reason) (the cap, the refusal, a server matched only
+      through C(?) or C([...]), or what the read just before the deletion showed, such as
+      C(not deleted: since the audit: registered as Node prod-node-7 (matched by name)))."
   returned: always
   type: list
   elements: dict
@@ -191,9 +206,14 @@ counts:
   type: dict
   sample: {servers: 5, nodes: 4, registered: 4, waiting: 0, unregistered: 1, error: 0, deleting: 0}
 healthy:
-  description: No unregistered or C(ERROR) server remains.
+  description: No unregistered or C(ERROR) server remains, and every I(servers) entry matched a server.
   returned: always
   type: bool
+unmatched:
+  description: The I(servers) entries that matched no server (the task then fails, deleting nothing).
+  returned: always
+  type: list
+  elements: str
 elapsed:
   description: Seconds the task took.
   returned: always

@@ -29,6 +29,13 @@ description:
     member, its statuses and the Machine, and keeps every hold, so nothing else is deleted while a person looks.
   - I(mode=direct) waits for each I(replace) pair's new member to serve, deletes the old member only when the
     pool keeps I(min_healthy_members) serving members without it, and waits for it to be gone, one at a time.
+    The deletion is judged again on a read of the members made just before it; when that read no longer allows
+    it (a member or the replacement stopped serving), nothing is deleted and the module waits.
+  - In I(mode=direct), a pair whose old member is not in the pool at the start fails the task before any write
+    when its new member is not in the pool either, or does not serve (a typo, or another pool). When its new member
+    serves, the pair is taken as replaced by an earlier run (so re-running a task finishes a rollout); the module
+    warns naming the pair, lists it in RV(replaced_before), and never says that it replaced it.
+  - An API error names the call and the member it concerned (C(deleting old member ... (DELETE member <id>))).
   - In check mode nothing is written; the module reports what it would do first.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
@@ -85,7 +92,9 @@ options:
   replace:
     description:
       - With I(mode=direct), the members to replace, one pair at a time, in order. C(old) and C(new) are a member
-        id, name, address or address:port, as M(flightcontrol.openstack.lb_member_wait) accepts.
+        id, name, address or address:port, as M(flightcontrol.openstack.lb_member_wait) accepts. An entry that is
+        exactly the name of a member in the pool at the start means that member, also when it looks like an
+        address; there are no patterns (see the notes).
     type: list
     elements: dict
     suboptions:
@@ -116,6 +125,7 @@ extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
   - flightcontrol.openstack.kubernetes_dict
   - flightcontrol.openstack.kubernetes_watch
+  - flightcontrol.openstack.names
 attributes:
   check_mode:
     support: full
@@ -246,6 +256,14 @@ stuck:
   description: The stuck member (member, state, machines, since, reason) when the module stopped on it.
   returned: failure
   type: dict
+replaced_before:
+  description:
+    - With I(mode=direct), the pairs whose old member was not in the pool at the start while their new member
+      served, taken as replaced by an earlier run (the module warned about each; a typo in C(old) looks the same).
+  returned: mode=direct, once the pool was read
+  type: list
+  elements: dict
+  sample: [{old: 10.6.0.11:6443, new: 10.6.0.21:6443}]
 min_healthy_members:
   description: The floor used.
   returned: when the pool was found

@@ -134,6 +134,8 @@ options:
       - Servers whose every port must carry the group (I(state=present)) or not (I(state=absent)).
       - Each entry is a server id, a server name, or a glob pattern on names (C(prod-node-*)). A name or id
         that matches no server fails the task before any write; a pattern may match none.
+      - Only an entry with C(*) is a pattern; C(gm[1]) names the server called C(gm[1]), never C(gm1) (see the
+        notes).
     type: list
     elements: str
   skip_ports_without_port_security:
@@ -157,6 +159,7 @@ options:
     default: 300
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
+  - flightcontrol.openstack.names
 attributes:
   check_mode:
     support: full

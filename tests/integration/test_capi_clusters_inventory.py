@@ -164,6 +164,19 @@ def test_namespaces_and_a_label_selector(cloud, fleet, collections_path, tmp_pat
     assert members(data, "prod_ready") == ["alpha"]
 
 
+def test_a_namespace_that_does_not_exist_is_named_in_a_warning(cloud, fleet, collections_path, tmp_path):
+    namespaces = sorted(set(namespace for namespace, _name in fleet.values()))
+    missing = "fleet-nowhere-%s" % uuid.uuid4().hex[:6]
+    rc, data, stderr = inventory(cloud, collections_path, tmp_path, namespaces=[namespaces[0], missing])
+    assert rc == 0, stderr
+    assert sorted(data["_meta"]["hostvars"]) == sorted(h for h, (ns, _n) in fleet.items() if ns == namespaces[0])
+    assert "namespace %s does not exist" % missing in " ".join(stderr.split()), stderr
+    # a namespace that exists but holds no Cluster of the selection is no warning
+    rc, data, stderr = inventory(cloud, collections_path, tmp_path, name="quiet", namespaces=namespaces,
+                                 label_selector="env=prod")
+    assert rc == 0 and "does not exist" not in stderr, stderr
+
+
 def test_a_cached_inventory_asks_the_api_nothing(cloud, fleet, collections_path, tmp_path):
     options = dict(cache=True, cache_plugin="ansible.builtin.jsonfile", cache_connection=str(tmp_path / "cache"))
     rc, first, stderr = inventory(cloud, collections_path, tmp_path, **options)

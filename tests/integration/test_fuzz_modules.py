@@ -12,14 +12,19 @@ draw:
 - check mode writes nothing, and a failure that reports ``changed: false`` wrote nothing;
 - a run that wrote says ``changed: true``;
 - nothing that serves is lost: the members keep serving, each node keeps its route unless the draw lifted
-  the guard (``max_removal_share``) within its share, every Node's server stays, ports keep their groups.
+  the guard (``max_removal_share``) within its share, every Node's server stays, ports keep their groups;
+- names with glob characters (``[``, ``]``, ``?``, ``*``) are read by one rule (``core.names``): a server
+  called ``<p>-g[1]`` next to a decoy ``<p>-g1`` gets the group or is deleted only when an entry names it or
+  a ``*`` pattern matches it, and a deletion never takes a server matched only through ``?`` or ``[...]``.
 
 Waits are cut short (``timeout`` at most 3 s) so no draw waits long; hostile timeouts (NaN, 10^30, -1) are
 kept as drawn.
 """
 
+import fnmatch
 import math
 import os
+import re
 import uuid
 
 import pytest
@@ -58,6 +63,9 @@ class World:
         for index, server in enumerate(self.servers):
             api.create_node(server["name"], "10.%d.%d.0/24" % (200 + index, len(prefix)),
                             server["ports"][0]["ip_address"])
+        # unregistered servers with glob characters: one named with a class, its decoy the class would match
+        self.glob_names = ["%s-g[1]" % prefix, "%s-g1" % prefix]
+        self.glob_servers = api.create_servers(self.glob_names, unique("gnet"))
         self.groups = self.port_groups()
         self.cluster = unique("capi")
         api.create_capi_cluster(self.cluster)
@@ -68,6 +76,9 @@ class World:
         api = self.cloud.api
         for server in self.servers:
             api.delete_node(server["name"])
+        for server in api.list_servers():
+            if server["name"] in self.glob_names:
+                self.cloud.sdk().compute.delete_server(server["id"])
         api.delete_capi_cluster(self.cluster)
         api.delete_lb(self.lb["loadbalancer"]["name"])
 
@@ -86,6 +97,39 @@ class World:
 
     def server_ids(self):
         return set(s["id"] for s in self.cloud.api.list_servers())
+
+    def glob_groups(self):
+        """{server name: the security groups on its ports} of the glob-named servers."""
+        ports = self.cloud.sdk().network.ports(device_id=[s["id"] for s in self.glob_servers])
+        names = dict((s["id"], s["name"]) for s in self.glob_servers)
+        found = dict((name, set()) for name in names.values())
+        for port in ports:
+            found[names[port.device_id]] |= set(port.security_group_ids or [])
+        return found
+
+    def restore_glob_servers(self):
+        """Seed again a glob-named server a clean-up deleted (the next draw finds the world as it was)."""
+        present = set(s["name"] for s in self.cloud.api.list_servers())
+        for index, name in enumerate(self.glob_names):
+            if name not in present:
+                self.glob_servers[index] = self.cloud.api.create_servers([name], unique("gnet"))[0]
+
+
+def named_by(name, entries, destructive):
+    """Whether an entry names ``name`` (exactly) or a ``*`` pattern matches it: with ``destructive``, '?' and '['
+    read as themselves (only ``*`` is wild), else as glob (the rule in docs/guards.md, written again here)."""
+    for entry in entries if isinstance(entries, list) else []:
+        entry = str(entry)
+        if entry == name:
+            return True
+        if "*" not in entry:
+            continue
+        if destructive:
+            if re.match("^" + ".*".join(re.escape(part) for part in entry.split("*")) + "$", name, re.DOTALL):
+                return True
+        elif fnmatch.fnmatchcase(name, entry):
+            return True
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +180,12 @@ def module_args_strategy(spec, hints, fixed, skip=()):
     return fuzz_spec.module_args(spec, hints, fixed, skip).map(shorten)
 
 
+def glob_entries(world):
+    """``servers`` entries with glob characters around the glob-named servers (``<p>-g[1]``, decoy ``<p>-g1``)."""
+    prefix = world.server_prefix
+    return [prefix + "-g[1]", prefix + "-g?", prefix + "-g[1]*", prefix + "-g?*", prefix + "-g[12]", prefix + "-g*"]
+
+
 # -- the draws, one test per module ---------------------------------------------------------------------
 
 @FUZZ
@@ -145,7 +195,8 @@ def test_fuzz_lb_member_wait(minicloud, world, data):
     members = [m["name"] for m in lb["members"]] + [m["address"] for m in lb["members"]]
     hints = dict(pool=st.sampled_from([lb["pool"]["name"], lb["pool"]["id"], "fz-no-such-pool"]),
                  loadbalancer=st.sampled_from([lb["loadbalancer"]["name"], lb["loadbalancer"]["id"], "fz-nope"]),
-                 members=st.lists(st.sampled_from(members + ["10.9.9.9:6443", "fz-gone"]), max_size=4))
+                 members=st.lists(st.sampled_from(members + ["10.9.9.9:6443", "fz-gone", members[0] + "*",
+                                                             members[0][:-1] + "?", "[%s]" % members[0]]), max_size=4))
     args = data.draw(module_args_strategy(module_spec("lb_member_wait"), hints, dict(cloud="minicloud")))
     judge(minicloud, "lb_member_wait", args, data.draw(st.booleans()))
     assert minicloud.write_count() == 0  # a wait only reads
@@ -156,6 +207,7 @@ def test_fuzz_lb_member_wait(minicloud, world, data):
 def test_fuzz_rollout_guard(minicloud, world, data):
     lb = world.lb
     names = [m["name"] for m in lb["members"]] + ["%s:6443" % m["address"] for m in lb["members"]] + ["fz-new"]
+    names += [lb["members"][0]["name"][:-1] + "?", lb["members"][1]["name"] + "*", "[%s]" % lb["members"][2]["name"]]
     pair = st.fixed_dictionaries(dict(old=st.sampled_from(names), new=st.sampled_from(names)))
     hints = dict(pool=st.sampled_from([lb["pool"]["name"], "fz-no-such-pool"]), replace=st.lists(pair, max_size=3),
                  cluster=st.sampled_from([world.cluster, "fz-missing", "Bad_Name"]),
@@ -198,7 +250,7 @@ def test_fuzz_route_audit(minicloud, world, data):
 @FUZZ
 @given(data=st.data())
 def test_fuzz_secgroup_ensure(minicloud, world, data):
-    names = [s["name"] for s in world.servers] + [world.server_prefix + "-*", "fz-no-such-server"]
+    names = [s["name"] for s in world.servers] + [world.server_prefix + "-*", "fz-no-such-server"] + glob_entries(world)
     rule = st.fixed_dictionaries({}, optional=dict(
         protocol=st.sampled_from(["tcp", "udp", "icmp", "6", "300", "any", "bogus"]),
         port=st.sampled_from([22, 0, 65536, -1]),
@@ -209,18 +261,26 @@ def test_fuzz_secgroup_ensure(minicloud, world, data):
                  pod_cidr=st.lists(st.sampled_from([CLUSTER, "fd00:10::/56", "198.19.0.5/16", "nope"]), max_size=2),
                  rules=st.lists(rule, max_size=3), state=st.sampled_from(["present", "present", "absent"]))
     args = data.draw(module_args_strategy(module_spec("secgroup_ensure"), hints, dict(cloud="minicloud")))
+    glob_before = world.glob_groups()
     judge(minicloud, "secgroup_ensure", args, data.draw(st.booleans()))
     ours = set(g.id for name in world.fuzz_groups for g in world.cloud.sdk().network.security_groups(name=name))
     now = world.port_groups()
     for port, groups in world.groups.items():
         assert groups - ours <= now.get(port, set()), ("a port lost a group that is not the fuzzed one", args)
+    entries = args.get("servers") if isinstance(args.get("servers"), list) else []
+    glob_ids = set(s["id"] for s in world.glob_servers)
+    for name, groups in world.glob_groups().items():
+        if (groups - glob_before[name]) & ours:
+            assert named_by(name, entries, destructive=False) or any(str(e) in glob_ids for e in entries), (
+                "a server no entry named got the group", name, args)
 
 
 @FUZZ
 @given(data=st.data())
 def test_fuzz_node_registration_audit(minicloud, world, data):
     names = [s["name"] for s in world.servers]
-    hints = dict(servers=st.lists(st.sampled_from(names + [world.server_prefix + "-*", "fz-none-*"]), max_size=3),
+    hints = dict(servers=st.lists(st.sampled_from(names + [world.server_prefix + "-*", "fz-none-*"] + glob_entries(world)),
+                                  max_size=3),
                  server_metadata=st.sampled_from([{}, {"cluster": "fz"}, {"x": ["y"]}]),
                  state=st.sampled_from(["audited", "cleaned"]))
     fixed = dict(cloud="minicloud", kubernetes=dict(kubeconfig=world.kubeconfig))
@@ -229,8 +289,12 @@ def test_fuzz_node_registration_audit(minicloud, world, data):
     scoped = all(str(p).startswith(world.server_prefix) for p in (args.get("servers") or ["*"])) \
         if isinstance(args.get("servers"), list) else False
     check_mode = not scoped or data.draw(st.booleans())
-    judge(minicloud, "node_registration_audit", args, check_mode)
+    result, _writes = judge(minicloud, "node_registration_audit", args, check_mode)
     assert set(s["id"] for s in world.servers) <= world.server_ids(), ("a server that is a Node was deleted", args)
+    for deleted in result.get("deleted") or []:
+        assert named_by(deleted["name"], args.get("servers"), destructive=True), (
+            "deleted a server no entry named or matched through '*'", deleted["name"], args)
+    world.restore_glob_servers()
 
 
 @FUZZ

@@ -5,6 +5,10 @@ import random
 import time
 import uuid
 
+import pytest
+
+import races
+
 MODULE = "flightcontrol.openstack.node_registration_audit"
 
 
@@ -160,5 +164,87 @@ def test_a_server_in_error_is_a_finding_at_once_and_may_be_cleaned_while_young(c
         remaining = dict((s.name, s.status) for s in cloud.sdk().compute.servers() if s.name.startswith(prefix))
         assert sorted(remaining) == sorted([booted[0]["name"], booted[1]["name"], failed[1]["name"]])
         assert remaining[failed[1]["name"]] == "ERROR"
+    finally:
+        unregister(cloud, nodes)
+
+
+# -- names with glob characters, entries that match nothing, a world that moves before the deletion ---------
+
+def glob_world(cloud, prefix):
+    """Servers ``<prefix>-gm[1]`` and ``<prefix>-gm1`` (neither a Node, the oldest first) and ``<prefix>-gmreg`` (a
+    Node); returns them by short name and the Nodes made."""
+    made = {}
+    for short in ("gm1", "gm[1]", "gmx", "gmreg"):
+        made[short] = cloud.api.create_servers(["%s-%s" % (prefix, short)], "regnet")[0]
+        time.sleep(1.1)  # Nova's created has one-second resolution: the order above is oldest first
+    return made, [register(cloud, made["gmreg"])]
+
+
+def test_a_name_with_a_character_class_deletes_that_server_only(cloud, run_module):
+    """``servers: ["<p>-gm[1]", "<p>-gmreg"]`` names the server called ``<p>-gm[1]``: the clean-up deletes it,
+    never ``<p>-gm1`` (which the character class would match); a pattern that matches ``gm1`` only through ``[1]``
+    or ``?`` reports it but never deletes it."""
+    prefix = unique("glob")
+    made, nodes = glob_world(cloud, prefix)
+    try:
+        classed = run(run_module, cloud, prefix, registration_timeout=0, state="cleaned", max_deletions=5,
+                      servers=[prefix + "-gm[1x]*", prefix + "-gmreg"], check_mode=True)
+        assert not classed.get("failed"), classed["msg"]
+        assert sorted(s["name"] for s in classed["unregistered"]) == sorted([made["gm1"]["name"], made["gmx"]["name"]])
+        assert classed["deleted"] == []  # both matched only through the class [1x]
+        assert all("'?' or '[...]'" in s["reason"] for s in classed["not_deleted"]), classed["not_deleted"]
+
+        cloud.requests(reset=True)
+        cleaned = ok(run(run_module, cloud, prefix, registration_timeout=0, state="cleaned", max_deletions=5,
+                         servers=[prefix + "-gm[1]", prefix + "-gmreg"], playbook=True))
+        assert [(d["name"], d["status"]) for d in cleaned["deleted"]] == [(made["gm[1]"]["name"], "done")]
+        assert sorted(s["name"] for s in cleaned["servers"]) == sorted([made["gm[1]"]["name"], made["gmreg"]["name"]])
+        left = set(s["name"] for s in cloud.api.list_servers())
+        assert made["gm1"]["name"] in left and made["gmx"]["name"] in left and made["gm[1]"]["name"] not in left
+    finally:
+        unregister(cloud, nodes)
+
+
+@pytest.mark.parametrize("entries, words", [
+    (["{p}-*", "{p}-typo"], ["'{p}-typo' matched no server"]),
+    (["{p}-gm[2]", "{p}-gmreg"], ["'{p}-gm[2]' matched no server"]),  # no '*': no pattern, gm2 does not exist
+    (["{p}-none-*"], ["'{p}-none-*' matched no server"]),
+], ids=["typo", "class-without-star", "pattern"])
+def test_an_entry_that_matches_nothing_fails_and_deletes_nothing(cloud, run_module, entries, words):
+    prefix = unique("miss")
+    made, nodes = glob_world(cloud, prefix)
+    try:
+        cloud.requests(reset=True)
+        result = run(run_module, cloud, prefix, registration_timeout=0, state="cleaned", max_deletions=5,
+                     servers=[e.format(p=prefix) for e in entries])
+        assert result.get("failed"), result
+        for word in words:
+            assert word.format(p=prefix) in result["msg"], result["msg"]
+        assert "nothing was deleted" in result["msg"] and not result["changed"] and result["healthy"] is False
+        assert result["unmatched"] == [e.format(p=prefix) for e in entries if "typo" in e or "[2]" in e or "none" in e]
+        assert cloud.writes("compute") == {}
+        assert len([s for s in cloud.api.list_servers() if s["name"].startswith(prefix)]) == len(made)
+    finally:
+        unregister(cloud, nodes)
+
+
+def test_a_server_that_became_a_node_after_the_audit_read_is_not_deleted(cloud, run_module):
+    """The read of the servers is held; meanwhile the oldest unregistered server registers (its Node appears);
+    the clean-up judges the deletion again on the read just before it, and keeps the server."""
+    prefix = unique("race")
+    made, nodes = glob_world(cloud, prefix)
+    late = made["gm1"]
+    cloud.requests(reset=True)
+    try:
+        result, _node = races.with_concurrent_change(
+            cloud, "compute", "GET", "*/servers/detail",
+            lambda: run(run_module, cloud, prefix, registration_timeout=0, state="cleaned", max_deletions=1,
+                        servers=[prefix + "-gm1", prefix + "-gmreg"], playbook=True),
+            lambda: nodes.append(register(cloud, late)))
+        assert not result.get("failed"), result["msg"]
+        assert result["deleted"] == [] and not result["changed"]
+        assert "since the audit: registered as Node %s" % late["name"] in result["not_deleted"][0]["reason"]
+        assert cloud.writes("compute") == {}
+        assert late["name"] in set(s["name"] for s in cloud.api.list_servers())
     finally:
         unregister(cloud, nodes)

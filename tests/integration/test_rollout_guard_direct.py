@@ -121,3 +121,110 @@ def test_direct_mode_refuses_a_replacement_that_would_leave_too_few_serving(clou
     assert "keep 4 serving member(s) without %s (would have 3)" % old in run.result["msg"], run.result["msg"]
     assert run.result["released"] == []
     assert old in [m.name for m in cloud.sdk().load_balancer.members(lb["pool"]["id"])]
+
+
+# -- pairs that name nothing, a world that moves before the deletion, an API error named --------------------
+
+def direct_args(lb, replace, **extra):
+    args = {"cloud": "minicloud", "mode": "direct", "pool": lb["pool"]["name"], "replace": replace,
+            "timeout": 20, "poll_interval": 0.5, "member_timeout": 15}
+    args.update(extra)
+    return args
+
+
+def pool_names(cloud, lb):
+    return sorted(m.name for m in cloud.sdk().load_balancer.members(lb["pool"]["id"]))
+
+
+def test_an_old_member_that_is_not_in_the_pool_is_refused_or_named_never_a_green_replacement(cloud, lb, run_module):
+    old = lb["members"][0]["name"]
+    cloud.add_member(lb, "rg-typo-new", "10.0.0.232")
+    cloud.wait_lb_active(lb)
+    before = pool_names(cloud, lb)
+    cloud.requests(reset=True)
+    # neither member is in the pool: a typo (or another pool), refused before any write
+    refused = run_module(MODULE, direct_args(lb, [{"old": old, "new": "rg-typo-new"},
+                                                  {"old": old + "-typo", "new": "rg-nowhere"}])).result
+    assert refused["failed"] is True and refused["changed"] is False
+    assert "replace[1]: neither old member %s-typo nor new member rg-nowhere is in the pool" % old in refused["msg"]
+    assert "nothing was changed" in refused["msg"]
+    assert cloud.writes("load-balancer") == {} and pool_names(cloud, lb) == before
+    # the old member is a typo while its new member serves: no success that says every old member was replaced
+    named = run_module(MODULE, direct_args(lb, [{"old": old + "-typo", "new": "rg-typo-new"}]), playbook=True).result
+    assert named["failed"] is False and named["changed"] is False, named["msg"]
+    assert "nothing replaced by this run" in named["msg"] and "replace[0] (%s-typo)" % old in named["msg"]
+    assert named["replaced_before"] == [{"old": old + "-typo", "new": "rg-typo-new"}]
+    assert any("taken as replaced by an earlier run" in w for w in named.get("warnings", [])), named.get("warnings")
+    assert cloud.writes("load-balancer") == {} and pool_names(cloud, lb) == before
+
+
+class _Run(threading.Thread):
+    def __init__(self, run):
+        super().__init__(daemon=True)
+        self.run_module, self.outcome = run, {}
+        self.start()
+
+    def run(self):
+        self.outcome["result"] = self.run_module()
+
+
+def with_change_before_second_list(cloud, path, run, change):
+    """Run ``run()`` while the cloud answers the first GET of ``path`` and holds the second one until ``change()``
+    is made. A run that never sends a second one ends without the change (returns None for it)."""
+    first = cloud.api.add_fault("load-balancer", method="GET", path=path, gate=True, count=1)
+    thread = _Run(run)
+    second = changed = None
+    try:
+        cloud.api.wait_held(first["id"], 1, timeout=120)
+        second = cloud.api.add_fault("load-balancer", method="GET", path=path, gate=True, count=1)
+        cloud.api.release_fault(first["id"])
+        first = None
+        while thread.is_alive():
+            try:
+                cloud.api.wait_held(second["id"], 1, timeout=0.5)
+            except Exception:  # pylint: disable=broad-except  # not held yet
+                continue
+            changed = change()
+            break
+    finally:
+        for rule in (first, second):
+            if rule is not None:
+                cloud.api.release_fault(rule["id"])
+    thread.join(120)
+    return thread.outcome["result"], changed
+
+
+def test_a_member_lost_after_the_poll_stops_the_deletion_on_the_read_just_before_it(cloud, lb, run_module):
+    """The poll sees the replacement serve and the pool keep 3 serving members without the old one; just before the
+    deletion, another old member is deleted by someone else. The read before the deletion sees it: the old member
+    is kept (the pool would have 2 serving members)."""
+    old = [m["name"] for m in lb["members"]]
+    cloud.add_member(lb, "rg-race", "10.0.0.233")
+    cloud.wait_lb_active(lb)
+    conn = cloud.sdk()
+    other = [m for m in conn.load_balancer.members(lb["pool"]["id"]) if m.name == old[1]][0]
+    result, changed = with_change_before_second_list(
+        cloud, "*/pools/%s/members" % lb["pool"]["id"],
+        lambda: run_module(MODULE, direct_args(lb, [{"old": old[0], "new": "rg-race"}], timeout=15), playbook=True),
+        lambda: conn.load_balancer.delete_member(other.id, lb["pool"]["id"]) or True)
+    assert changed, "the module never read the pool again before deleting"
+    result = result.result
+    assert result["failed"] is True and result["released"] == [], result["msg"]
+    assert "keep 3 serving member(s) without %s" % old[0] in result["msg"] or "to be ACTIVE" in result["msg"], \
+        result["msg"]
+    assert old[0] in pool_names(cloud, lb)
+
+
+def test_a_refused_member_deletion_names_the_member_and_the_call(cloud, lb, run_module):
+    """The service refuses the deletion (a 401 that stays: minicloud's faults have no 403, the words come from the
+    same place): the message names the old member, the pool and the call, not only the service's words."""
+    old = lb["members"][0]["name"]
+    cloud.add_member(lb, "rg-refused", "10.0.0.234")
+    cloud.wait_lb_active(lb)
+    cloud.fault("load-balancer", "*/members/*", 401, method="DELETE")
+    result = run_module(MODULE, direct_args(lb, [{"old": old, "new": "rg-refused"}])).result
+    cloud.clear_faults()
+    assert result["failed"] is True and result["changed"] is False
+    assert "deleting old member %s of pool %s" % (old, lb["pool"]["name"]) in result["msg"], result["msg"]
+    assert "(DELETE member " in result["msg"] and "401" in result["msg"], result["msg"]
+    assert old in pool_names(cloud, lb)

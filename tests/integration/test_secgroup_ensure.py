@@ -326,3 +326,19 @@ def test_two_runs_creating_one_group_at_once_leave_one_group(cloud, conn, run_mo
     assert pod_keys(group_rules(conn, groups[0].id)) == ["icmp", "tcp", "udp"]
     again = run_ok(run_module, dict(security_group=name, pod_cidr=[POD]))
     assert again["changed"] is False
+
+
+def test_a_server_name_with_a_character_class_means_that_server_only(cloud, conn, run_module):
+    """``servers: ["<p>-gm[1]"]`` with servers ``<p>-gm[1]`` and ``<p>-gm1``: the group goes on the ports of
+    ``<p>-gm[1]``, never on those of ``<p>-gm1`` (no '*': a name, not a pattern)."""
+    prefix = unique("sgglob")
+    named, other = cloud.server(prefix + "-gm[1]"), cloud.server(prefix + "-gm1")
+    group = unique("sg-glob")
+    result = run_ok(run_module, dict(security_group=group, pod_cidr=[POD], servers=[prefix + "-gm[1]"]))
+    assert [p["server"] for p in result["ports_updated"]] == [named["name"]]
+    group_id = conn.network.find_security_group(group).id
+    assert all(group_id in groups for groups in port_groups(conn, named["id"]).values())
+    assert not any(group_id in groups for groups in port_groups(conn, other["id"]).values())
+    missing = run_module(MODULE, dict(cloud="minicloud", security_group=group, pod_cidr=[POD],
+                                      servers=[prefix + "-gm[2]"])).result
+    assert missing.get("failed") and "%s-gm[2]" % prefix in missing["msg"] and "not found" in missing["msg"]

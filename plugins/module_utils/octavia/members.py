@@ -96,6 +96,17 @@ def parse_selector(text):
     return Selector(original, "name", text)
 
 
+def bind(selector, members):
+    """``selector`` read against the members that exist, by the rule of ``core.names``: an entry that is exactly an
+    existing member's name means the members of that name, whatever the entry looks like (an address, an id);
+    otherwise it keeps its kind. Bind once, on the first read of a run: a name that leaves the pool must not turn
+    into an address that names another member."""
+    text = str(selector.text).strip()
+    if selector.kind != "name" and any(m.get("name") == text for m in members):
+        return Selector(selector.text, "name", text)
+    return selector
+
+
 def parse_selectors(entries):
     return [parse_selector(entry) for entry in (entries or [])]
 

@@ -14,10 +14,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
-import fnmatch
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import refuse_ambiguous_names
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError, ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import RULE
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova import selection as nova_selection
 
 REGISTERED = "registered"
 WAITING = "waiting"
@@ -28,6 +28,7 @@ DELETING = "deleting"
 # Statuses of servers that are going away or parked on purpose: never findings, never deleted.
 GONE_STATUSES = frozenset(["DELETED", "SOFT_DELETED", "SHELVED", "SHELVED_OFFLOADED"])
 PROVIDER_PREFIX = "openstack://"
+GONE_SINCE = "it is gone since the audit"
 
 
 def parse_time(text):
@@ -55,24 +56,44 @@ def epoch_time(seconds):
     return datetime.datetime.fromtimestamp(seconds, UTC)
 
 
-def select_servers(servers, patterns=None, metadata=None):
-    """The servers of the cluster: those whose name or id matches one of ``patterns`` (globs; exact
-    names and ids match themselves) and whose metadata has every key/value of ``metadata``. A criterion
-    not given selects everything; the caller makes sure at least one is given. A plain name that several
-    servers have is refused (ResolveError), as everywhere a ``servers`` option names servers."""
-    refuse_ambiguous_names(servers, patterns or [])
-    chosen = []
-    for server in servers:
-        if patterns:
-            name = server.get("name") or ""
-            if not any(server.get("id") == p or fnmatch.fnmatchcase(name, p) for p in patterns):
-                continue
-        if metadata:
-            have = server.get("metadata") or {}
-            if any(str(have.get(k)) != str(v) or k not in have for k, v in metadata.items()):
-                continue
-        chosen.append(server)
+def choose_servers(servers, patterns=None, metadata=None):
+    """The servers of the cluster as a ``nova.selection.Selection``: those an entry of ``patterns`` chooses (an id,
+    an existing name, or a ``*`` pattern: ``core.names``) and whose metadata has every key/value of ``metadata``.
+    A criterion not given selects everything; the caller makes sure at least one is given. ``missing`` lists the
+    entries that chose no server of the result. A plain name that several servers have is refused
+    (ResolveError), as everywhere a ``servers`` option names servers."""
+    if patterns:
+        chosen = nova_selection.select(servers, patterns)
+    else:
+        chosen = nova_selection.Selection(list(servers), dict((s["id"], [("*", "wildcard")]) for s in servers), [])
+    if metadata:
+        kept = [s for s in chosen.chosen if _has_metadata(s, metadata)]
+        kept_ids = set(s["id"] for s in kept)
+        matched = dict((k, v) for k, v in chosen.matched.items() if k in kept_ids)
+        hit = set(entry for pairs in matched.values() for entry, _how in pairs)
+        chosen = nova_selection.Selection(kept, matched, [str(p) for p in patterns or [] if str(p) not in hit])
     return chosen
+
+
+def _has_metadata(server, metadata):
+    have = server.get("metadata") or {}
+    return not any(k not in have or str(have.get(k)) != str(v) for k, v in metadata.items())
+
+
+def select_servers(servers, patterns=None, metadata=None):
+    """The chosen servers of ``choose_servers``, as a list."""
+    return choose_servers(servers, patterns, metadata).chosen
+
+
+def unmatched_message(missing, metadata, count):
+    """Why a selection that named something that is not there fails (nothing deleted): an audit of fewer servers
+    than asked for is no healthy audit."""
+    if missing:
+        return ("servers entr%s %s matched no server%s among the project's %d (%s); nothing was deleted: fix the "
+                "entry or remove it" % ("y" if len(missing) == 1 else "ies", ", ".join(repr(m) for m in missing),
+                                        " with server_metadata %s" % (metadata,) if metadata else "", count, RULE))
+    return ("no server of the project's %d has server_metadata %s; nothing was deleted: fix server_metadata"
+            % (count, metadata))
 
 
 def provider_server_id(provider_id):
@@ -167,7 +188,7 @@ def foreign_mark(metadata, marks):
     return None
 
 
-def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None):
+def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None, selection=None):
     """(to delete, skipped, refusal) for a clean-up.
 
     Candidates are the ``unregistered`` and ``error`` records, oldest first. ``refusal`` is a message
@@ -175,7 +196,9 @@ def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None):
     candidate is then more likely a broken Node source than a broken server). Otherwise at most
     ``max_deletions`` are deleted; the rest are skipped with the reason. A candidate whose Nova metadata
     contradicts what every registered server of the cluster carries (``metadata_by_id``: server id ->
-    metadata) is another cluster's server matched by a too wide selection: skipped, never deleted.
+    metadata) is another cluster's server matched by a too wide selection: skipped, never deleted. A candidate
+    that ``selection`` (``nova.selection.Selection``) chose only through ``?`` or ``[...]`` of a pattern is
+    skipped too (``core.names``: a deletion takes only what an entry names or its ``*`` matches).
     """
     metadata_by_id = metadata_by_id or {}
     marks = cluster_marks(records, metadata_by_id)
@@ -185,8 +208,13 @@ def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None):
         if record["state"] not in (UNREGISTERED, ERROR):
             continue
         mark = foreign_mark(metadata_by_id.get(record["id"]), marks)
-        if mark:
-            foreign.append(dict(_brief(record), reason="refused: it carries %s, while every registered server of the "
+        loose = selection.class_only(record["id"]) if selection is not None else []
+        if loose:
+            foreign.append(dict(brief(record), reason="refused: only %s matched it, through '?' or '[...]'; a "
+                                "deletion takes only a server an entry names or matches through '*' (name it)"
+                                % ", ".join(repr(e) for e in loose)))
+        elif mark:
+            foreign.append(dict(brief(record), reason="refused: it carries %s, while every registered server of the "
                                 "cluster carries %s; it belongs to another cluster (narrow servers or use "
                                 "server_metadata)" % (mark, ", ".join("%s=%s" % kv for kv in sorted(marks.items())))))
         else:
@@ -201,15 +229,46 @@ def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None):
                    "server of the cluster, so none is deleted: check the server selection and the Node source"
                    % (len(records), nodes_visible))
     if refusal:
-        return [], foreign + [dict(_brief(r), reason="refused: " + refusal) for r in candidates], refusal
+        return [], foreign + [dict(brief(r), reason="refused: " + refusal) for r in candidates], refusal
     cap = max(0, int(max_deletions))
     delete = candidates[:cap]
-    skipped = [dict(_brief(r), reason="max_deletions (%d per run) reached; a later run deletes it" % cap)
+    skipped = [dict(brief(r), reason="max_deletions (%d per run) reached; a later run deletes it" % cap)
                for r in candidates[cap:]]
     return delete, foreign + skipped, None
 
 
-def _brief(record):
+def recheck(record, servers_now, nodes_now, patterns, metadata, marks, now, timeout):
+    """None when the record's server may still be deleted on the read just before its deletion (``servers_now``:
+    the project's servers then, ``nodes_now``: the Nodes then), else why not. The server must still be there, be
+    chosen by the selection as the audit chose it (by an entry's name or ``*``), carry no other cluster's mark,
+    and still be no Node (and unregistered or in ERROR), while some Node is visible and some server of the
+    cluster is a Node."""
+    server = next((s for s in servers_now if s["id"] == record["id"]), None)
+    if server is None:
+        return GONE_SINCE
+    try:
+        chosen = choose_servers(servers_now, patterns, metadata)
+    except ResolveError as exc:
+        return "the selection no longer resolves: %s" % exc
+    if server["id"] not in chosen.matched:
+        return "the selection no longer chooses it (now named %r)" % server.get("name")
+    if not chosen.destructible(server["id"]):
+        return "it is now matched only through '?' or '[...]' (now named %r)" % server.get("name")
+    mark = foreign_mark(server.get("metadata"), marks)
+    if mark:
+        return "it now carries %s, another cluster's mark" % mark
+    if not nodes_now:
+        return "no Kubernetes Node is visible any more; the Node source looks broken"
+    records_now = classify(chosen.chosen, nodes_now, now, timeout)
+    if not any(r["state"] == REGISTERED for r in records_now):
+        return "none of the cluster's servers is a Node any more; the Node source or the selection looks broken"
+    state = [r for r in records_now if r["id"] == server["id"]][0]
+    if state["state"] not in (UNREGISTERED, ERROR):
+        return "since the audit: %s" % state["reason"]
+    return None
+
+
+def brief(record):
     return dict(id=record["id"], name=record["name"], status=record["status"], created=record["created"],
                 age=record["age"], state=record["state"])
 

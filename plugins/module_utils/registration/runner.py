@@ -39,22 +39,27 @@ class RegistrationRunner(OpenStackKubernetesModule):
         self.validate()
         params = self.params
         deadline = self.started + params["timeout"]
-        nodes = list_nodes(self.connect_kubernetes(), deadline, label_selector=params.get("node_selector"))
+        self.node_source = self.connect_kubernetes()
+        nodes = list_nodes(self.node_source, deadline, label_selector=params.get("node_selector"))
         self.connect()
         api = ServerService(self.client)
-        servers = registration_plan.select_servers(api.list_servers(deadline), params["servers"],
-                                                   params["server_metadata"])
+        listed = api.list_servers(deadline)
+        selection = registration_plan.choose_servers(listed, params["servers"], params["server_metadata"])
+        servers = selection.chosen
         now = registration_plan.epoch_time(self.clock.time())
         records = registration_plan.classify(servers, nodes, now, params["registration_timeout"])
         findings = [r for r in records if r["state"] in (registration_plan.UNREGISTERED, registration_plan.ERROR)]
         counts = registration_plan.counts(records)
         counts["nodes"] = len(nodes)
-        result = dict(servers=records, unregistered=findings, deleted=[], not_deleted=[], refused=None, counts=counts)
-        if not records:
-            self.ansible.warn("no server matched servers=%s server_metadata=%s" % (
-                params["servers"], params["server_metadata"]))
+        result = dict(servers=records, unregistered=findings, deleted=[], not_deleted=[], refused=None, counts=counts,
+                      unmatched=selection.missing)
+        if selection.missing or not records:
+            # an audit of fewer servers than asked for is no healthy audit: fail before any deletion
+            result.update(remaining=findings, healthy=False, changed=False)
+            raise ModuleFailure(registration_plan.unmatched_message(
+                selection.missing, params["server_metadata"], len(listed)), **result)
         if params["state"] == "cleaned":
-            self.clean(api, records, servers, nodes, deadline, result)
+            self.clean(api, records, servers, nodes, deadline, result, selection)
         self.conclude(result, records, findings)
 
     def conclude(self, result, records, findings):
@@ -74,26 +79,47 @@ class RegistrationRunner(OpenStackKubernetesModule):
                                                     for r in result["remaining"])), **result)
         self.exit(**result)
 
-    def clean(self, api, records, servers, nodes, deadline, result):
+    def clean(self, api, records, servers, nodes, deadline, result, selection):
         check = self.ansible.check_mode
+        metadata_by_id = dict((s["id"], s.get("metadata")) for s in servers)
         delete, skipped, refusal = registration_plan.plan_deletions(
-            records, self.params["max_deletions"], len(nodes), dict((s["id"], s.get("metadata")) for s in servers))
+            records, self.params["max_deletions"], len(nodes), metadata_by_id, selection)
         result["not_deleted"], result["refused"] = skipped, refusal
         if refusal:
             self.ansible.warn(refusal)
+        marks = registration_plan.cluster_marks(records, metadata_by_id)
         for record in delete:
             entry = dict(id=record["id"], name=record["name"], status="planned" if check else "done",
                          state=record["state"], age=record["age"], created=record["created"], reason=record["reason"])
             if not check:
                 try:
-                    if not api.delete_server(record["id"], deadline):
+                    why = self.recheck(api, record, marks, deadline)
+                    if why == registration_plan.GONE_SINCE:
+                        entry["status"] = "gone"
+                    elif why is not None:
+                        result["not_deleted"].append(dict(registration_plan.brief(record), reason="not deleted: " + why))
+                        continue
+                    elif not api.delete_server(record["id"], deadline):
                         entry["status"] = "gone"
                 except Exception as exc:  # pylint: disable=broad-except
-                    if not isinstance(exc, DeadlineExceeded) and describe_fault(exc) is None \
-                            and not is_sdk_error(exc):
+                    known = describe_fault(exc) is not None or is_sdk_error(exc)
+                    message = service_message(exc) if known else self.describe_error(exc)
+                    if isinstance(exc, DeadlineExceeded):
+                        message = str(exc)
+                    if message is None:
                         raise
                     result["changed"] = bool(result["deleted"])
                     raise ModuleFailure("deleting server %s (%s, %s) failed: %s; deleted before it: %s" % (
-                        record["name"], record["id"], record["reason"], service_message(exc),
+                        record["name"], record["id"], record["reason"], message,
                         ", ".join(d["name"] for d in result["deleted"]) or "none"), **result)
             result["deleted"].append(entry)
+
+    def recheck(self, api, record, marks, deadline):
+        """Read the servers and the Nodes again just before deleting ``record``'s server: None when the guards
+        still hold on that read, else why the server is kept (``registration.plan.recheck``)."""
+        params = self.params
+        nodes = list_nodes(self.node_source, deadline, label_selector=params.get("node_selector"))
+        servers = api.list_servers(deadline)
+        now = registration_plan.epoch_time(self.clock.time())
+        return registration_plan.recheck(record, servers, nodes, params["servers"], params["server_metadata"], marks,
+                                         now, params["registration_timeout"])

@@ -20,7 +20,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     ModuleFailure,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import label
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import bind, label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
@@ -54,6 +54,7 @@ class DirectRollout:
         self.pairs = pairs
         self.progress = DirectProgress(min_healthy=self.params["min_healthy_members"])
         self.octavia = self.pool = self.lb_id = None
+        self.replaced_before = []
 
     @property
     def has_monitor(self):
@@ -63,7 +64,8 @@ class DirectRollout:
 
     def look(self, deadline):
         """(members, load balancer): one status-tree request (reads only)."""
-        return self.octavia.pool_state(self.pool["id"], self.lb_id, deadline)
+        return self.named("reading pool %s (status tree of load balancer %s)" % (label(self.pool), self.lb_id),
+                          lambda: self.octavia.pool_state(self.pool["id"], self.lb_id, deadline))
 
     def act(self, seen, deadline):
         """Note what left, ask the plan, and delete the old member it releases; returns the action to judge."""
@@ -100,22 +102,58 @@ class DirectRollout:
     # -- the writes --------------------------------------------------------------------
 
     def release(self, action, lb_status, deadline):
-        """Delete the old member of the released pair once the load balancer accepts it; the action to judge."""
+        """Delete the old member of the released pair once the load balancer accepts it and the guard still holds
+        on the read just before the deletion; the action to judge."""
         if lb_status != "ACTIVE":
             return plan.Action(plan.WAIT, reason="load balancer to be ACTIVE before deleting %s (is %s)" % (
                 action.member, lb_status))
         old = self.pairs[action.pair][0].text
+        action = self.recheck(action, old, deadline)
+        if action.kind != plan.RELEASE:
+            return action
 
         def deleted(_member):  # recorded as each deletion is done: a later failure loses no record
             if old not in self.log.released:
                 self.log.released.append(old)
             self.log.record("delete_member", member=old)
 
-        if not self.octavia.delete_members(self.pool["id"], action.targets, deadline, on_deleted=deleted):
+        if not self.named("deleting old member %s of pool %s (DELETE member %s)" % (
+                old, label(self.pool), ", ".join(str(m.get("id")) for m in action.targets)),
+                lambda: self.octavia.delete_members(self.pool["id"], action.targets, deadline, on_deleted=deleted)):
             return plan.Action(plan.WAIT, reason="the load balancer to accept the deletion of %s (409)" %
                                action.member)
         self.progress.deleted.add(action.pair)
         return plan.Action(plan.WAIT, member=action.member, reason="old member %s to be gone" % old)
+
+    def recheck(self, action, old, deadline):
+        """The plan again on a fresh read of the members (one list request), just before deleting ``old``: the
+        release when it still holds for the same pair, else what that read calls for (never a deletion judged on an
+        older read). A load balancer that went busy since the poll refuses the deletion itself (409: wait)."""
+        progress = self.progress
+        members = self.named("reading pool %s before deleting old member %s (list members)" % (label(self.pool), old),
+                             lambda: self.octavia.list_members(self.pool["id"], deadline))
+        fresh, _since = plan.direct_next(
+            self.pairs, members, self.has_monitor, progress.min_healthy, progress.deleted,
+            dict(progress.not_serving_since), self.clock.monotonic(), self.params["member_timeout"])
+        progress.members = members
+        if fresh.kind == plan.RELEASE and fresh.pair == action.pair:
+            return fresh
+        if fresh.kind in (plan.WAIT, plan.RELEASE):
+            return plan.Action(plan.WAIT, member=fresh.member, state=fresh.state, reason="%s (seen on the read just "
+                               "before deleting %s; nothing deleted)" % (fresh.reason, old))
+        return fresh
+
+    def named(self, what, call):
+        """``call()``, its API error worded with ``what`` (the call and the member) when it fails."""
+        try:
+            return call()
+        except FlightcontrolError:
+            raise
+        except Exception as exc:  # pylint: disable=broad-except
+            message = self.module.describe_error(exc)
+            if message is None:
+                raise
+            raise ModuleFailure("%s failed: %s" % (what, message), **self.result())
 
     # -- the run -----------------------------------------------------------------------
 
@@ -124,7 +162,7 @@ class DirectRollout:
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
         self.pool, self.lb_id = self.octavia.resolve_pool(params["pool"], params["loadbalancer"], deadline)
-        refuse_pairs(plan.pair_problems(self.pairs, self.octavia.list_members(self.pool["id"], deadline)))
+        self.check_pairs(self.octavia.list_members(self.pool["id"], deadline))
         try:
             outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
                                start=self.module.started, act=self.act)
@@ -142,7 +180,7 @@ class DirectRollout:
             data["changed"] = self.progress.last.kind == plan.RELEASE
             self.module.exit(msg="check mode: next step would be %s" % self.progress.last.kind, **data)
         if outcome.succeeded:
-            self.module.exit(msg=outcome.verdict.message, **data)
+            self.module.exit(msg=self.success_message(outcome.verdict.message), **data)
         action = self.progress.last
         if outcome.timed_out:
             self.module.fail("Timed out after %.0f s (timeout %s s) replacing members of pool %s; still waiting "
@@ -153,6 +191,29 @@ class DirectRollout:
                          "balancer; run again once the member serves." % (
                              label(self.pool), action.reason, action.member, action.state), **data)
 
+    def check_pairs(self, members):
+        """Bind the pairs to the pool as it is at the start (``octavia.members.bind``) and refuse, before any write,
+        pairs that name one member twice or whose old member never was in this pool (``plan.absent_olds``)."""
+        self.pairs = [(bind(old, members), bind(new, members)) for old, new in self.pairs]
+        refuse_pairs(plan.pair_problems(self.pairs, members))
+        problems, self.replaced_before = plan.absent_olds(self.pairs, members, self.has_monitor)
+        refuse_pairs(problems)
+        for index in self.replaced_before:
+            old, new = self.pairs[index]
+            self.module.ansible.warn("replace[%d]: old member %s is not in pool %s at the start; taken as replaced "
+                                     "by an earlier run (its new member %s serves). If %s is a typo, the member you "
+                                     "meant is still there" % (index, old.text, label(self.pool), new.text, old.text))
+
+    def success_message(self, message):
+        before = self.replaced_before
+        if not before:
+            return message
+        named = ", ".join("replace[%d] (%s)" % (i, self.pairs[i][0].text) for i in before)
+        if len(before) == len(self.pairs):
+            return "nothing replaced by this run: the old member of %s was not in the pool at the start (taken as " \
+                "replaced by an earlier run)" % named
+        return "%s; %s was not in the pool at the start (taken as replaced by an earlier run)" % (message, named)
+
     def result(self):
         progress = self.progress
         data = self.log.data(changed=bool(self.log.released))
@@ -162,5 +223,6 @@ class DirectRollout:
             serving_members=sum(1 for m in progress.members if plan.serving(m, self.has_monitor)),
             min_healthy_members=progress.min_healthy,
             plan=progress.last.to_dict() if progress.last else None,
-            polled_with=self.octavia.polled_with if self.octavia else None)
+            polled_with=self.octavia.polled_with if self.octavia else None,
+            replaced_before=[dict(old=self.pairs[i][0].text, new=self.pairs[i][1].text) for i in self.replaced_before])
         return data

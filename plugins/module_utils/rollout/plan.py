@@ -313,6 +313,30 @@ def direct_next(pairs, members, has_monitor, min_healthy, deleted=(), not_servin
     return Action(FINISHED, reason="every old member replaced"), since
 
 
+def absent_olds(pairs, members, has_monitor):
+    """(problems, replaced before) for the pairs whose old member is not in the pool at the start of a run.
+
+    A pair whose new member serves was replaced before this run (an earlier run deleted its old member): it is
+    reported, not an error, so re-running the same task finishes a rollout. A pair with neither member in the pool,
+    or whose new member does not serve, never had an old member here: a typo or the wrong pool, refused before any
+    write (a run that replaced nothing must not say every old member was replaced)."""
+    problems, replaced = [], []
+    for index, (old, new) in enumerate(pairs):
+        if any(old.matches(m) for m in members):
+            continue
+        news = [m for m in members if new.matches(m)]
+        if news and all(serving(m, has_monitor) for m in news):
+            replaced.append(index)
+        elif news:
+            problems.append("replace[%d]: old member %s is not in the pool, and its new member %s does not serve "
+                            "(%s): nothing was replaced by an earlier run; check the name" % (
+                                index, old.text, new.text, member_state(news[0])))
+        else:
+            problems.append("replace[%d]: neither old member %s nor new member %s is in the pool (a typo, or "
+                            "another pool)" % (index, old.text, new.text))
+    return problems, replaced
+
+
 def _same_member(first, second):
     """Whether two selectors can name the same member before any member is seen (same id, same name, or the
     same address where a missing port matches every port)."""

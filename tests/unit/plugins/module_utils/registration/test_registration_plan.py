@@ -119,6 +119,70 @@ def test_nothing_to_delete_is_no_refusal():
     assert registration_plan.plan_deletions(records, 1, 0) == ([], [], None)
 
 
+# -- names with glob characters, entries that match nothing --------------------------------------
+
+def test_gm1_is_never_deleted_for_an_entry_gm_bracket_1():
+    """``servers: ["gm[1]", "gmreg"]`` with servers gm[1] and gm1: the entry names gm[1] only; gm1 is not
+    chosen, so never deleted."""
+    servers = [server("gm[1]", 500), server("gm1", 400), server("gmreg", 600)]
+    selection = registration_plan.choose_servers(servers, ["gm[1]", "gmreg"])
+    assert [s["name"] for s in selection.chosen] == ["gm[1]", "gmreg"] and selection.missing == []
+    records = registration_plan.classify(selection.chosen, [node("gmreg")], NOW, TIMEOUT)
+    delete, _skipped, _refusal = registration_plan.plan_deletions(records, 5, 1, selection=selection)
+    assert [r["name"] for r in delete] == ["gm[1]"]
+
+
+def test_a_server_matched_only_through_a_class_or_question_mark_is_audited_but_never_deleted():
+    servers = [server("gm1", 500), server("gmx", 400), server("gm-star", 300), server("gmreg", 600)]
+    selection = registration_plan.choose_servers(servers, ["gm[1]*", "gm?", "gm-*", "gmreg"])
+    assert [s["name"] for s in selection.chosen] == ["gm1", "gm-star", "gmreg"]  # 'gm?' is a literal name: missing
+    assert selection.missing == ["gm?"]
+    records = registration_plan.classify(selection.chosen, [node("gmreg")], NOW, TIMEOUT)
+    assert states(records)["gm1"] == registration_plan.UNREGISTERED  # reported
+    delete, skipped, _refusal = registration_plan.plan_deletions(records, 5, 1, selection=selection)
+    assert [r["name"] for r in delete] == ["gm-star"]
+    assert [s["name"] for s in skipped] == ["gm1"] and "'?' or '[...]'" in skipped[0]["reason"]
+
+
+def test_entries_that_match_nothing_are_named():
+    servers = [server("prod-1", metadata={"cluster": "prod"}), server("dev-1", metadata={"cluster": "dev"})]
+    assert registration_plan.choose_servers(servers, ["prod-*", "prod-typo", "dev-*"], {"cluster": "prod"}).missing \
+        == ["prod-typo", "dev-*"]
+    message = registration_plan.unmatched_message(["prod-typo"], None, 2)
+    assert "'prod-typo' matched no server" in message and "nothing was deleted" in message
+    assert "server_metadata" in registration_plan.unmatched_message([], {"cluster": "x"}, 2)
+
+
+# -- the read just before a deletion ------------------------------------------------------------
+
+RECHECK_SERVERS = [server("w-reg", 600, sid="r"), server("w-new", 500, sid="n", metadata={"cluster": "prod"})]
+
+
+@pytest.mark.parametrize("servers_now, nodes_now, why", [
+    (RECHECK_SERVERS, [node("w-reg")], None),
+    (RECHECK_SERVERS, [node("w-reg"), node("late", "openstack:///n")], "registered as Node late"),
+    (RECHECK_SERVERS, [node("w-reg"), node("w-new")], "registered as Node w-new"),
+    (RECHECK_SERVERS[:1], [node("w-reg")], registration_plan.GONE_SINCE),
+    ([RECHECK_SERVERS[0], dict(RECHECK_SERVERS[1], name="x-renamed")], [node("w-reg")], "no longer chooses it"),
+    ([RECHECK_SERVERS[0], dict(RECHECK_SERVERS[1], metadata={"cluster": "staging"})], [node("w-reg")],
+     "now carries cluster=staging"),
+    ([RECHECK_SERVERS[0], dict(RECHECK_SERVERS[1], task_state="deleting")], [node("w-reg")], "being deleted"),
+    (RECHECK_SERVERS, [], "no Kubernetes Node is visible"),
+    (RECHECK_SERVERS, [node("other")], "none of the cluster's servers is a Node"),
+    (RECHECK_SERVERS + [server("w-new", 10, sid="n2")], [node("w-reg")], "no longer resolves"),
+], ids=["still", "node-by-provider-id", "node-by-name", "gone", "renamed", "other-cluster", "deleting", "no-nodes",
+        "no-node-of-ours", "ambiguous"])
+def test_a_deletion_is_judged_again_on_the_read_just_before_it(servers_now, nodes_now, why):
+    record = [r for r in registration_plan.classify(RECHECK_SERVERS, [node("w-reg")], NOW, TIMEOUT)
+              if r["name"] == "w-new"][0]
+    found = registration_plan.recheck(record, servers_now, nodes_now, ["w-reg", "w-new"], None,
+                                      {"cluster": "prod"}, NOW, TIMEOUT)
+    if why is None:
+        assert found is None
+    else:
+        assert why in found, found
+
+
 def test_duration_reads_at_a_glance():
     assert [registration_plan.duration(s) for s in (5, 60, 2700, 2730, 3600, 5400)] == ["5s", "1m", "45m", "45m30s", "1h", "1h30m"]
 

@@ -88,3 +88,16 @@ def test_a_deletion_refused_after_another_was_made_keeps_the_record_of_the_one_m
     assert action.kind == plan.WAIT and "(409)" in action.reason
     assert runner.log.released == ["old-1"] and [a["action"] for a in runner.log.actions] == ["delete_member"]
     assert runner.result()["changed"] is True
+
+
+def test_the_deletion_is_judged_again_on_the_read_just_before_it():
+    """The poll saw the replacement serve and three serving members; before the deletion another member stopped
+    serving: the read just before the deletion refuses it (min_healthy_members), nothing is deleted."""
+    octavia = FakeOctavia([member("old-1", "10.0.0.1"), member("old-2", "10.0.0.2"), member("new-1", "10.0.0.3")])
+    runner = direct(octavia)
+    seen = runner.look(deadline=2000)
+    octavia.members[1]["operating_status"] = "ERROR"
+    action = runner.act(seen, deadline=2000)
+    assert octavia.deleted == [] and runner.log.released == []
+    assert action.kind == plan.WAIT and "seen on the read just before deleting old-1" in action.reason, action.reason
+    assert "keep 2 serving member(s) without old-1" in action.reason

@@ -314,3 +314,30 @@ def test_the_rollout_time_rolls_a_machine_created_in_the_second_the_run_started(
     # a rollout time someone else set ahead counts once it has come
     scheduled = dict(kcp, spec=dict(rollout_after_patch(kcp, moment + datetime.timedelta(hours=1))["spec"], replicas=1))
     assert machine_data(seeded, scheduled, {"m1"}, started, None)["up_to_date_reason"] == "control plane up to date"
+
+
+# -- direct mode: pairs whose old member is not in the pool, names that look like addresses ----------------
+
+def _member(name, address, status="ACTIVE", operating="NO_MONITOR"):
+    return {"id": "id-" + name, "name": name, "address": address, "protocol_port": 6443,
+            "provisioning_status": status, "operating_status": operating}
+
+
+def test_an_old_member_never_in_the_pool_is_refused_unless_its_replacement_serves():
+    members = [_member("old-1", "10.0.0.1"), _member("new-1", "10.0.0.3"), _member("new-2", "10.0.0.4", "PENDING_CREATE")]
+    pairs = [(lb_members.parse_selector(o), lb_members.parse_selector(n)) for o, n in (
+        ("old-1", "new-1"), ("gone-before", "new-1x"), ("typo", "new-2"), ("done-before", "new-1"))]
+    problems, replaced = rollout_plan.absent_olds(pairs, members, False)
+    assert replaced == [3]  # its new member serves: an earlier run replaced it
+    assert problems == [
+        "replace[1]: neither old member gone-before nor new member new-1x is in the pool (a typo, or another pool)",
+        "replace[2]: old member typo is not in the pool, and its new member new-2 does not serve "
+        "(PENDING_CREATE/NO_MONITOR): nothing was replaced by an earlier run; check the name"]
+
+
+def test_an_entry_that_is_an_existing_member_name_means_that_member():
+    members = [_member("10.0.0.9", "10.0.0.1"), _member("other", "10.0.0.9")]
+    selector = lb_members.bind(lb_members.parse_selector("10.0.0.9"), members)
+    assert [m["name"] for m in members if selector.matches(m)] == ["10.0.0.9"]  # by name, not the address
+    plain = lb_members.bind(lb_members.parse_selector("10.0.0.9"), members[1:])
+    assert [m["name"] for m in members if plain.matches(m)] == ["other"]  # no such name: the address
