@@ -19,7 +19,7 @@ BIN_ENV = "MINICLOUD_UPSTREAM_BIN"
 BUILD_TIMEOUT = 3600.0
 # the repository's tools/upstream, seen from tools/minicloud/minicloud/upstream/
 UPSTREAM_DIR = Path(__file__).resolve().parents[3] / "upstream"
-PROGRAMS = ("etcd", "kube-apiserver", "kubectl", "cluster-api-manager", "kubeadm-control-plane-manager",
+PROGRAMS = ("etcd", "kube-apiserver", "cluster-api-manager", "kubeadm-control-plane-manager",
             "kubeadm-bootstrap-manager", "clusterctl", "capd-manager")
 # module -> the wrapper module of tools/upstream that pins it
 PINNED = {"go.etcd.io/etcd/server/v3": "etcd", "k8s.io/kubernetes": "kubernetes",

@@ -22,6 +22,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.hazmat.primitives import serialization
+
 from minicloud.kube.credentials import Credentials
 from minicloud.runtime import processes
 from minicloud.runtime.paths import StateDir
@@ -76,12 +78,23 @@ class UpstreamControlPlane:
 
     # -- initialise --------------------------------------------------------------------
 
+    @property
+    def service_account_public_key(self) -> Path:
+        return self.folder / "service-account.pub"
+
     def initialize(self) -> None:
-        """Credentials, the API server's token file, an empty etcd folder."""
+        """Credentials, the API server's token file and service-account key, an empty etcd folder."""
         self.credentials.generate()
         self.credentials.write_kubeconfig(self.kubeconfig, self.api_url)
         self._write_token_file()
         (self.folder / "etcd").mkdir(parents=True, exist_ok=True)
+
+    def _write_service_account_key(self) -> None:
+        """The public half of the serving key, which signs service-account tokens (the API server wants the
+        public key in its own file)."""
+        key = serialization.load_pem_private_key(self.credentials.server_key.read_bytes(), password=None)
+        self.service_account_public_key.write_bytes(key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
 
     def _write_token_file(self) -> None:
         tokens = self.folder / "tokens.csv"
@@ -92,6 +105,7 @@ class UpstreamControlPlane:
         if self.credentials.exist():
             self.credentials.write_kubeconfig(self.kubeconfig, self.api_url)
             self._write_token_file()
+            self._write_service_account_key()
 
     # -- up ----------------------------------------------------------------------------
 
@@ -141,7 +155,7 @@ class UpstreamControlPlane:
                 "--client-ca-file", str(c.ca_cert), "--token-auth-file", str(self.folder / "tokens.csv"),
                 "--authorization-mode", "RBAC",
                 "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-                "--service-account-key-file", str(c.server_key), "--service-account-signing-key-file",
+                "--service-account-key-file", str(self.service_account_public_key), "--service-account-signing-key-file",
                 str(c.server_key), "--service-cluster-ip-range", SERVICE_CLUSTER_IP_RANGE,
                 "--endpoint-reconciler-type", "none", "--cert-dir", str(self.folder / "apiserver-certs"),
                 "--enable-priority-and-fairness=false", "--v", "1"]
@@ -174,12 +188,16 @@ class UpstreamControlPlane:
 
     def request(self, method: str, path: str, body: dict | None = None, content_type: str = "application/json",
                 timeout: float = 30.0) -> dict:
+        return json.loads(self._call(method, path, body, content_type, timeout) or b"{}")
+
+    def _call(self, method: str, path: str, body: dict | None = None, content_type: str = "application/json",
+              timeout: float = 30.0) -> bytes:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.api_url + path, data=data, method=method, headers={
             "Authorization": f"Bearer {self.credentials.token}", "Content-Type": content_type,
             "Accept": "application/json"})
         with urllib.request.urlopen(request, timeout=timeout, context=self.credentials.client_context()) as answer:
-            return json.loads(answer.read() or b"{}")
+            return answer.read()
 
     def apply(self, obj: dict) -> dict:
         """Server-side apply of one cluster-scoped or namespaced object (field manager ``minicloud``)."""
@@ -188,7 +206,7 @@ class UpstreamControlPlane:
 
     def ready(self) -> bool:
         try:
-            self.request("GET", "/readyz", timeout=2)
+            self._call("GET", "/readyz", timeout=2)  # "ok", not JSON
         except (OSError, ValueError, urllib.error.HTTPError):
             return False
         return True
