@@ -31,7 +31,7 @@ from minicloud.traffic.store import TrafficStore
 
 __all__ = ["Minicloud", "MinicloudError"]
 
-MODE_ACK_TIMEOUT = 10.0
+MODE_ACK_TIMEOUT = 30.0  # with the data plane, a mode is applied once health checks show it
 # service type -> the service whose policy file ``set_policy`` writes
 POLICY_SERVICES = {"load-balancer": "octavia"}
 
@@ -115,6 +115,18 @@ class Minicloud:
                     raise MinicloudError(f"octavia-api did not apply the mode within {MODE_ACK_TIMEOUT:.0f} s")
                 time.sleep(0.1)
         return self.octavia_mode()
+
+    def dataplane_settings(self) -> dict:
+        """The load balancers' data plane settings (``check_interval_cap``: seconds, or None for the delay)."""
+        from minicloud.dataplane import plane
+
+        return plane.load_settings(self.state)
+
+    def set_dataplane(self, **changes) -> dict:
+        """Change data plane settings; octavia-api renders every load balancer again."""
+        from minicloud.dataplane import plane
+
+        return plane.save_settings(self.state, **changes)
 
     def _octavia_running(self) -> bool:
         return any(p.name == "octavia" and p.healthy for p in self.status().processes)

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minicloud.dataplane import plane as dataplane
 from minicloud.runtime import clouds, processes
 from minicloud.runtime.paths import StateDir
 from minicloud.runtime.settings import HOST, Settings
@@ -353,6 +354,7 @@ class Lifecycle:
         for name in names:
             if processes.stop(self.state, name):
                 stopped.append(name)
+        stopped += [f"haproxy/{lb_id}" for lb_id in dataplane.stop_all(self.state)]
         if settings is not None:
             shutil.rmtree(self.state.sockets, ignore_errors=True)
         return stopped
