@@ -92,3 +92,21 @@ def test_server_state_forgets_servers_that_moved():
     state = header + row.format(id=1, name="a", port=1000) + "\n" + row.format(id=2, name="b", port=2000) + "\n"
     kept = keep_unmoved(state, server_addresses(config))
     assert " a 127.0.0.1 " in kept and " b 127.0.0.1 " not in kept
+
+
+def test_load_summary_counts_failures_streaks_and_percentiles():
+    from minicloud.dataplane.load import summarise
+
+    def line(t, ok, error=None, ms=10.0, kind="request"):
+        return {"t": t, "kind": kind, "ok": ok, "error": error, "ms": ms}
+
+    lines = [line(1.0, True, ms=10), line(2.0, False, "reset"), line(2.5, False, "timeout"), line(3.0, True, ms=30),
+             line(4.0, False, "refused"), line(5.0, True, ms=20), line(5.5, False, "timeout", kind="watch"),
+             line(6.0, True, kind="watch")]
+    summary = summarise(lines)
+    assert summary["requests"] == 6 and summary["failed"] == 3
+    assert summary["failures"] == {"reset": 1, "timeout": 1, "refused": 1}
+    assert summary["longest_error_streak"] == 2 and summary["longest_error_streak_seconds"] == 0.5
+    assert summary["p50_ms"] == 20 and summary["p99_ms"] == 30
+    assert summary["watches_ended"] == 2 and summary["watch_interruptions"] == {"timeout": 1}
+    assert summarise(lines, since=3.0)["failed"] == 1

@@ -107,3 +107,25 @@ def test_weight_zero_and_disabled_is_offline_and_reloads_keep_connections(cloud,
         lb_active(conn, lb)
         conn.load_balancer.update_member(first["id"], pool_id, admin_state_up=True)
     wait_for(lambda: statuses(conn, lb)[first["name"]] == "ONLINE", what="ONLINE again")
+
+
+def test_control_plane_servers_serve_through_the_vip_until_deleted(cloud):
+    cloud.create_capi_cluster("dataplane-cp", control_plane=1, openstack=True, monitor=True)
+    registry = Registry(cloud.state_dir)
+    try:
+        wait_for(lambda: any(e["serving"] and e["owner"].startswith("default/dataplane-cp-")
+                             for e in registry.snapshot()["members"].values()), what="the server's endpoint")
+        lb = "k8s-clusterapi-cluster-default-dataplane-cp-kubeapi"
+        cloud.load_start("dataplane-cp", lb, rate=10, clients=2, watches=1)
+        wait_for(lambda: cloud.load_report("dataplane-cp")["requests"] >= 20, what="20 requests")
+        cloud.load_stop("dataplane-cp")
+        report = cloud.load_report("dataplane-cp")
+        assert report["failed"] == 0 and report["p99_ms"] is not None, report
+    finally:
+        cloud.load_stop("dataplane-cp")
+        cloud.delete_capi_openstack("dataplane-cp")
+        cloud.delete_capi_cluster("dataplane-cp")
+    owners = [e for e in registry.snapshot()["members"].values() if e["owner"].startswith("default/dataplane-cp-")]
+    wait_for(lambda: not any(e["serving"] for e in registry.snapshot()["members"].values()
+                             if e["owner"].startswith("default/dataplane-cp-")), what="the endpoint stopped")
+    assert owners

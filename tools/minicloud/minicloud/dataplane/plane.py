@@ -65,8 +65,11 @@ def running(state: StateDir) -> list[str]:
 
 
 def stop_all(state: StateDir) -> list[str]:
-    """Stop every load balancer's HAProxy of this state folder (``down``)."""
-    return [lb_id for lb_id in running(state) if instance(state, lb_id).stop()]
+    """Stop every load balancer's HAProxy and every load generator of this state folder (``down``)."""
+    from minicloud.dataplane import loadrun
+
+    stopped = [f"load/{name}" for name in loadrun.stop_all(state.root)]
+    return stopped + [f"haproxy/{lb_id}" for lb_id in running(state) if instance(state, lb_id).stop()]
 
 
 class StandIns:

@@ -183,6 +183,9 @@ def _settle_member(tree: LbTree, member: Node, mode: Mode, update: StatusUpdate,
             update.set(member, ERROR)
             return
     operating = member_operating_status(tree, member, mode, settled=False)
+    if (member.provisioning_status == PENDING_UPDATE and operating == OFFLINE and member.admin_state_up
+            and member.operating_status in (ONLINE, ERROR)):
+        operating = member.operating_status  # an update (a weight) keeps what the health checks said
     update.set(member, ACTIVE, operating)
     if operating == OFFLINE and member.admin_state_up:
         settle.append(member.id)

@@ -354,7 +354,7 @@ class Lifecycle:
         for name in names:
             if processes.stop(self.state, name):
                 stopped.append(name)
-        stopped += [f"haproxy/{lb_id}" for lb_id in dataplane.stop_all(self.state)]
+        stopped += dataplane.stop_all(self.state)
         if settings is not None:
             shutil.rmtree(self.state.sockets, ignore_errors=True)
         return stopped
