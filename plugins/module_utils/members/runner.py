@@ -20,6 +20,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.se
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import LOADBALANCER_FIELDS
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
 
+MONITOR_FIELDS = ("id", "name", "type", "delay", "timeout", "max_retries", "max_retries_down", "admin_state_up")
 POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
 
 
@@ -119,10 +120,21 @@ class MemberWaitRunner(OpenStackModule):
                                                        lb_members.label(self.pool)))
         if outcome.succeeded:
             self.complete_members()
-            self.exit(msg=outcome.verdict.message, **self.result_data())
+            self.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))
         self.fail(lb_members.failure_message(outcome.verdict, outcome.observation, self.wait_spec, outcome.elapsed,
                                              outcome.timed_out, self.params["timeout"]),
                   timed_out=outcome.timed_out, **data)
+
+    def monitor_data(self):
+        """``health_monitor`` (with ``report_health_monitor``): the pool's monitor, one GET; None without one."""
+        if not self.params.get("report_health_monitor"):
+            return {}
+        monitor_id = self.pool.get("healthmonitor_id")
+        if not monitor_id:
+            return {"health_monitor": None}
+        deadline = self.clock.monotonic() + self.client.request_timeout
+        monitor = self.octavia.get_health_monitor(monitor_id, deadline)
+        return {"health_monitor": _pick(monitor, MONITOR_FIELDS) if monitor else None}
 
     def result_data(self):
         """The result fields; members, missing and loadbalancer are null when no poll completed."""
