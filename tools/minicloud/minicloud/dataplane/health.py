@@ -49,6 +49,21 @@ def parse_stat(text: str) -> list[ServerStat]:
     return rows
 
 
+def listener_statistics(text: str) -> list[dict]:
+    """Each frontend (a listener) as the amphora reports listener statistics: active and total connections,
+    bytes in and out, request errors."""
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("# "):
+        return []
+    result = []
+    for row in csv.DictReader(io.StringIO("\n".join([lines[0][2:], *lines[1:]]))):
+        if row.get("svname") == "FRONTEND":
+            result.append({"id": row["pxname"], "active_connections": _int(row.get("scur")),
+                           "total_connections": _int(row.get("stot")), "bytes_in": _int(row.get("bin")),
+                           "bytes_out": _int(row.get("bout")), "request_errors": _int(row.get("ereq"))})
+    return result
+
+
 def _int(value: str | None) -> int:
     try:
         return int(value or 0)

@@ -156,14 +156,15 @@ class DataPlane:
     def due(self) -> bool:
         return time.monotonic() >= self._next_poll
 
-    def observe(self) -> dict[str, dict[str, str]]:
-        """Load balancer id -> member id -> operating status, as each HAProxy's checks see them."""
+    def observe(self) -> dict[str, tuple[dict[str, str], list[dict]]]:
+        """Load balancer id -> (member id -> operating status as its HAProxy's checks see them, its listeners'
+        statistics)."""
         self._next_poll = time.monotonic() + POLL_SECONDS
         observed = {}
         for lb_id in running(self.state):
             try:
-                stats = health.parse_stat(instance(self.state, lb_id).command("show stat"))
+                text = instance(self.state, lb_id).command("show stat")
             except OSError:
                 continue  # reloading: the new worker's socket is not there yet
-            observed[lb_id] = health.member_statuses(stats)
+            observed[lb_id] = (health.member_statuses(health.parse_stat(text)), health.listener_statistics(text))
         return observed

@@ -27,6 +27,7 @@ LOG = logging.getLogger(__name__)
 MODE_POLL_SECONDS = 0.3
 # With a data plane, a mode change is acknowledged once health checks show it, or after this long.
 MODE_SETTLE_SECONDS = 25.0
+STATS_SECONDS = 1.0
 
 
 class Emulator:
@@ -38,9 +39,11 @@ class Emulator:
     """
 
     def __init__(self, db: OctaviaDb, mode_file: Path, applied_file: Path, reporter: Callable[[dict], None],
-                 dataplane=None):
+                 dataplane=None, stats_reporter: Callable[[dict], None] | None = None):
         self.db = db
         self.dataplane = dataplane
+        self.stats_reporter = stats_reporter
+        self._stats_sent: dict[str, tuple[float, list]] = {}
         self.mode_file = mode_file
         self.applied_file = applied_file
         self.reporter = reporter
@@ -115,12 +118,24 @@ class Emulator:
 
         if self.dataplane.inputs_changed():
             self._sync_all()
-        for lb_id, statuses in observed.items():
+        for lb_id, (statuses, listeners) in observed.items():
             tree = self.db.tree(lb_id)
             update = health_update(tree, statuses) if tree else {}
             if update:
                 self._report(update)
+            self._report_statistics(lb_id, listeners)
         self._acknowledge_when_settled()
+
+    def _report_statistics(self, lb_id: str, listeners: list[dict]) -> None:
+        """Listener statistics as the amphora sends them, when they changed (at most once a second)."""
+        sent_at, sent = self._stats_sent.get(lb_id, (0.0, None))
+        if self.stats_reporter is None or listeners == sent or time.monotonic() - sent_at < STATS_SECONDS:
+            return
+        self._stats_sent[lb_id] = (time.monotonic(), listeners)
+        try:
+            self.stats_reporter({"listeners": listeners})
+        except Exception as exc:  # a listener deleted meanwhile
+            LOG.warning("provider emulator: statistics of %s not taken: %s", lb_id, exc)
 
     def _acknowledge_when_settled(self) -> None:
         from minicloud.dataplane.health import mode_settled
@@ -240,18 +255,24 @@ def _from_octavia_config() -> Emulator:
     state = StateDir(os.environ[STATE_DIR_ENV])
     library: list = []
 
-    def report(update: dict) -> None:
+    def connected():
         if not library:  # connecting checks the agent's sockets exist
             library.append(driver_lib.DriverLibrary(
                 status_socket=conf.driver_agent.status_socket_path,
                 stats_socket=conf.driver_agent.stats_socket_path,
                 get_socket=conf.driver_agent.get_socket_path,
             ))
-        library[0].update_loadbalancer_status(update)
+        return library[0]
+
+    def report(update: dict) -> None:
+        connected().update_loadbalancer_status(update)
+
+    def report_statistics(statistics: dict) -> None:
+        connected().update_listener_statistics(statistics)
 
     db_path = Path(conf.database.connection.removeprefix("sqlite:///"))
     return Emulator(OctaviaDb(db_path), state.octavia_mode, state.octavia_mode_applied, report,
-                    dataplane=_data_plane(state, db_path))
+                    dataplane=_data_plane(state, db_path), stats_reporter=report_statistics)
 
 
 def _data_plane(state: StateDir, db_path: Path):
