@@ -110,3 +110,17 @@ def test_load_summary_counts_failures_streaks_and_percentiles():
     assert summary["p50_ms"] == 20 and summary["p99_ms"] == 30
     assert summary["watches_ended"] == 2 and summary["watch_interruptions"] == {"timeout": 1}
     assert summarise(lines, since=3.0)["failed"] == 1
+
+
+def test_a_member_update_keeps_what_the_health_checks_said():
+    from minicloud.octavia_provider.modes import Mode
+    from minicloud.octavia_provider.planner import UPDATE, Event, plan
+
+    tree = LbTree([
+        Node(LOADBALANCER, "lb", "PENDING_UPDATE", "ONLINE"),
+        Node(POOL, "p1", "PENDING_UPDATE", "ONLINE", parent_id="lb"),
+        Node(HEALTHMONITOR, "hm", "ACTIVE", "ONLINE", parent_id="p1"),
+        Node(MEMBER, "a", "PENDING_UPDATE", "ONLINE", parent_id="p1"),
+    ])
+    [first, *_rest] = plan(tree, Event(MEMBER, "a", UPDATE), Mode())
+    assert first.update["members"] == [{"id": "a", "provisioning_status": "ACTIVE", "operating_status": "ONLINE"}]
