@@ -46,7 +46,7 @@ ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
 # then they need the shellcheck / pwsh binaries: add `--skip-test shellcheck` with a reason here.)
 SANITY_SKIP :=
 
-.PHONY: help venv venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
+.PHONY: help venv haproxy venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
         lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz reliability rollout-examples molecule \
         minicloud minicloud-down minicloud-status test demo bench peer clean distclean upstream conformance
 
@@ -75,7 +75,10 @@ define pip_install
 	         $(1)/bin/python -m pip install --quiet --disable-pip-version-check $(2); }
 endef
 
-venv: $(VENV)/.installed ## Create/refresh .venv (Python 3.12): dev tools + minicloud (editable)
+venv: $(VENV)/.installed haproxy ## Create/refresh .venv (Python 3.12): dev tools + minicloud (editable)
+
+haproxy: ## Install Debian's haproxy when missing (minicloud's load-balancer data plane; root or sudo)
+	@tools/ci/haproxy.sh
 
 # The stamp is rebuilt whenever one of the files that decide what is installed changes.
 # One pip resolve installs the dev tools (requirements-dev.txt, exact pins in constraints/dev.txt)

@@ -75,6 +75,12 @@ options:
       - Also wait, at the end, for the load balancer to be C(ACTIVE) again.
     type: bool
     default: true
+  report_health_monitor:
+    description:
+      - On success, also read the pool's health monitor (one request) and return it as RV(health_monitor), e.g. to
+        judge how long a dead member would still take traffic (C(delay) x C(max_retries_down)).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
   - flightcontrol.openstack.wait
@@ -225,6 +231,35 @@ loadbalancer:
     operating_status:
       description: Its operating_status.
       type: str
+health_monitor:
+  description: The pool's health monitor (null when the pool has none).
+  returned: success, with I(report_health_monitor)
+  type: dict
+  contains:
+    id:
+      description: Its id.
+      type: str
+    name:
+      description: Its name.
+      type: str
+    type:
+      description: C(TCP), C(HTTP), C(HTTPS), C(TLS-HELLO), C(PING) or C(UDP-CONNECT).
+      type: str
+    delay:
+      description: Seconds between two checks of a member.
+      type: int
+    timeout:
+      description: Seconds a check may take.
+      type: int
+    max_retries:
+      description: Successful checks in a row that bring a member ONLINE.
+      type: int
+    max_retries_down:
+      description: Failed checks in a row that take a member out (ERROR).
+      type: int
+    admin_state_up:
+      description: Whether the monitor is enabled.
+      type: bool
 pool:
   description: The pool.
   returned: when the pool was found
@@ -291,6 +326,7 @@ class LbMemberWait(MemberWaitRunner):
         state=dict(type="str", default="present", choices=["present", "absent"]),
         operating_status=dict(type="list", elements="str", choices=list(OPERATING_STATUSES) + ["HEALTHY"]),
         wait_for_loadbalancer=dict(type="bool", default=True),
+        report_health_monitor=dict(type="bool", default=False),
         timeout=dict(type="int", default=300),
         poll_interval=dict(type="float", default=5),
     )

@@ -106,6 +106,26 @@ options:
         description: The member that replaces it (created by someone else; the module waits for it).
         type: str
         required: true
+  drain:
+    description:
+      - Before an old member is released (its Machine's hook removed in I(mode=capi), the member deleted in
+        I(mode=direct)), take it out of rotation with weight C(0) and wait (I(drain_timeout)), so that requests
+        in flight on it finish and no new request reaches it while its node goes away.
+      - Weight C(0), not C(admin_state_up=false), because the amphora (HAProxy) then sends the member no new
+        connection while its established ones go on, and keeps checking its health (it stays C(ONLINE));
+        a disabled member is OFFLINE at once, its checks stop, and it must pass them again before it serves.
+      - Only members the plan releases are drained, so a pool whose other members would not keep
+        I(min_healthy_members) serving is never drained. A run that stops before releasing a drained member puts
+        its weight back.
+    type: bool
+    default: true
+  drain_timeout:
+    description:
+      - Seconds a drained member stays out of rotation before it is released, counted from when the load balancer
+        is C(ACTIVE) again after the weight change. The drain ends earlier when the pool's listeners report no
+        active connection (Octavia counts connections per listener, not per member).
+    type: int
+    default: 30
   member_timeout:
     description:
       - Seconds a new member (or a new Machine's missing member) may take to serve, and a released member to go,
@@ -140,7 +160,8 @@ notes:
   - Each poll reads the pool (one request with Octavia's status tree, see C(polled_with) in the result). In C(capi) mode the
     control plane and its Machines are followed by watch (I(use_watch)), one list and one watch each for the whole
     run; without a watch, one control plane read and one Machines list per poll. Plus one write per hold, release,
-    start or member deletion. I(use_watch) has no effect in C(direct) mode.
+    start or member deletion, and per drained member a member read, a weight write and, while it drains, one
+    statistics read per listener of the pool per poll. I(use_watch) has no effect in C(direct) mode.
 '''
 
 EXAMPLES = r'''
@@ -276,6 +297,36 @@ rollout_started:
   description: Whether this run set the rollout time.
   returned: mode=capi
   type: bool
+drained:
+  description:
+    - The old members this run took out of rotation before releasing them (I(drain)), in the order drained. In
+      check mode nothing is drained; C(actions) names the members a run would drain now.
+  returned: when the pool was found
+  type: list
+  elements: dict
+  contains:
+    member:
+      description: The member's name (or address:port).
+      type: str
+    member_id:
+      description: The member's id.
+      type: str
+    weight_before:
+      description: Its weight before the drain (put back if the run stops before releasing it).
+      type: int
+    drained_at:
+      description: Seconds since the module started when its weight was set to C(0).
+      type: float
+    connections_at_release:
+      description: Active connections of the pool's listeners when it was released (null when not released or
+        not reported).
+      type: int
+    released_at:
+      description: Seconds since the module started when it was released (null if it was not).
+      type: float
+    restored:
+      description: Whether its weight was put back because the run stopped before releasing it.
+      type: bool
 pool:
   description: The pool (id, name, healthmonitor_id).
   returned: when the pool was found
@@ -321,12 +372,14 @@ class RolloutGuard(RolloutGuardRunner):
             old=dict(type="str", required=True),
             new=dict(type="str", required=True),
         )),
+        drain=dict(type="bool", default=True),
+        drain_timeout=dict(type="int", default=30),
         member_timeout=dict(type="int", default=600),
         timeout=dict(type="int", default=3600),
         poll_interval=dict(type="float", default=5),
         use_watch=dict(type="bool", default=True),
     )
-    number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, poll_interval=POLL_SECONDS,
+    number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, drain_timeout=SECONDS, poll_interval=POLL_SECONDS,
                          min_healthy_members=NumberRange(minimum=0, maximum=1000))
     module_kwargs = dict(required_if=[("mode", "capi", ["cluster"]), ("mode", "direct", ["pool", "replace"])])
 

@@ -7,7 +7,7 @@ balancer only) while the Octavia emulator loses every new member (the amphora v2
 ``control_plane_rollout`` playbook holds the old Machines, starts the rollout, sees the new member stuck
 in PENDING_CREATE and stops, naming it, with every old member still serving.  Then the emulator recovers
 and the same playbook finishes the rollout healthy.  minicloud's record of the pool proves that serving
-members never dropped.  Exit status 0 means the story went as told.
+members never dropped, and a load generator through the VIP counts the requests that failed.  Exit status 0 means the story went as told.
 """
 
 import json
@@ -29,7 +29,9 @@ PLAYBOOK = REPO / "playbooks" / "control_plane_rollout.yml"
 BIN = Path(sys.executable).parent
 CLUSTER = "demo"
 NAMESPACE = "default"
-POOL = "k8s-clusterapi-cluster-%s-%s-kubeapi-6443" % (NAMESPACE, CLUSTER)
+LOAD_BALANCER = "k8s-clusterapi-cluster-%s-%s-kubeapi" % (NAMESPACE, CLUSTER)
+POOL = LOAD_BALANCER + "-6443"
+LOAD = "demo"  # the load generator through the VIP
 STEPS = 8
 
 
@@ -142,6 +144,7 @@ def main():
         try:
             ok = story(cloud, collections, rows)
         finally:
+            cloud.load_stop(LOAD)
             cloud.set_octavia_mode("normal")
             try:
                 cloud.delete_capi_openstack(CLUSTER, namespace=NAMESPACE)
@@ -168,6 +171,8 @@ def story(cloud, collections, rows):
     pool_id = created["openstack"]["pool_id"]
     lbapi = cloud.connect().load_balancer
     show_members(lbapi, pool_id)
+    cloud.load_start(LOAD, LOAD_BALANCER, rate=10, clients=2, watches=1)
+    say("      traffic through the VIP: 10 requests a second from 2 clients, and a watch (minicloud load)")
 
     step(3, "CAPO as before v0.14 (waits for the load balancer only); the Octavia emulator loses new members")
     set_capo_wait(cloud, "lb")
@@ -175,6 +180,7 @@ def story(cloud, collections, rows):
     say("      without a guard, KCP would now delete an old Machine as soon as the LB says ACTIVE")
 
     step(4, "ansible-playbook %s (start the rollout, member_timeout 20 s)" % PLAYBOOK.relative_to(REPO))
+    since = time.time()
     rc, output, took = run_playbook(cloud, collections, dict(start_rollout=True, member_timeout=20))
     say(indent(output))
     machines = control_plane(cloud)
@@ -184,7 +190,7 @@ def story(cloud, collections, rows):
     show_members(lbapi, pool_id)
     first_ok = rc != 0 and "PENDING_CREATE" in output and len(held) == 3 and summary["minServing"] >= 3
     rows.append(("rollout with CAPO<0.14 and a lost member", "stopped after %.0f s (rc %d)" % (took, rc),
-                 "%d held, 0 released" % len(held), summary["minServing"]))
+                 "%d held, 0 released" % len(held), summary["minServing"], failed_requests(cloud, since)))
 
     step(5, "The emulator recovers: the lost member is provisioned")
     cloud.set_octavia_mode("normal", delay=0.2)
@@ -194,13 +200,15 @@ def story(cloud, collections, rows):
     show_members(lbapi, pool_id)
 
     step(6, "The same playbook again, following the rollout already started")
+    since = time.time()
     rc2, output, took = run_playbook(cloud, collections, dict(start_rollout=False, member_timeout=120))
     say(indent(output))
     summary = cloud.capi_history_summary(CLUSTER, namespace=NAMESPACE)
     machines = control_plane(cloud)
     second_ok = rc2 == 0 and not any(h for _n, h, _d in machines) and summary["minServing"] >= 3
+    failed = failed_requests(cloud, since)
     rows.append(("same playbook after recovery", "passed after %.0f s (rc %d)" % (took, rc2),
-                 "3 released one by one, %d new" % len(machines), summary["minServing"]))
+                 "3 released one by one, %d new" % len(machines), summary["minServing"], failed))
 
     step(7, "Afterwards: the control plane and the pool")
     say("      control plane: %s" % ", ".join(n for n, _h, _d in machines))
@@ -208,15 +216,26 @@ def story(cloud, collections, rows):
     say("      minicloud's pool record: %d samples, never fewer than %d serving members (final %d of %d)" % (
         summary["samples"], summary["minServing"], summary["final"]["serving"], summary["final"]["members"]))
 
+    report = cloud.load_report(LOAD)
+    say("      traffic through the VIP: %d requests, %d failed %s, p99 %s ms; %d watches interrupted" % (
+        report["requests"], report["failed"], report["failures"] or "", report["p99_ms"],
+        report["watches_interrupted"]))
+
     step(8, "Clean up the demo cluster")
     return first_ok and second_ok
+
+
+def failed_requests(cloud, since):
+    """"failed of sent" through the VIP since ``since`` (epoch seconds)."""
+    report = cloud.load_report(LOAD, since=since)
+    return "%d of %d" % (report["failed"], report["requests"])
 
 
 def table(rows):
     say()
     say("What happened")
-    headers = ("step", "outcome", "old control-plane Machines", "fewest serving members")
-    widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(4)]
+    headers = ("step", "outcome", "old control-plane Machines", "fewest serving members", "failed requests")
+    widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(len(headers))]
     line = "  ".join("%-*s" % (w, h) for w, h in zip(widths, headers))
     say(line)
     say("-" * len(line))

@@ -27,6 +27,7 @@ RESULT_NAMES = 1000
 # Past this length a failure message is cut (the result's ``members`` and ``missing`` have the details).
 MESSAGE_CHARS = 8000
 
+MONITOR_FIELDS = ("id", "name", "type", "delay", "timeout", "max_retries", "max_retries_down", "admin_state_up")
 POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
 
 
@@ -143,7 +144,7 @@ class MemberWaitRunner(OpenStackModule):
                                                        lb_members.label(self.pool)))
         if outcome.succeeded:
             self.complete_members(self.started + self.params["timeout"])
-            self.exit(msg=outcome.verdict.message, **self.result_data())
+            self.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))
         self.fail(self.failure_text(outcome), timed_out=outcome.timed_out, **data)
 
     def failure_text(self, outcome):
@@ -167,6 +168,17 @@ class MemberWaitRunner(OpenStackModule):
                                     spec.wait_for_loadbalancer)
         return short, " %d more entries of members matched no member either (the result's missing lists them)." % (
             len(left_out))
+
+    def monitor_data(self):
+        """``health_monitor`` (with ``report_health_monitor``): the pool's monitor, one GET; None without one."""
+        if not self.params.get("report_health_monitor"):
+            return {}
+        monitor_id = self.pool.get("healthmonitor_id")
+        if not monitor_id:
+            return {"health_monitor": None}
+        deadline = self.clock.monotonic() + self.client.request_timeout
+        monitor = self.octavia.get_health_monitor(monitor_id, deadline)
+        return {"health_monitor": _pick(monitor, MONITOR_FIELDS) if monitor else None}
 
     def result_data(self):
         """The result fields; members, missing and loadbalancer are null when no poll completed."""

@@ -150,6 +150,53 @@ class OctaviaService(ServiceBase):
             raise
         return now.get("provisioning_status") in ("PENDING_DELETE", "DELETED")
 
+    def get_health_monitor(self, monitor_id, deadline):
+        """The health monitor (its delay, timeout, max_retries, max_retries_down...), or None when it is gone."""
+        try:
+            return _plain(self.client.call(lambda: self.api.get_health_monitor(monitor_id),
+                                           "GET health monitor %s" % monitor_id, deadline))
+        except Exception as exc:  # pylint: disable=broad-except
+            if is_not_found(exc):
+                return None
+            raise
+
+    def get_member(self, pool_id, member_id, deadline):
+        """The member (all its fields), or None when it is gone."""
+        try:
+            return _plain(self.client.call(lambda: self.api.get_member(member_id, pool_id),
+                                           "GET member %s" % member_id, deadline))
+        except Exception as exc:  # pylint: disable=broad-except
+            if is_not_found(exc):
+                return None
+            raise
+
+    def set_member_weight(self, pool_id, member_id, weight, deadline):
+        """PUT the member's weight (idempotent: the same weight again changes nothing). False when the load
+        balancer refused with 409 (busy: PENDING_*), or the member is gone."""
+        try:
+            self.client.call(lambda: self.api.update_member(member_id, pool_id, weight=weight),
+                             "PUT weight %s on member %s" % (weight, member_id), deadline, kind=IDEMPOTENT)
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) in (404, 409):
+                return False
+            raise
+        return True
+
+    def listener_connections(self, listener_ids, deadline):
+        """The active connections of these listeners together (Octavia counts per listener, not per member);
+        None when a listener's statistics cannot be read."""
+        total = 0
+        for listener_id in listener_ids:
+            try:
+                stats = self.client.call(lambda i=listener_id: self.api.get_listener_statistics(i),
+                                         "GET statistics of listener %s" % listener_id, deadline)
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) in (403, 404, 405, 501):
+                    return None
+                raise
+            total += int(getattr(stats, "active_connections", 0) or 0)
+        return total
+
 
 def pool_loadbalancer_ids(pool):
     return [lb["id"] if isinstance(lb, dict) else lb for lb in pool.get("loadbalancers") or []]

@@ -35,6 +35,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.drainer import Drainer
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.machines import (
     kcp_replicas,
     machine_data,
@@ -128,7 +129,7 @@ class CapiRollout:
         self.log = log
         self.hook = plan.hook_key(self.params["hook_name"])
         self.progress = CapiProgress(min_healthy=self.params["min_healthy_members"])
-        self.kube = self.capi = self.octavia = self.targets = None
+        self.kube = self.capi = self.octavia = self.targets = self._drainer = None
         self.watch = None  # the control plane (feed KCP_FEED) and its Machines (MACHINE_FEED), while watched
         self.observed_with = None
 
@@ -162,6 +163,13 @@ class CapiRollout:
             namespace=namespace, cluster=params["cluster"], contract=contract, kcp=kcp,
             kcp_plural=self.capi.plural(kcp_group, kcp_version, kcp["kind"], deadline),
             machine_plural=self.capi.plural(CORE_GROUP, contract, "Machine", deadline), pool=pool, lb_id=lb_id)
+
+    @property
+    def drainer(self):
+        """Drain before release (``drainer.py``), made on first use."""
+        if self._drainer is None:
+            self._drainer = Drainer(self.module, self.log, self.octavia, self.targets.pool if self.targets else None)
+        return self._drainer
 
     # -- one poll: look (reads only), act (writes), judge ------------------------------
 
@@ -234,7 +242,7 @@ class CapiRollout:
         then start the rollout when asked; returns the action to judge."""
         snapshot, current_kcp = seen
         for _round in range(ACTS_PER_POLL):
-            action = plan.next_action(snapshot)
+            action = self.drained_first(plan.next_action(snapshot), snapshot, deadline)
             if action.kind not in (plan.HOLD, plan.RELEASE) or self.check_mode:
                 break
             if action.kind == plan.HOLD:
@@ -254,6 +262,19 @@ class CapiRollout:
 
     def judge(self, action, _elapsed):
         return judge_action(action, self.check_mode)
+
+    def drained_first(self, action, snapshot, deadline):
+        """A release waits until the released Machines' members are drained (``drain``); drained members get
+        their weight back when the pool cannot carry its floor without them."""
+        self.drainer.keep_floor(snapshot.members, snapshot.serving, snapshot.min_healthy, deadline)
+        if action.kind != plan.RELEASE:
+            return action
+        machines = [m for m in snapshot.machines if m["name"] in action.machines]
+        releasing = [member for member in (snapshot.member_of(m) for m in machines) if member is not None]
+        drained, reason = self.drainer.ready_all(releasing, snapshot.lb_status, deadline)
+        if drained:
+            return action
+        return plan.Action(plan.WAIT, action.machines, member=action.member, state=action.state, reason=reason)
 
     # -- the writes --------------------------------------------------------------------
 
@@ -286,6 +307,7 @@ class CapiRollout:
         for name in names:
             if self.patch_machine(name, None, deadline):
                 machine = [m for m in snapshot.machines if m["name"] == name]
+                self.drainer.released(snapshot.member_of(machine[0]) if machine else None)
                 if machine and not machine[0].get("up_to_date"):
                     self.log.released.append(name)
         self.log.record("release", names)
@@ -330,12 +352,15 @@ class CapiRollout:
         if params["start"]:
             self.progress.started_after = rollout_time(self.clock.utc_now())
         self.follow(self.module.started + params["timeout"])
+        outcome = None
         try:
             outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
                                start=self.module.started, act=self.act)
         except DeadlineExceeded as exc:
             raise ModuleFailure("%s. %s" % (exc, self.held_text()), **self.result())
         finally:
+            if outcome is None or not outcome.succeeded:
+                self.drainer.restore_after_stop()
             if self.watch is not None:
                 self.watch.stop()
         data = self.result()
@@ -403,6 +428,7 @@ class CapiRollout:
         snapshot, last = self.progress.snapshot, self.progress.last
         data = self.log.data(changed=any(a["action"] in ("hold", "release", "start") for a in self.log.actions))
         data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool),
+                    drained=self.drainer.report(),
                     polled_with=self.octavia.polled_with if self.octavia else None)
         if self.observed_with is not None:
             data["observed_with"] = dict(self.observed_with, **(self.watch.summary() if self.watch else {}))

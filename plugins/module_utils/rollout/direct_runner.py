@@ -23,6 +23,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waite
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import bind, label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.drainer import Drainer
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
     judge_action,
     member_rows,
@@ -53,12 +54,19 @@ class DirectRollout:
         self.log = log
         self.pairs = pairs
         self.progress = DirectProgress(min_healthy=self.params["min_healthy_members"])
-        self.octavia = self.pool = self.lb_id = None
+        self.octavia = self.pool = self.lb_id = self._drainer = None
         self.replaced_before = []
 
     @property
     def has_monitor(self):
         return bool(self.pool.get("healthmonitor_id"))
+
+    @property
+    def drainer(self):
+        """Drain before release (``drainer.py``), made on first use."""
+        if self._drainer is None:
+            self._drainer = Drainer(self.module, self.log, self.octavia, self.pool)
+        return self._drainer
 
     # -- one poll: look (reads only), act (writes), judge ------------------------------
 
@@ -82,6 +90,9 @@ class DirectRollout:
         if lb_status == "ERROR":
             action = plan.Action(plan.STUCK, state="ERROR", reason="load balancer %s is in provisioning_status "
                                  "ERROR" % self.lb_id)
+        self.drainer.keep_floor(members, lambda m: plan.serving(m, self.has_monitor), progress.min_healthy, deadline)
+        if action.kind == plan.RELEASE and self.check_mode:
+            self.drainer.ready_all(action.targets, lb_status, deadline)
         if action.kind == plan.RELEASE and not self.check_mode:
             action = self.release(action, lb_status, deadline)
         progress.last, progress.members = action, members
@@ -111,8 +122,12 @@ class DirectRollout:
         action = self.recheck(action, old, deadline)
         if action.kind != plan.RELEASE:
             return action
+        drained, reason = self.drainer.ready_all(action.targets, lb_status, deadline)
+        if not drained:
+            return plan.Action(plan.WAIT, member=action.member, reason=reason)
 
-        def deleted(_member):  # recorded as each deletion is done: a later failure loses no record
+        def deleted(member):  # recorded as each deletion is done: a later failure loses no record
+            self.drainer.released(member)
             if old not in self.log.released:
                 self.log.released.append(old)
             self.log.record("delete_member", member=old)
@@ -166,9 +181,13 @@ class DirectRollout:
         try:
             outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
                                start=self.module.started, act=self.act)
+            if not outcome.succeeded:
+                self.drainer.restore_after_stop()
         except DeadlineExceeded as exc:
+            self.drainer.restore_after_stop()
             raise ModuleFailure(str(exc), **self.result())
         except Exception as exc:  # pylint: disable=broad-except
+            self.drainer.restore_after_stop()
             message = self.module.describe_error(exc) or (str(exc) if isinstance(exc, FlightcontrolError) else None)
             if message is None or not self.log.released:
                 raise
@@ -223,6 +242,7 @@ class DirectRollout:
             serving_members=sum(1 for m in progress.members if plan.serving(m, self.has_monitor)),
             min_healthy_members=progress.min_healthy,
             plan=progress.last.to_dict() if progress.last else None,
+            drained=self.drainer.report(),
             polled_with=self.octavia.polled_with if self.octavia else None,
             replaced_before=[dict(old=self.pairs[i][0].text, new=self.pairs[i][1].text) for i in self.replaced_before])
         return data

@@ -25,16 +25,25 @@ from minicloud.runtime.wsgi import SERVICE_LOCK
 
 LOG = logging.getLogger(__name__)
 MODE_POLL_SECONDS = 0.3
+# With a data plane, a mode change is acknowledged once health checks show it, or after this long.
+MODE_SETTLE_SECONDS = 25.0
+STATS_SECONDS = 1.0
 
 
 class Emulator:
     """Turns provider calls into status reports sent through ``reporter``.
 
-    ``reporter(update)`` sends one status update (the driver agent in production).
+    ``reporter(update)`` sends one status update (the driver agent in production). With a
+    ``dataplane`` (:class:`minicloud.dataplane.plane.DataPlane`), each load balancer runs on HAProxy and
+    members' operating_status comes from its health checks; without one, it is planned (``settle``).
     """
 
-    def __init__(self, db: OctaviaDb, mode_file: Path, applied_file: Path, reporter: Callable[[dict], None]):
+    def __init__(self, db: OctaviaDb, mode_file: Path, applied_file: Path, reporter: Callable[[dict], None],
+                 dataplane=None, stats_reporter: Callable[[dict], None] | None = None):
         self.db = db
+        self.dataplane = dataplane
+        self.stats_reporter = stats_reporter
+        self._stats_sent: dict[str, tuple[float, list]] = {}
         self.mode_file = mode_file
         self.applied_file = applied_file
         self.reporter = reporter
@@ -45,6 +54,8 @@ class Emulator:
         self._mode = modes.Mode()
         self._mode_stamp: tuple | None = None
         self._applied = modes.applied_generation(applied_file)
+        self._applied_mode: modes.Mode | None = modes.load(mode_file)
+        self._settling: tuple[modes.Mode, modes.Mode | None, float] | None = None
 
     # -- public ------------------------------------------------------------------------
 
@@ -81,15 +92,74 @@ class Emulator:
         self._schedule(0.0, self._resume)
         while True:
             job = self._next_due()
-            if job is None and self._current_mode().generation <= self._applied:
+            observed = self._observe_data_plane()
+            if job is None and observed is None and self._current_mode().generation <= self._applied:
                 continue  # nothing to do: leave the API alone
             try:
                 with SERVICE_LOCK:
                     self._check_mode()
                     if job:
                         job()
+                    if observed is not None:
+                        self._follow_data_plane(observed)
             except Exception:  # keep the emulator alive whatever one job does
                 LOG.exception("provider emulator job failed")
+
+    # -- data plane --------------------------------------------------------------------
+
+    def _observe_data_plane(self) -> dict | None:
+        """What HAProxy's checks see, when a poll is due (read outside the service lock)."""
+        if self.dataplane is None or not self.dataplane.due():
+            return None
+        return self.dataplane.observe()
+
+    def _follow_data_plane(self, observed: dict) -> None:
+        from minicloud.dataplane.health import health_update
+
+        if self.dataplane.inputs_changed():
+            self._sync_all()
+        for lb_id, (statuses, listeners) in observed.items():
+            tree = self.db.tree(lb_id)
+            update = health_update(tree, statuses) if tree else {}
+            if update:
+                self._report(update)
+            self._report_statistics(lb_id, listeners)
+        self._acknowledge_when_settled()
+
+    def _report_statistics(self, lb_id: str, listeners: list[dict]) -> None:
+        """Listener statistics as the amphora sends them, when they changed (at most once a second)."""
+        sent_at, sent = self._stats_sent.get(lb_id, (0.0, None))
+        if self.stats_reporter is None or listeners == sent or time.monotonic() - sent_at < STATS_SECONDS:
+            return
+        self._stats_sent[lb_id] = (time.monotonic(), listeners)
+        try:
+            self.stats_reporter({"listeners": listeners})
+        except Exception as exc:  # a listener deleted meanwhile
+            LOG.warning("provider emulator: statistics of %s not taken: %s", lb_id, exc)
+
+    def _acknowledge_when_settled(self) -> None:
+        from minicloud.dataplane.health import mode_settled
+
+        if self._settling is None:
+            return
+        mode, previous, deadline = self._settling
+        trees = [self.db.tree(lb_id) for lb_id in self.db.live_loadbalancers()]
+        if time.monotonic() < deadline and not all(mode_settled(t, mode, previous) for t in trees if t):
+            return
+        modes.acknowledge(self.applied_file, mode)
+        self._settling = None
+
+    def _sync(self, lb_id: str) -> None:
+        if self.dataplane is not None:
+            self.dataplane.sync(lb_id, self._current_mode())
+
+    def _sync_all(self) -> None:
+        if self.dataplane is None:
+            return
+        live = self.db.live_loadbalancers()
+        self.dataplane.stop_orphans(live)
+        for lb_id in live:
+            self._sync(lb_id)
 
     # -- jobs --------------------------------------------------------------------------
 
@@ -111,15 +181,21 @@ class Emulator:
             return
         for lb_id in self.db.live_loadbalancers():
             tree = self.db.tree(lb_id)
-            update = planner.reconcile(tree, mode) if tree else {}
+            update = planner.reconcile(tree, mode, health=self.dataplane is None) if tree else {}
             if update:
                 self._report(update)
-        modes.acknowledge(self.applied_file, mode)
+        self._sync_all()
         self._applied = mode.generation
+        previous, self._applied_mode = self._applied_mode, mode
+        if self.dataplane is None:
+            modes.acknowledge(self.applied_file, mode)
+        else:  # acknowledged when the health checks show it (_acknowledge_when_settled)
+            self._settling = (mode, previous, time.monotonic() + MODE_SETTLE_SECONDS)
 
     def _resume(self) -> None:
         """At start: finish what was in flight when octavia-api last stopped."""
         mode = self._current_mode()
+        self._sync_all()
         for lb_id in self.db.live_loadbalancers():
             tree = self.db.tree(lb_id)
             self._schedule_steps(lb_id, planner.resume(tree, mode) if tree else [])
@@ -143,7 +219,8 @@ class Emulator:
         def run() -> None:
             if step.update:
                 self._report(step.update)
-            if step.settle:
+                self._sync(lb_id)
+            if step.settle and self.dataplane is None:
                 tree = self.db.tree(lb_id)
                 update = planner.settle_health(tree, step.settle, self._current_mode()) if tree else {}
                 if update:
@@ -178,14 +255,32 @@ def _from_octavia_config() -> Emulator:
     state = StateDir(os.environ[STATE_DIR_ENV])
     library: list = []
 
-    def report(update: dict) -> None:
+    def connected():
         if not library:  # connecting checks the agent's sockets exist
             library.append(driver_lib.DriverLibrary(
                 status_socket=conf.driver_agent.status_socket_path,
                 stats_socket=conf.driver_agent.stats_socket_path,
                 get_socket=conf.driver_agent.get_socket_path,
             ))
-        library[0].update_loadbalancer_status(update)
+        return library[0]
+
+    def report(update: dict) -> None:
+        connected().update_loadbalancer_status(update)
+
+    def report_statistics(statistics: dict) -> None:
+        connected().update_listener_statistics(statistics)
 
     db_path = Path(conf.database.connection.removeprefix("sqlite:///"))
-    return Emulator(OctaviaDb(db_path), state.octavia_mode, state.octavia_mode_applied, report)
+    return Emulator(OctaviaDb(db_path), state.octavia_mode, state.octavia_mode_applied, report,
+                    dataplane=_data_plane(state, db_path), stats_reporter=report_statistics)
+
+
+def _data_plane(state: StateDir, db_path: Path):
+    from minicloud.dataplane.haproxy import HaproxyMissing
+    from minicloud.dataplane.plane import DataPlane
+
+    try:
+        return DataPlane(state, db_path)
+    except HaproxyMissing as exc:
+        LOG.error("provider emulator: no data plane, operating statuses are planned: %s", exc)
+        return None

@@ -183,6 +183,9 @@ def _settle_member(tree: LbTree, member: Node, mode: Mode, update: StatusUpdate,
             update.set(member, ERROR)
             return
     operating = member_operating_status(tree, member, mode, settled=False)
+    if (member.provisioning_status == PENDING_UPDATE and operating == OFFLINE and member.admin_state_up
+            and member.operating_status in (ONLINE, ERROR)):
+        operating = member.operating_status  # an update (a weight) keeps what the health checks said
     update.set(member, ACTIVE, operating)
     if operating == OFFLINE and member.admin_state_up:
         settle.append(member.id)
@@ -252,17 +255,17 @@ def roll_up_health(tree: LbTree, changed: dict[str, str], update: StatusUpdate) 
         update.set(tree.lb, operating=lb_wanted)
 
 
-def reconcile(tree: LbTree, mode: Mode) -> dict:
+def reconcile(tree: LbTree, mode: Mode, health: bool = True) -> dict:
     """Statuses to report when the mode changes.
 
     Health-checked members follow the mode (ERROR while backend-down matches them,
-    ONLINE otherwise). Back in ``normal`` mode, members lost earlier (PENDING_CREATE
+    ONLINE otherwise), unless ``health`` is False (a data plane's checks report health). Back in ``normal`` mode, members lost earlier (PENDING_CREATE
     under a load balancer that is no longer pending) finish provisioning.
     """
     update = StatusUpdate()
     changed: dict[str, str] = {}
     for member in tree.of_kind(MEMBER):
-        if member.provisioning_status == ACTIVE and member.operating_status in (ONLINE, ERROR):
+        if health and member.provisioning_status == ACTIVE and member.operating_status in (ONLINE, ERROR):
             wanted = member_operating_status(tree, member, mode, settled=True)
             if wanted != member.operating_status:
                 update.set(member, operating=wanted)

@@ -34,7 +34,7 @@ from minicloud.upstream.control_plane import UpstreamControlPlane
 
 __all__ = ["Minicloud", "MinicloudError"]
 
-MODE_ACK_TIMEOUT = 10.0
+MODE_ACK_TIMEOUT = 30.0  # with the data plane, a mode is applied once health checks show it
 # service type -> the service whose policy file ``set_policy`` writes
 POLICY_SERVICES = {"load-balancer": "octavia"}
 
@@ -121,6 +121,48 @@ class Minicloud:
                     raise MinicloudError(f"octavia-api did not apply the mode within {MODE_ACK_TIMEOUT:.0f} s")
                 time.sleep(0.1)
         return self.octavia_mode()
+
+    def dataplane_settings(self) -> dict:
+        """The load balancers' data plane settings (``check_interval_cap``: seconds, or None for the delay)."""
+        from minicloud.dataplane import plane
+
+        return plane.load_settings(self.state)
+
+    def set_dataplane(self, **changes) -> dict:
+        """Change data plane settings; octavia-api renders every load balancer again."""
+        from minicloud.dataplane import plane
+
+        return plane.save_settings(self.state, **changes)
+
+    def lb_vip(self, lb: str, port: int = 6443) -> str:
+        """``host:port`` on loopback where the load balancer ``lb``'s listener on ``port`` takes connections."""
+        from minicloud.dataplane.endpoints import Registry
+
+        found = self._internal().load_balancer.find_load_balancer(lb, ignore_missing=True)
+        if found is None:
+            raise MinicloudError(f"no load balancer {lb!r}")
+        address = Registry(self.state.root).vip(found.vip_address, port)
+        if address is None:
+            raise MinicloudError(f"load balancer {lb!r} has no listener on {port} in the data plane")
+        return address
+
+    def load_start(self, name: str, lb: str, rate: float = 20.0, clients: int = 4, watches: int = 2,
+                   port: int = 6443) -> dict:
+        """Start a load generator through ``lb``'s VIP (see minicloud.dataplane.load)."""
+        from minicloud.dataplane import loadrun
+
+        return loadrun.start(self.state.root, name, self.lb_vip(lb, port), lb, rate, clients, watches)
+
+    def load_stop(self, name: str) -> bool:
+        from minicloud.dataplane import loadrun
+
+        return loadrun.stop(self.state.root, name)
+
+    def load_report(self, name: str, since: float | None = None, until: float | None = None) -> dict:
+        """Requests and failures of a load generator (between epoch seconds ``since`` and ``until``)."""
+        from minicloud.dataplane import loadrun
+
+        return loadrun.report(self.state.root, name, since, until)
 
     def _octavia_running(self) -> bool:
         return any(p.name == "octavia" and p.healthy for p in self.status().processes)

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minicloud.dataplane import plane as dataplane
 from minicloud.runtime import clouds, processes
 from minicloud.runtime.paths import StateDir
 from minicloud.runtime.settings import EMULATED, HOST, Settings
@@ -390,6 +391,7 @@ class Lifecycle:
         for name in names:
             if processes.stop(self.state, name):
                 stopped.append(name)
+        stopped += dataplane.stop_all(self.state)
         if settings is not None:
             shutil.rmtree(self.state.sockets, ignore_errors=True)
         return stopped

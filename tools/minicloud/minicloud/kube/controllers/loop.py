@@ -87,6 +87,16 @@ class ControllerLoop:
                                               name="capi-rollouts", daemon=True))
         self._threads.append(threading.Thread(target=self._run_each, args=(self.history.tick, history.INTERVAL),
                                               name="capi-history", daemon=True))
+        self._add_server_endpoints(store, root, kcp.openstack_clusters)
+
+    def _add_server_endpoints(self, store: Store, root: Path, clusters) -> None:
+        """The control-plane servers' API endpoints (the load balancers' backends), see minicloud.dataplane."""
+        from minicloud.dataplane.servers import ServerEndpoints, serving_servers
+
+        self.server_endpoints = ServerEndpoints(root, lambda: serving_servers(store, clusters(store)),
+                                                revision=lambda: store.revision)
+        self._threads.append(threading.Thread(target=self._run_each, args=(self.server_endpoints.tick, TICK),
+                                              name="server-endpoints", daemon=True))
 
     def start(self) -> ControllerLoop:
         for thread in self._threads:

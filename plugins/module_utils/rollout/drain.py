@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Drain before release: the pure decisions.
+
+Before an old member is released (its Machine's hook removed, or the member deleted), rollout_guard takes it out
+of rotation with **weight 0**, not ``admin_state_up: false``:
+
+- In Octavia's amphora (HAProxy), weight 0 means the server gets no new connection while its established ones
+  go on, and its health checks keep running: the member stays ONLINE, so the guard (and anyone else) still sees
+  whether it serves, and putting the weight back is instant. ``admin_state_up: false`` renders the server
+  ``disabled`` (maintenance): its checks stop, Octavia reports it OFFLINE at once, so it no longer counts as a
+  serving member, and when it is enabled again it must pass its checks before it takes traffic.
+- Cluster API and CAPO never set a member's weight; they create members with the default weight 1 and do not
+  reconcile it, so the guard's change is not undone under it.
+
+The drain period starts when the load balancer is ACTIVE again after the weight change (the amphora has the
+new configuration) and ends when the pool's listeners report no active connection or after ``drain_timeout``
+seconds. Octavia reports connections per listener, not per member: with other members serving, the listeners
+are rarely idle, so under load the drain lasts ``drain_timeout``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass
+
+DRAIN, WAIT, RELEASE = "drain", "wait", "release"
+
+
+@dataclass
+class DrainRecord:
+    """One old member taken out of rotation by this run."""
+
+    member_id: str
+    member: str  # its name or address, for the report
+    weight_before: int
+    drained_at: float  # seconds since the run started
+    applied_at: object = None  # when the load balancer was ACTIVE again after the weight change
+    connections_at_release: object = None
+    released_at: object = None
+    restored: bool = False
+
+    def to_dict(self):
+        return {"member": self.member, "member_id": self.member_id, "weight_before": self.weight_before,
+                "drained_at": self.drained_at, "connections_at_release": self.connections_at_release,
+                "released_at": self.released_at, "restored": self.restored}
+
+
+@dataclass
+class DrainStep:
+    kind: str
+    reason: str = ""
+
+
+def drain_next(record, lb_status, connections, now, drain_timeout):
+    """What to do about one old member the plan releases: drain it (no record yet), wait, or release it.
+
+    ``connections``: the pool's listeners' active connections now (None when the cloud does not say);
+    ``now``: seconds since the run started, like the record's times.
+    """
+    if record is None:
+        return DrainStep(DRAIN, "taking the old member out of rotation (weight 0) before releasing it")
+    if record.applied_at is None:
+        if lb_status != "ACTIVE":
+            return DrainStep(WAIT, "load balancer to apply weight 0 on %s (is %s)" % (record.member, lb_status))
+        record.applied_at = now
+    drained_for = now - record.applied_at
+    if connections == 0:
+        return DrainStep(RELEASE, "no active connection left on the pool's listeners")
+    if drained_for >= drain_timeout:
+        return DrainStep(RELEASE, "drained for %.0f s (drain_timeout)" % drained_for)
+    return DrainStep(WAIT, "member %s draining: %.0f of %s s, %s active connection(s) on the pool's listeners" % (
+        record.member, drained_for, drain_timeout, "unknown" if connections is None else connections))
+
+
+def to_restore(records, serving_ids, min_healthy):
+    """Drained members whose weight must go back now: every one not released yet when the serving members that
+    are not drained fall short of ``min_healthy`` (the pool must carry its floor without them); ``serving_ids``:
+    the ids of the members serving now, or None when the run stops (then all of them)."""
+    waiting = [r for r in records if r.released_at is None and not r.restored]
+    if serving_ids is None:
+        return waiting
+    drained = set(r.member_id for r in waiting)
+    carrying = [i for i in serving_ids if i not in drained]
+    return waiting if len(carrying) < (min_healthy or 0) else []

@@ -1,0 +1,153 @@
+"""Traffic through the API load balancer's VIP during three-node control-plane rollouts: what each way loses.
+
+Scenario: one seeded cluster per way (three control-plane Machines on real servers, each serving a
+kube-apiserver-like endpoint behind its member, CAPO's TCP health monitor), a load generator through the VIP
+(``minicloud load``: RATE requests a second on new connections from CLIENTS clients, WATCHES watches held open)
+during each rollout, stopped when the rollout is over (all old Machines gone). The ways:
+
+- (a) CAPO <= 0.13 alone (waits for the load balancer only) while the Octavia emulator loses every new member
+  (the amphora v2 failure); after each rollout the emulator recovers, so the next one starts from a whole pool;
+- (b) CAPO 0.14 alone (waits for the new member to be ACTIVE);
+- (c) CAPO 0.14 with the control_plane_rollout role (holds, releases one Machine at a time, drains the old
+  member first: ``drain_timeout`` 30 s).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import BIN, REPO, bench_parser, collections_path, markdown_table, running_cloud, write_doc
+
+MARK = "rollout_traffic"
+NAMESPACE = "default"
+RATE, CLIENTS, WATCHES = 20, 4, 2
+PLAYBOOK = REPO / "playbooks" / "control_plane_rollout.yml"
+WAYS = {"a": "CAPO <= 0.13 alone, lost member", "b": "CAPO 0.14 alone", "c": "CAPO 0.14 + control_plane_rollout (drain)"}
+
+
+def lb_name(cluster):
+    return "k8s-clusterapi-cluster-%s-%s-kubeapi" % (NAMESPACE, cluster)
+
+
+def set_capo_wait(cloud, cluster, capo_wait):
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    api = k8s_client.CustomObjectsApi(k8s_config.new_client_from_config(config_file=str(cloud.kubeconfig)))
+    found = api.get_namespaced_custom_object("cluster.x-k8s.io", "v1beta2", NAMESPACE, "clusters", cluster)
+    api.patch_namespaced_custom_object("controlplane.cluster.x-k8s.io", "v1beta2", NAMESPACE, "kubeadmcontrolplanes",
+                                       found["spec"]["controlPlaneRef"]["name"],
+                                       {"metadata": {"annotations": {"minicloud.test/capo-wait": capo_wait}}})
+
+
+def wait_rollout(cloud, cluster, timeout=900):
+    """Until the controllers' rollout is over (no old Machine left)."""
+    deadline = time.monotonic() + timeout
+    time.sleep(2)
+    while time.monotonic() < deadline:
+        status = cloud.capi_rollout_status(cluster, NAMESPACE)
+        if status["phase"] != "RollingOut" and not status["machines"]["old"] and not status["machines"]["deleting"]:
+            return status
+        time.sleep(1)
+    raise SystemExit("rollout of %s not over after %d s: %s" % (cluster, timeout, status))
+
+
+def run_role(cloud, cluster, collections):
+    variables = dict(cluster_name=cluster, cluster_namespace=NAMESPACE, kubeconfig=str(cloud.kubeconfig),
+                     openstack_cloud="minicloud", ansible_python_interpreter=sys.executable, start_rollout=True)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml),
+               PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(variables, handle)
+    try:
+        proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-e", "@%s" % handle.name,
+                               str(PLAYBOOK)], capture_output=True, text=True, env=env, check=False)
+    finally:
+        os.unlink(handle.name)
+    if proc.returncode != 0:
+        raise SystemExit("the role failed:\n%s" % proc.stdout[-6000:])
+
+
+def one_rollout(cloud, way, cluster, collections):
+    """One rollout under traffic; the load report and the rollout's wall time."""
+    load = "bench-%s" % cluster
+    if way == "a":
+        cloud.set_octavia_mode("lost-member", members=lb_name(cluster) + "-6443-*")
+    cloud.load_start(load, lb_name(cluster), rate=RATE, clients=CLIENTS, watches=WATCHES)
+    time.sleep(3)
+    started, since = time.monotonic(), time.time()
+    if way == "c":
+        run_role(cloud, cluster, collections)
+    else:
+        cloud.capi_rollout(cluster, NAMESPACE, capo_wait="lb" if way == "a" else "member")
+    wait_rollout(cloud, cluster)
+    wall = time.monotonic() - started
+    time.sleep(3)
+    cloud.load_stop(load)
+    report = cloud.load_report(load, since=since)
+    summary = cloud.capi_history_summary(cluster, NAMESPACE)
+    if way == "a":
+        cloud.set_octavia_mode("normal")  # the lost members are provisioned: the next rollout starts whole
+    return dict(report, wall=wall, min_serving=summary["minServing"])
+
+
+def measure(cloud, way, rollouts, collections):
+    cluster = "traffic-%s" % way
+    cloud.set_octavia_mode("normal")
+    cloud.create_capi_cluster(cluster, control_plane=3, openstack=True, monitor=True, namespace=NAMESPACE)
+    if way == "c":
+        set_capo_wait(cloud, cluster, "member")
+    results = []
+    try:
+        for number in range(1, rollouts + 1):
+            result = one_rollout(cloud, way, cluster, collections)
+            print("%s rollout %d: %s" % (way, number, json.dumps({k: result[k] for k in (
+                "requests", "failed", "failures", "longest_error_streak", "longest_error_streak_seconds", "p99_ms",
+                "watches_interrupted", "wall", "min_serving")})), flush=True)
+            results.append(result)
+    finally:
+        cloud.set_octavia_mode("normal")
+        cloud.delete_capi_openstack(cluster, NAMESPACE)
+        cloud.delete_capi_cluster(cluster, NAMESPACE)
+    return results
+
+
+def rows(measured):
+    out = []
+    for way, results in measured.items():
+        for number, r in enumerate(results, 1):
+            failures = ", ".join("%s %d" % item for item in sorted(r["failures"].items())) or "-"
+            out.append([WAYS[way], str(number), str(r["requests"]), str(r["failed"]), failures,
+                        "%d (%.1f s)" % (r["longest_error_streak"], r["longest_error_streak_seconds"]),
+                        "%.0f" % r["p99_ms"] if r["p99_ms"] is not None else "-", str(r["watches_interrupted"]),
+                        str(r["min_serving"]), "%.0f" % r["wall"]])
+    return out
+
+
+def main():
+    parser = bench_parser(__doc__, optional_baseline=True)
+    parser.add_argument("--rollouts", default="a:2,b:2,c:5", help="way:count,... (default a:2,b:2,c:5)")
+    args = parser.parse_args()
+    plan = dict((w, int(n)) for w, n in (item.split(":") for item in args.rollouts.split(",")))
+    measured = {}
+    with running_cloud() as cloud, collections_path() as collections:
+        settings = cloud.dataplane_settings()
+        for way, count in plan.items():
+            measured[way] = measure(cloud, way, count, collections)
+    header = ["way", "rollout", "requests", "failed", "failures by kind", "longest error streak", "p99 ms",
+              "watches cut", "fewest serving members", "rollout s"]
+    text = markdown_table(header, ["---"] + ["---:"] * 9, rows(measured))
+    text += ("\n\nLoad: %d requests/s on new connections from %d clients and %d watches; health checks every "
+             "min(delay, %s s). Command: `.venv/bin/python tools/bench/rollout_traffic.py --rollouts %s`.\n"
+             % (RATE, CLIENTS, WATCHES, settings["check_interval_cap"], args.rollouts))
+    print(text)
+    if not args.no_write:
+        write_doc(MARK, text)
+
+
+if __name__ == "__main__":
+    main()

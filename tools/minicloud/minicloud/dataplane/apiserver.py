@@ -1,0 +1,196 @@
+"""A small endpoint that answers like a kube-apiserver for what a load generator asks.
+
+``/readyz``, ``/livez``, ``/healthz`` (``ok``), ``/version`` (JSON), and any request with ``watch=true`` (or ``1``):
+a watch that stays open, one BOOKMARK event a second, ended cleanly after ``timeoutSeconds`` (as the
+apiserver ends watches). Everything else answers an empty list. HTTPS with a self-signed certificate
+(:func:`certificate`), or plain HTTP.
+
+:meth:`Endpoint.stop` is what a deleted server looks like from the network: nothing answers any more.
+The listening socket stays, with its accept queue filled, so new connections time out instead of being
+refused (a vanished VM sends no RST), and established connections get no further byte.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+LOOPBACK = "127.0.0.1"
+VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.0", "platform": "linux/amd64"}
+BOOKMARK_SECONDS = 1.0
+DEFAULT_WATCH_SECONDS = 30.0
+# A stopped endpoint holds its established connections this long without a byte, then drops them.
+FROZEN_SECONDS = 600.0
+
+
+def certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for loopback (made once per folder): ``(cert, key)``."""
+    cert, key = folder / "apiserver.crt", folder / "apiserver.key"
+    if cert.exists() and key.exists():
+        return cert, key
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    folder.mkdir(parents=True, exist_ok=True)
+    private = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    import ipaddress
+
+    built = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())
+             .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+             .not_valid_after(now + datetime.timedelta(days=3650))
+             .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                         x509.IPAddress(ipaddress.ip_address(LOOPBACK))]),
+                            critical=False)
+             .sign(private, hashes.SHA256()))
+    key_tmp, cert_tmp = key.with_suffix(".tmp-key"), cert.with_suffix(".tmp-crt")
+    key_tmp.write_bytes(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                              serialization.NoEncryption()))
+    cert_tmp.write_bytes(built.public_bytes(serialization.Encoding.PEM))
+    key_tmp.replace(key)
+    cert_tmp.replace(cert)
+    return cert, key
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 16
+
+    def __init__(self, endpoint: Endpoint, tls: ssl.SSLContext | None):
+        self.endpoint = endpoint
+        self.tls = tls
+        super().__init__((LOOPBACK, 0), _Handler)
+
+    def get_request(self):
+        sock, address = super().get_request()
+        if self.tls is not None:
+            sock.settimeout(10)
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
+    def finish_request(self, request, client_address):
+        if isinstance(request, ssl.SSLSocket):
+            try:
+                request.do_handshake()
+            except (OSError, ssl.SSLError):
+                return
+            request.settimeout(None)
+        super().finish_request(request, client_address)
+
+    def handle_error(self, request, client_address):
+        pass  # a client that went away is no news
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+        pass
+
+    def do_GET(self):  # noqa: N802 (the base class's name)
+        endpoint = self.server.endpoint
+        endpoint.freeze_if_stopped()
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        if query.get("watch", [""])[0] in ("true", "1"):
+            self._watch(float(query.get("timeoutSeconds", [DEFAULT_WATCH_SECONDS])[0]))
+        elif url.path in ("/readyz", "/livez", "/healthz"):
+            self._send(200, b"ok", "text/plain")
+        elif url.path == "/version":
+            self._send(200, json.dumps(VERSION).encode(), "application/json")
+        else:
+            self._send(200, json.dumps({"kind": "List", "apiVersion": "v1", "items": []}).encode(),
+                       "application/json")
+
+    do_HEAD = do_GET  # noqa: N815
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _watch(self, seconds: float) -> None:
+        endpoint = self.server.endpoint
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        end = time.monotonic() + seconds
+        version = 0
+        while time.monotonic() < end:
+            endpoint.freeze_if_stopped()
+            version += 1
+            event = json.dumps({"type": "BOOKMARK", "object": {"kind": "ConfigMap", "apiVersion": "v1",
+                                                               "metadata": {"resourceVersion": str(version)}}})
+            data = event.encode() + b"\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+            endpoint.stopped.wait(min(BOOKMARK_SECONDS, max(0.0, end - time.monotonic())))
+        endpoint.freeze_if_stopped()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+class Endpoint:
+    """One endpoint on a loopback port of its own; ``address`` is ``127.0.0.1:<port>``."""
+
+    def __init__(self, tls_files: tuple[Path, Path] | None = None):
+        context = None
+        if tls_files is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls_files)
+        self.stopped = threading.Event()
+        self._server = _Server(self, context)
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._server.serve_forever, name="apiserver-endpoint", daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def address(self) -> str:
+        return f"{LOOPBACK}:{self.port}"
+
+    def freeze_if_stopped(self) -> None:
+        if self.stopped.is_set():
+            time.sleep(FROZEN_SECONDS)
+            raise ConnectionAbortedError("the server is gone")
+
+    def stop(self) -> None:
+        """The server is gone: stop accepting (new connections time out) and answer nothing more."""
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        self._server.shutdown()  # no accept any more; the socket keeps listening
+        for _ in range(self._server.request_queue_size + 2):
+            held = socket.socket()
+            held.setblocking(False)
+            try:
+                held.connect((LOOPBACK, self.port))
+            except BlockingIOError:
+                pass
+            self._held.append(held)
+
+    def close(self) -> None:
+        """Release the port (after :meth:`stop`: the address refuses from now on)."""
+        self.stop()
+        self._server.server_close()
+        for held in self._held:
+            held.close()

@@ -1,0 +1,101 @@
+"""Load generators as background processes of a state folder: start, stop, report (``python -m minicloud load``).
+
+Each runs ``python -m minicloud.dataplane.loadrun`` (this module), records into
+``<state>/dataplane/load/<name>.jsonl`` beside ``<name>.json`` (what it targets) and ``<name>.pid``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from minicloud.dataplane.endpoints import FOLDER
+from minicloud.dataplane.load import LoadGenerator, Target, read_record, summarise
+
+
+def folder(state_root: Path) -> Path:
+    return Path(state_root) / FOLDER / "load"
+
+
+def _pid(state_root: Path, name: str) -> int | None:
+    try:
+        pid = int((folder(state_root) / f"{name}.pid").read_text())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if __name__.encode() in cmdline or b"minicloud.dataplane.loadrun" in cmdline else None
+
+
+def start(state_root: Path, name: str, target: str, lb: str, rate: float, clients: int, watches: int) -> dict:
+    if _pid(state_root, name) is not None:
+        raise ValueError(f"the load generator {name!r} runs already: stop it first")
+    where = folder(state_root)
+    where.mkdir(parents=True, exist_ok=True)
+    (where / f"{name}.jsonl").unlink(missing_ok=True)
+    meta = {"name": name, "lb": lb, "target": target, "rate": rate, "clients": clients, "watches": watches,
+            "started": round(time.time(), 3)}
+    (where / f"{name}.json").write_text(json.dumps(meta) + "\n")
+    with open(where / f"{name}.log", "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "minicloud.dataplane.loadrun", str(where / f"{name}.jsonl"),
+                                 target, str(rate), str(clients), str(watches)],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    (where / f"{name}.pid").write_text(f"{proc.pid}\n")
+    return meta
+
+
+def stop(state_root: Path, name: str, timeout: float = 15.0) -> bool:
+    pid = _pid(state_root, name)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _pid(state_root, name) is not None:
+        time.sleep(0.1)
+    if _pid(state_root, name) is not None:
+        os.kill(pid, signal.SIGKILL)
+    (folder(state_root) / f"{name}.pid").unlink(missing_ok=True)
+    return True
+
+
+def stop_all(state_root: Path) -> list[str]:
+    where = folder(state_root)
+    names = [p.stem for p in where.glob("*.pid")] if where.is_dir() else []
+    return [name for name in names if stop(state_root, name)]
+
+
+def report(state_root: Path, name: str, since: float | None = None, until: float | None = None) -> dict:
+    where = folder(state_root)
+    try:
+        meta = json.loads((where / f"{name}.json").read_text())
+    except FileNotFoundError:
+        raise ValueError(f"no load generator {name!r} ran here") from None
+    summary = summarise(read_record(where / f"{name}.jsonl"), since, until)
+    return {**meta, "running": _pid(state_root, name) is not None, **summary}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m minicloud.dataplane.loadrun")
+    parser.add_argument("record", type=Path)
+    parser.add_argument("target")
+    parser.add_argument("rate", type=float)
+    parser.add_argument("clients", type=int)
+    parser.add_argument("watches", type=int)
+    args = parser.parse_args(argv)
+    host, port = args.target.rsplit(":", 1)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    generator = LoadGenerator(Target(host, int(port)), args.record, args.rate, args.clients, args.watches).start()
+    done.wait()
+    generator.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

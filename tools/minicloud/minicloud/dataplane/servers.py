@@ -1,0 +1,73 @@
+"""Endpoints that live and die with the control-plane servers of the seeded clusters.
+
+Each control-plane server whose OpenStackMachine reports an instance and an address serves an HTTPS
+endpoint answering like its kube-apiserver (:class:`minicloud.dataplane.apiserver.Endpoint`), registered
+for ``<address>:6443`` so the load balancer's member for it reaches it. When CAPO deletes the server (the
+OpenStackMachine loses its instance, after the member's deletion, as CAPO orders it) the endpoint stops:
+from then on nothing answers there, as on a deleted VM. Runs in the process of the CAPI controllers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from minicloud.dataplane.apiserver import Endpoint, certificate
+from minicloud.dataplane.endpoints import FOLDER, Registry
+
+LOG = logging.getLogger(__name__)
+API_PORT = 6443
+
+
+class ServerEndpoints:
+    """``servers()`` lists the serving servers: key (namespace/machine/instance) -> address."""
+
+    def __init__(self, state_root: Path, servers: Callable[[], dict[str, str]],
+                 revision: Callable[[], object] = lambda: None):
+        self.revision = revision
+        self._seen: object = ()
+        self.registry = Registry(state_root)
+        self.tls = certificate(Path(state_root) / FOLDER / "tls")
+        self.servers = servers
+        self._running: dict[str, tuple[str, Endpoint]] = {}
+
+    def tick(self) -> None:
+        revision = self.revision()
+        if revision is not None and revision == self._seen:
+            return  # nothing changed in the store
+        self._seen = revision
+        wanted = self.servers()
+        for key, address in wanted.items():
+            if key not in self._running:
+                endpoint = Endpoint(self.tls)
+                self._running[key] = (address, endpoint)
+                self.registry.register_member(address, API_PORT, endpoint.address, owner=key)
+                LOG.info("server %s serves its API at %s (for %s:%s)", key, endpoint.address, address, API_PORT)
+        for key in [k for k in self._running if k not in wanted]:
+            address, endpoint = self._running.pop(key)
+            endpoint.stop()
+            self.registry.stop_member(address, API_PORT)
+            LOG.info("server %s is gone: %s:%s answers no more", key, address, API_PORT)
+
+    def stop(self) -> None:
+        for address, endpoint in self._running.values():
+            endpoint.close()
+            self.registry.forget_member(address, API_PORT)
+        self._running.clear()
+
+
+def serving_servers(store, clusters) -> dict[str, str]:
+    """Control-plane servers of the clusters with OpenStack resources: key -> address, from the
+    OpenStackMachines (``clusters``: their contexts, see :func:`minicloud.kube.controllers.kcp.openstack_clusters`)."""
+    from minicloud.kube.controllers.machines import OSM
+
+    result = {}
+    for ctx in clusters:
+        for machine in ctx.machines:
+            name = machine["metadata"]["name"]
+            status = (store.find(OSM, ctx.namespace, name) or {}).get("status", {})
+            addresses = status.get("addresses") or []
+            if status.get("instanceID") and addresses:
+                result[f"{ctx.namespace}/{name}/{status['instanceID']}"] = addresses[0]["address"]
+    return result
