@@ -118,10 +118,11 @@ def repair_input(router, nodes, atomic, if_match, max_share, limit):
 
 
 def run_repair(fake, nodes, max_share=1.0, limit=None):
-    """Run the repair on the router ``fake`` as the audit read it. Without If-Match the router is read again
-    before each write, and a change between that read and the write cannot be seen by any client: there, the
-    other writer's change is moved to the next read."""
-    if not fake.if_match:
+    """Run the repair on the router ``fake`` as the audit read it. Without If-Match (and with the atomic
+    extraroute calls, which take no If-Match either) the router is read again before each write, and a change
+    between that read and the write cannot be seen by any client: there, the other writer's change is moved to the
+    next read."""
+    if fake.atomic or not fake.if_match:
         fake.request = racing_before_reads(fake)
     router = {"id": "r1", "routes": [dict(x) for x in fake.routes], "revision_number": fake.revision}
     result = dict(changes=[], pending=[], stopped_by=None, conflicts=[])
