@@ -306,7 +306,7 @@ MEMBER_LIST = "/v2/lbaas/pools/*/members"  # read once, after the wait, to compl
     (30, 3, 6),   # one slow read: cut at the module's deadline, not given api_timeout of its own
 ])
 def test_the_read_after_the_wait_keeps_to_the_module_deadline(cloud, shared_lb, run_module, api_timeout, timeout,
-                                                               delay):
+                                                              delay):
     cloud.fault("load-balancer", MEMBER_LIST, None, delay=delay)
     run = run_module(MODULE, {"cloud": "minicloud", "api_timeout": api_timeout, "pool": shared_lb["pool"]["name"],
                               "timeout": timeout, "poll_interval": 0.5}, playbook=True)

@@ -256,7 +256,7 @@ def test_exclusive_removal_guard_is_judged_on_the_group_as_it_is_at_the_deletes(
     # left (4) is not, and the deletes must be refused on that fresh state.
     group, rules = a_group_with_rules(conn, [1001, 1002, 1003, 2000])
     wanted = [dict(protocol="tcp", port=p, remote_ip_prefix=POD) for p in (1001, 1002, 1003, 1004)]
-    result, _ = with_concurrent_change(
+    result, _changed = with_concurrent_change(
         cloud, "network", "POST", "/v2.0/security-group-rules",
         lambda: run_module(MODULE, dict(cloud="minicloud", security_group=group.name, rules=wanted, exclusive=True,
                                         max_removal_share=0.5), playbook=True).result,

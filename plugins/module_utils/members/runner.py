@@ -140,8 +140,8 @@ class MemberWaitRunner(OpenStackModule):
             return "%s. No poll of pool %s completed, so the members' states are unknown." % (
                 exc, lb_members.label(self.pool))
         spec, more = self.short_spec(self.seen.last)
-        return cut("%s. At the last completed poll: %s.%s" % (exc, lb_members.judge(self.seen.last, spec).message,
-                                                             more))
+        return cut("%s. At the last completed poll: %s.%s" % (
+            exc, lb_members.judge(self.seen.last, spec).message, more))
 
     def report(self, outcome):
         data = self.result_data()

@@ -55,7 +55,7 @@ def test_a_node_joining_beside_a_real_finding_is_a_problem_of_that_finding_only(
 
 
 def test_capped_lists_are_counted_with_what_route_audit_left_out():
-    listed = [finding("missing") for _ in range(200)]
+    listed = [finding("missing") for _index in range(200)]
     result = summary(routes_result(listed, listed, dict(missing=450), omitted_findings=250, omitted_remaining=250))
     routes = result["checks"]["routes"]
     assert routes["status"] == "problem"
