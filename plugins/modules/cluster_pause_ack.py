@@ -220,6 +220,10 @@ writes:
   returned: on failure after a write
   type: list
   elements: dict
+writes_total:
+  description: How many writes the failed task made, when there are more than RV(writes) lists (200).
+  returned: on failure after more than 200 writes
+  type: int
 timed_out:
   description: Whether the wait ran out of time.
   returned: when the Cluster was found

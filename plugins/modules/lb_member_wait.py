@@ -46,6 +46,9 @@ options:
       - The members to wait for. Each entry is a member id, a member name, an address
         (C(10.0.0.5), C(2001:db8::5)) meaning every member with that address, or an address with a
         port (C(10.0.0.5:6443), C([2001:db8::5]:6443)).
+      - An entry that is exactly the name of a member in the pool at the first poll means the members of that
+        name, also when it looks like an address or an id. It is read so once, at the first poll; a member of
+        that name that leaves the pool later does not turn the entry into an address naming another member.
       - When omitted, all members of the pool. With I(state=present) a pool without members is then
         not ready.
       - With I(state=present) a member that does not exist yet is waited for, because the member may

@@ -227,6 +227,18 @@ retried_faults:
   returned: always
   type: list
   elements: raw
+writes:
+  description:
+    - When the task failed after writing, each write request it made (C(call)) and its C(outcome) (C(done), or
+      C(unknown) when its answer was lost); at most 200 (RV(writes_total) counts them all when there are more).
+    - Such a failed task also says C(changed=true).
+  returned: on failure after a write
+  type: list
+  elements: dict
+writes_total:
+  description: How many writes the failed task made, when there are more than RV(writes) lists (200).
+  returned: on failure after more than 200 writes
+  type: int
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS

@@ -135,7 +135,8 @@ options:
       - Each entry is a server id, a server name, or a glob pattern on names (C(prod-node-*)). A name or id
         that matches no server fails the task before any write; a pattern may match none.
       - Only an entry with C(*) is a pattern; C(gm[1]) names the server called C(gm[1]), never C(gm1) (see the
-        notes).
+        notes). An entry that is exactly a server's name means that server only, also when the name has a C(*)
+        (C(web*) names the server called C(web*), not every server whose name starts with C(web)).
     type: list
     elements: str
   skip_ports_without_port_security:
@@ -320,6 +321,10 @@ writes:
   returned: on failure after a write
   type: list
   elements: dict
+writes_total:
+  description: How many writes the failed task made, when there are more than RV(writes) lists (200).
+  returned: on failure after more than 200 writes
+  type: int
 conflicts:
   description:
     - Concurrent changes met and resolved, each C(rule_exists) (a create answered 409

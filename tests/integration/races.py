@@ -63,3 +63,40 @@ def with_change_after_first_answer(cloud, service, method, path, run, change):
             if rule is not None:
                 cloud.api.release_fault(rule["id"])
     return thread.result(), changed
+
+
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def with_reads_failing_after_first_write(cloud, services, status, run):
+    """Call ``run()`` in a thread; hold its first write to any of ``services`` until every later read (GET) of them
+    is answered ``status`` (for good: a 503 then lasts past any deadline), then let the write through. A run that
+    writes nothing runs undisturbed. Returns (what ``run`` returned, whether a write was held)."""
+    gates = [cloud.api.add_fault(service, method=method, path="*", gate=True, count=1)
+             for service in services for method in WRITE_METHODS]
+    ids = set(rule["id"] for rule in gates)
+    faults = []
+    thread = _ModuleThread(run)
+    held = False
+    try:
+        while thread.is_alive() and not held:
+            held = any(rule["id"] in ids and rule.get("held") for rule in cloud.api.faults())
+            if not held:
+                thread.join(0.05)
+        if held:
+            faults = [cloud.api.add_fault(service, method="GET", path="*", status=status) for service in services]
+    finally:
+        for rule_id in ids:
+            _release(cloud, rule_id)
+    try:
+        return thread.result(), held
+    finally:
+        for rule in faults:
+            _release(cloud, rule["id"])
+
+
+def _release(cloud, rule_id):
+    try:
+        cloud.api.release_fault(rule_id)
+    except Exception:  # pylint: disable=broad-except  # a rule already spent and gone
+        pass

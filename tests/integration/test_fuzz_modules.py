@@ -13,6 +13,8 @@ draw:
 - a run that wrote says ``changed: true``;
 - nothing that serves is lost: the members keep serving, each node keeps its route unless the draw lifted
   the guard (``max_removal_share``) within its share, every Node's server stays, ports keep their groups;
+- a run that fails after it wrote (a read after its first write answered 503 until the deadline, or 401) says
+  ``changed: true`` and lists its writes (``writes``, each with its ``call`` and ``outcome``);
 - names with glob characters (``[``, ``]``, ``?``, ``*``) are read by one rule (``core.names``): a server
   called ``<p>-g[1]`` next to a decoy ``<p>-g1`` gets the group or is deleted only when an entry names it or
   a ``*`` pattern matches it, and a deletion never takes a server matched only through ``?`` or ``[...]``.
@@ -33,10 +35,13 @@ from hypothesis import strategies as st
 
 import fuzz_spec
 import inprocess
+from races import with_reads_failing_after_first_write
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
+# Draws that fail after a write wait for their deadline: fewer of them.
+FUZZ_AFTER_WRITE = settings(FUZZ, max_examples=max(2, EXAMPLES // 3))
 CLUSTER = "198.19.0.0/16"
 SHORT = dict(timeout=3, member_timeout=2, quiet_period=1, poll_interval=0.5)
 
@@ -315,3 +320,50 @@ def test_fuzz_cluster_info(minicloud, world, data):
     args = data.draw(module_args_strategy(module_spec("cluster_info"), hints, dict(kubeconfig=world.kubeconfig)))
     judge(minicloud, "cluster_info", args, data.draw(st.booleans()))
     assert minicloud.write_count() == 0  # it only reads
+
+
+# -- failures after a write ---------------------------------------------------------------------------------------
+
+def after_write_args(world, data):
+    """(module, args) of a run that writes: a rule the fuzzed group lacks (with ``exclusive``, the group is read again
+    after that write), or a repair of a route removed first."""
+    fixed = dict(cloud="minicloud", timeout=data.draw(st.sampled_from([2, 3])), api_timeout=1)
+    if data.draw(st.booleans()):
+        rule = dict(protocol=data.draw(st.sampled_from(["tcp", "udp"])), port=data.draw(st.integers(1024, 65535)),
+                    remote_ip_prefix=data.draw(st.sampled_from(["10.0.0.0/8", "192.0.2.0/24"])))
+        args = dict(fixed, security_group=data.draw(st.sampled_from(world.fuzz_groups)), rules=[rule])
+        if data.draw(st.booleans()):  # the group is read again before its deletes, after the rule's create
+            args.update(exclusive=True, max_removal_share=1)
+        if data.draw(st.booleans()):  # ports too: the reads of servers and ports come before any port write
+            args["servers"] = data.draw(st.lists(st.sampled_from([s["name"] for s in world.servers]), min_size=1,
+                                                 max_size=2))
+        return "secgroup_ensure", args
+    gone = data.draw(st.sampled_from(world.routes))
+    world.cloud.api.set_routes(world.router, remove=[dict(zip(("destination", "nexthop"), gone.split("=")))])
+    return "route_audit", dict(fixed, router=world.router, cluster_cidr=[CLUSTER], state="repaired",
+                               nodes=[dict(n) for n in world.nodes])
+
+
+@FUZZ_AFTER_WRITE
+@given(data=st.data())
+def test_fuzz_failures_after_a_write_say_changed_and_list_the_writes(minicloud, world, data):
+    module, args = after_write_args(world, data)
+    status = data.draw(st.sampled_from([503, 401]))
+    minicloud.reset_counts()
+    result, held = with_reads_failing_after_first_write(
+        minicloud, ("network", "compute"), status,
+        lambda: inprocess.run_module(module, args, env={"OS_CLIENT_CONFIG_FILE": str(minicloud.clouds_yaml)}))
+    writes = minicloud.write_count()
+    if result.get("failed"):
+        assert not fuzz_spec.python_words(result.get("msg") or ""), (module, args, result.get("msg"))
+    if result.get("failed") and writes:
+        assert result.get("changed") is True, ("failed after %d write(s) but says changed false" % writes, module,
+                                               args, status, result.get("msg"))
+        listed = result.get("writes")
+        assert isinstance(listed, list) and listed, ("failed after a write without listing it", module, args, status,
+                                                     result.get("msg"))
+        assert all(w.get("call") and w.get("outcome") in ("done", "unknown") for w in listed), listed
+    assert held or not writes, ("a write went by the gate", module, args)
+    if world.router_routes() != world.routes:
+        world.cloud.api.set_routes(world.router, replace=[dict(zip(("destination", "nexthop"), r.split("=")))
+                                                          for r in world.routes])

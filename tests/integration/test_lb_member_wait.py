@@ -306,7 +306,7 @@ MEMBER_LIST = "/v2/lbaas/pools/*/members"  # read once, after the wait, to compl
     (30, 3, 6),   # one slow read: cut at the module's deadline, not given api_timeout of its own
 ])
 def test_the_read_after_the_wait_keeps_to_the_module_deadline(cloud, shared_lb, run_module, api_timeout, timeout,
-                                                               delay):
+                                                              delay):
     cloud.fault("load-balancer", MEMBER_LIST, None, delay=delay)
     run = run_module(MODULE, {"cloud": "minicloud", "api_timeout": api_timeout, "pool": shared_lb["pool"]["name"],
                               "timeout": timeout, "poll_interval": 0.5}, playbook=True)
@@ -327,3 +327,19 @@ def test_thousands_of_absent_names_make_a_short_message(cloud, shared_lb, run_mo
     assert "'absent-0010'" not in result["msg"]
     assert "4990 more entries of members matched no member" in result["msg"]
     assert result["missing_total"] == 5000 and result["missing"] == names[:1000]
+
+
+def test_an_entry_that_is_a_members_name_means_that_member_even_if_it_looks_like_an_address(cloud, lb, run_module):
+    """A member called ``10.0.0.211`` (address 10.0.0.212) beside a member at address 10.0.0.211: the entry
+    ``10.0.0.211`` is exactly the first member's name, so it means that member, not the other one's address."""
+    cloud.wait_lb_active(lb)
+    named = cloud.add_member(lb, "10.0.0.211", "10.0.0.212")
+    cloud.wait_lb_active(lb)
+    cloud.add_member(lb, "at-211", "10.0.0.211")
+    cloud.wait_lb_active(lb)
+    run = run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["10.0.0.211"],
+                              "timeout": 30, "poll_interval": 0.5})
+    assert run.rc == 0, run.output
+    assert [(m["id"], m["name"], m["address"]) for m in run.result["members"]] == [
+        (named.id, "10.0.0.211", "10.0.0.212")]
+    assert run.result["missing"] == []

@@ -256,7 +256,7 @@ def test_exclusive_removal_guard_is_judged_on_the_group_as_it_is_at_the_deletes(
     # left (4) is not, and the deletes must be refused on that fresh state.
     group, rules = a_group_with_rules(conn, [1001, 1002, 1003, 2000])
     wanted = [dict(protocol="tcp", port=p, remote_ip_prefix=POD) for p in (1001, 1002, 1003, 1004)]
-    result, _ = with_concurrent_change(
+    result, _changed = with_concurrent_change(
         cloud, "network", "POST", "/v2.0/security-group-rules",
         lambda: run_module(MODULE, dict(cloud="minicloud", security_group=group.name, rules=wanted, exclusive=True,
                                         max_removal_share=0.5), playbook=True).result,
@@ -342,3 +342,18 @@ def test_a_server_name_with_a_character_class_means_that_server_only(cloud, conn
     missing = run_module(MODULE, dict(cloud="minicloud", security_group=group, pod_cidr=[POD],
                                       servers=[prefix + "-gm[2]"])).result
     assert missing.get("failed") and "%s-gm[2]" % prefix in missing["msg"] and "not found" in missing["msg"]
+
+
+def test_a_server_name_with_a_star_means_that_server_only(cloud, conn, run_module):
+    """``servers: ["<p>-a*b"]`` with servers ``<p>-a*b`` and ``<p>-aXb``: the entry is exactly the first server's
+    name, so it means that server only, not the pattern that would also take ``<p>-aXb``."""
+    prefix = unique("sgstar")
+    named, other = cloud.server(prefix + "-a*b"), cloud.server(prefix + "-aXb")
+    group = unique("sg-star")
+    result = run_ok(run_module, dict(security_group=group, pod_cidr=[POD], servers=[prefix + "-a*b"]))
+    assert [p["server"] for p in result["ports_updated"]] == [named["name"]]
+    group_id = conn.network.find_security_group(group).id
+    assert all(group_id in groups for groups in port_groups(conn, named["id"]).values())
+    assert not any(group_id in groups for groups in port_groups(conn, other["id"]).values())
+    both = run_ok(run_module, dict(security_group=group, pod_cidr=[POD], servers=[prefix + "-a*"]))
+    assert [p["server"] for p in both["ports_updated"]] == [other["name"]]

@@ -88,8 +88,16 @@ class MemberWaitRunner(OpenStackModule):
                 "pool %s or its load balancer %s disappeared during the wait (HTTP 404: %s)" % (
                     lb_members.label(self.pool), self.lb_id, exc), **self.result_data())
         observation = {"pool": self.pool, "members": members, "loadbalancer": loadbalancer}
+        if self.seen.first is None:
+            self.bind_selectors(members)
         self.seen.record(observation)
         return observation
+
+    def bind_selectors(self, members):
+        """Read ``members`` against the pool as the first poll sees it (``octavia.members.bind``): an entry that is
+        exactly a member's name means that member, also when it looks like an address or an id. Once: a name that
+        leaves the pool later must not turn into an address that names another member."""
+        self.wait_spec.selectors = [lb_members.bind(s, members or []) for s in self.wait_spec.selectors]
 
     def complete_members(self, deadline):
         """The status tree carries each member's statuses, address and port; once the wait is done, one member
@@ -133,8 +141,8 @@ class MemberWaitRunner(OpenStackModule):
             return "%s. No poll of pool %s completed, so the members' states are unknown." % (
                 exc, lb_members.label(self.pool))
         spec, more = self.short_spec(self.seen.last)
-        return cut("%s. At the last completed poll: %s.%s" % (exc, lb_members.judge(self.seen.last, spec).message,
-                                                             more))
+        return cut("%s. At the last completed poll: %s.%s" % (
+            exc, lb_members.judge(self.seen.last, spec).message, more))
 
     def report(self, outcome):
         data = self.result_data()

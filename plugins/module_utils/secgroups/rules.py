@@ -17,12 +17,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import fnmatch
 import ipaddress
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import RuleError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import is_pattern, refuse_ambiguous_names
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import is_pattern, select
 
 # neutron_lib.constants.IP_PROTOCOL_MAP, plus the alias icmpv6.
 PROTOCOL_NUMBERS = {
@@ -307,31 +306,15 @@ def plan_rules(wanted, existing, state="present", exclusive=False):
 
 
 def select_servers(servers, selectors):
-    """The servers chosen by ``selectors`` (ids, names, or glob patterns on names), in list order,
-    each once; and the selectors (ids or names, not patterns) that matched nothing.
+    """The servers chosen by ``selectors`` (ids, names, or glob patterns on names; the rule of ``core.names``: an
+    entry that is exactly a server's name means that server only, even with ``*`` in it), in list order, each
+    once; and the selectors (ids or names, not patterns) that matched nothing.
 
     Raises ResolveError for a name that several servers have (the user must use ids or a pattern)."""
-    refuse_ambiguous_names(servers, selectors)
-    chosen = {}
-    missing = []
-    by_id = dict((normalize_uuid(s["id"]), s) for s in servers)
-    for selector in selectors:
-        if is_uuid(selector) and normalize_uuid(selector) in by_id:
-            server = by_id[normalize_uuid(selector)]
-            chosen[server["id"]] = server
-            continue
-        if is_pattern(selector):
-            for server in servers:
-                if fnmatch.fnmatchcase(server.get("name") or "", selector):
-                    chosen[server["id"]] = server
-            continue
-        named = [s for s in servers if s.get("name") == selector]
-        if named:
-            chosen[named[0]["id"]] = named[0]
-        else:
-            missing.append(selector)
-    order = [s["id"] for s in servers if s["id"] in chosen]
-    return [chosen[i] for i in order], missing
+    selection = select(servers, selectors)
+    existing = set(s.get("name") or "" for s in servers)
+    missing = [entry for entry in selection.missing if entry in existing or not is_pattern(entry)]
+    return selection.chosen, missing
 
 
 class PortChange:
