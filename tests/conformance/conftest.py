@@ -64,10 +64,11 @@ def kubectl(upstream_bin, kubeconfig, tmp_path):
 
     def run(*args, check=True):
         done = subprocess.run([str(upstream_bin / "kubectl"), "--kubeconfig", kubeconfig, *map(str, args)],
-                              capture_output=True, text=True, env=dict(os.environ, HOME=str(tmp_path)), timeout=120)
+                              capture_output=True, text=True, env=dict(os.environ, HOME=str(tmp_path)), timeout=120,
+                              check=False)
         if check and done.returncode != 0:
-            raise AssertionError("kubectl %s: %d\n%s\n%s" % (" ".join(map(str, args)), done.returncode,
-                                                              done.stdout, done.stderr))
+            command = " ".join(map(str, args))
+            raise AssertionError("kubectl %s: %d\n%s\n%s" % (command, done.returncode, done.stdout, done.stderr))
         return done
 
     return run

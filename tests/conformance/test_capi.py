@@ -9,7 +9,6 @@ the rollout or someone else does, and stops at a member the Octavia emulator los
 
 import datetime
 import json
-import time
 
 import pytest
 
@@ -81,8 +80,8 @@ def test_a_rollout_someone_else_starts_is_held_and_released_safely(run_module, u
     assert summary["minServing"] >= 3, summary
 
 
-def test_a_lost_member_stops_the_rollout_with_every_old_machine_held_then_it_resumes(run_module, upstream, kubectl,
-                                                                                    capi_cluster):
+def test_a_lost_member_stops_the_rollout_with_every_old_machine_held_then_it_resumes(
+        run_module, upstream, kubectl, capi_cluster):
     before = {m["metadata"]["name"] for m in machines(kubectl, capi_cluster)}
     upstream.api.set_octavia_mode("lost-member", members=capi_cluster["pool"] + "-*", delay=0.2)
     stopped = run_module("rollout_guard", guard_args(capi_cluster, start=True, member_timeout=20))

@@ -263,8 +263,8 @@ def test_a_reference_to_a_group_not_served_is_named_and_nothing_is_written(capi,
     assert "FooCluster default/%s in API group infrastructure.example.org" % name in result["msg"]
     assert "does not serve" in result["msg"] and "validation error" not in result["msg"]
     assert capi.writes("kubernetes") == {}
-    info = run_module("flightcontrol.openstack.cluster_info", {"kubeconfig": args(capi, name)["kubeconfig"],
-                                                             "name": name})
+    info = run_module("flightcontrol.openstack.cluster_info",
+                      {"kubeconfig": args(capi, name)["kubeconfig"], "name": name})
     assert info.result["failed"] is True
     assert "infrastructureRef of Cluster default/%s names FooCluster" % name in info.result["msg"]
     assert "infrastructure.example.org" in info.result["msg"] and "validation error" not in info.result["msg"]

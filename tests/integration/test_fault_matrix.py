@@ -526,7 +526,7 @@ def test_a_read_failing_after_a_write_reports_the_write(cloud, run_in_process):
     ctx = scenario.prepare(cloud)
     ctx["kubeconfig"] = str(cloud.state_dir / "kubeconfig")
     args = dict(scenario.args(ctx), timeout=40)
-    result, _ = with_concurrent_change(
+    result, _changed = with_concurrent_change(
         cloud, "kubernetes", "PATCH", "/apis/*", lambda: run_in_process(scenario.module, args),
         lambda: cloud.api.add_fault("load-balancer", method="GET", path="*", status=401))
     cloud.clear_faults()

@@ -430,8 +430,8 @@ def test_a_writer_during_the_repair_is_never_overwritten(cloud, run_module, writ
 
 
 @pytest.mark.parametrize("writer", sorted(WRITERS))
-def test_without_extraroute_atomic_a_writer_during_the_repair_is_never_overwritten(older_neutron, run_module,
-                                                                                     writer):
+def test_without_extraroute_atomic_a_writer_during_the_repair_is_never_overwritten(
+        older_neutron, run_module, writer):
     cloud = older_neutron
     change, check = WRITERS[writer]
     router, nodes = racing_router(cloud)

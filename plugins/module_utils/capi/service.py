@@ -149,8 +149,8 @@ class CapiService:
         for field in REFERENCE_FIELDS:
             target = reference(dig(cluster, "spec", field), metadata["namespace"])
             if target is not None:
-                self.ref_version(target, contract, "%s of Cluster %s/%s" % (field, metadata["namespace"],
-                                                                           metadata["name"]))
+                label = "%s of Cluster %s/%s" % (field, metadata["namespace"], metadata["name"])
+                self.ref_version(target, contract, label)
 
     def get_ref(self, ref, namespace, contract, deadline, field=None):
         """The object a Cluster reference points to, or None when it does not exist (yet). ``field`` names the
