@@ -13,6 +13,7 @@ The helpers are the integration tests' own (``inprocess``, ``cloud_driver``, ``p
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,8 @@ def capi_cluster(upstream):
     real server and an ACTIVE member of a real Octavia load balancer (minicloud's CAPO controller). Tests roll it
     in place; it is deleted at the end."""
     upstream.api.set_octavia_mode("normal", delay=0.2)
-    created = upstream.api.create_capi_cluster("conf", control_plane=3, openstack=True)
+    # a name of its own each run: CAPD v1.12.5's in-memory backend may not serve a cluster again under a name it served
+    created = upstream.api.create_capi_cluster("conf-%s" % uuid.uuid4().hex[:5], control_plane=3, openstack=True)
     lb = created["openstack"]["loadbalancer"]
     created["pool"] = "%s-6443" % lb["name"]
     created["lb_id"] = lb["id"]

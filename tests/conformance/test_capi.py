@@ -69,7 +69,8 @@ def test_a_rollout_the_guard_starts_releases_old_machines_one_at_a_time(run_modu
 
 def test_a_rollout_someone_else_starts_is_held_and_released_safely(run_module, upstream, kubectl, capi_cluster):
     before = {m["metadata"]["name"] for m in machines(kubectl, capi_cluster)}
-    now = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # what `clusterctl alpha rollout restart` writes: the rollout time now
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     kubectl("patch", "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io", capi_cluster["kcp"], "-n",
             capi_cluster["namespace"], "--type", "merge", "-p", json.dumps({"spec": {"rollout": {"after": now}}}))
     result = run_module("rollout_guard", guard_args(capi_cluster))

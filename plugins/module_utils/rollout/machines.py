@@ -110,15 +110,19 @@ def machine_data(machine, kcp, baseline, now, started_after=None):
     metadata = machine.get("metadata") or {}
     name = metadata.get("name")
     created = parse_time(metadata.get("creationTimestamp"))
-    up_to_date = up_to_date_condition(machine)
-    why = "UpToDate condition"
-    if up_to_date is None:
-        after = parse_time(rollout_after(kcp)) or started_after
-        if started_after is not None and after is not None and started_after > after:
-            after = started_after
-        if after is not None and (after <= now or after == started_after) and created is not None:
-            up_to_date = created >= after
-            why = "created %s the rollout time" % ("after" if up_to_date else "before")
+    after = parse_time(rollout_after(kcp)) or started_after
+    if started_after is not None and after is not None and started_after > after:
+        after = started_after
+    due = after is not None and (after <= now or after == started_after) and created is not None
+    if due and created < after:
+        # the control plane replaces every Machine created before its rollout time: until it has seen the new
+        # time, the Machine's UpToDate condition still says True (Cluster API v1.12's KCP)
+        up_to_date, why = False, "created before the rollout time"
+    else:
+        up_to_date = up_to_date_condition(machine)
+        why = "UpToDate condition"
+        if up_to_date is None and due:
+            up_to_date, why = True, "created after the rollout time"
     if up_to_date is None:
         version, wanted = dig(machine, "spec", "version"), dig(kcp or {}, "spec", "version")
         if version and wanted and version != wanted:

@@ -43,8 +43,11 @@ def cluster_objects(name: str, namespace: str, control_plane: int, openstack: di
                 "spec": {"template": {"spec": {"backend": {"inMemory": {
                     "vm": {"provisioning": PROVISIONING}, "node": {"provisioning": PROVISIONING},
                     "apiServer": {"provisioning": PROVISIONING}, "etcd": {"provisioning": PROVISIONING}}}}}}}
+    # CAPD v1.12.5's in-memory backend writes into the DevCluster's annotations without making the map: a
+    # DevCluster with none makes it panic (objects from a ClusterClass always have some), so it gets one
     infra = {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DevCluster",
-             "metadata": _meta(name, namespace, labels=labels), "spec": {"backend": {"inMemory": {}}}}
+             "metadata": _meta(name, namespace, labels=labels, annotations={"minicloud.test/backend": "in-memory"}),
+             "spec": {"backend": {"inMemory": {}}}}
     kcp = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
            "metadata": _meta(kcp_name(name), namespace, labels=labels),
            "spec": {"replicas": control_plane, "version": version,

@@ -287,6 +287,23 @@ def test_up_to_date_condition_wins_and_baseline_is_the_fallback():
     assert kcp_all_up_to_date({"spec": {"replicas": 1}, "status": {"replicas": 1, "updatedReplicas": 1}})
 
 
+def test_a_rollout_time_beats_an_up_to_date_condition_the_control_plane_has_not_updated_yet():
+    """Cluster API v1.12's KCP keeps UpToDate True on its Machines for a while after spec.rollout.after is set
+    (seen on the real controllers): a Machine created before a due rollout time is old whatever it says."""
+    cond = {"status": {"conditions": [{"type": "UpToDate", "status": "True"}]}}
+    v1beta2 = dict(cond, apiVersion="cluster.x-k8s.io/v1beta2")
+    kcp = {"spec": {"rollout": {"after": "2025-06-01T11:00:00Z"}, "replicas": 3}}
+    old = dict(stored("a", "2025-06-01T10:00:00Z"), **v1beta2)
+    assert machine_data(old, kcp, {"a"}, NOW)["up_to_date"] is False
+    assert machine_data(old, kcp, {"a"}, NOW)["up_to_date_reason"] == "created before the rollout time"
+    started = NOW.replace(hour=11, minute=30)
+    assert machine_data(old, {"spec": {"replicas": 3}}, {"a"}, NOW, started)["up_to_date"] is False
+    newer = dict(stored("b", "2025-06-01T11:00:01Z"), **v1beta2)
+    assert machine_data(newer, kcp, {"a"}, NOW)["up_to_date"] is True
+    not_due = {"spec": {"rollout": {"after": "2025-06-01T13:00:00Z"}, "replicas": 3}}
+    assert machine_data(old, not_due, {"a"}, NOW)["up_to_date"] is True
+
+
 def test_rollout_patch_per_contract_and_time_parsing():
     assert rollout_after_patch({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2"}, NOW) == {
         "spec": {"rollout": {"after": "2025-06-01T12:00:00Z"}}}
