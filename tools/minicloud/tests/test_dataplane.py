@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
 from minicloud.dataplane import health
-from minicloud.dataplane.haproxy import keep_unmoved, server_addresses
+from minicloud.dataplane.haproxy import Instance, keep_unmoved, server_addresses
 from minicloud.dataplane.model import Listener, LoadBalancer, Member, Monitor, Pool
 from minicloud.dataplane.render import Addresses, Paths, expected_codes, render
 from minicloud.octavia_provider.tree import HEALTHMONITOR, LOADBALANCER, MEMBER, POOL, LbTree, Node
@@ -124,3 +131,28 @@ def test_a_member_update_keeps_what_the_health_checks_said():
     ])
     [first, *_rest] = plan(tree, Event(MEMBER, "a", UPDATE), Mode())
     assert first.update["members"] == [{"id": "a", "provisioning_status": "ACTIVE", "operating_status": "ONLINE"}]
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists(),
+                    reason="haproxy is not installed")
+def test_stop_finds_a_master_whose_pid_file_is_gone(tmp_path):
+    """A load balancer deleted right after its HAProxy started (no pid file yet, or it went): stop() still ends
+    every process of that configuration, so none outlives the load balancer's folder."""
+    proc = Instance(tmp_path / "lb", tmp_path / "lb" / "stats.sock")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = ("global\n    stats socket %s mode 600 level admin expose-fd listeners\n"
+              "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n"
+              "frontend f\n    bind 127.0.0.1:%d\n" % (proc.stats_socket, port))
+    assert proc.apply(config)
+    deadline = time.monotonic() + 10
+    while not proc.processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.processes()
+    proc.pidfile.unlink()
+    assert proc.stop() is True
+    deadline = time.monotonic() + 5
+    while proc.processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.processes() == []

@@ -57,6 +57,20 @@ class Instance:
             return None
         return pid if str(self.config) in cmdline else None
 
+    def processes(self) -> list[int]:
+        """The pids of the HAProxy processes (master and workers) whose command line names this configuration."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if str(self.config) in cmdline and "haproxy" in cmdline:
+                found.append(int(entry.name))
+        return found
+
     def apply(self, text: str) -> bool:
         """Run ``text``: start HAProxy, or reload it if the configuration changed. True if it did something."""
         pid = self.master_pid()
@@ -114,10 +128,18 @@ class Instance:
         return b"".join(chunks).decode(errors="replace")
 
     def stop(self, timeout: float = 5.0) -> bool:
-        """Stop the master and its workers at once. True if one was running."""
+        """Stop the master and its workers at once. True if one was running. Without a pid file (a master started
+        a moment ago has not written it yet), the processes running this configuration are found by their command
+        line, so none is left behind once the folder goes."""
         pid = self.master_pid()
         if pid is None:
-            return False
+            strays = self.processes()
+            for stray in strays:
+                try:
+                    os.kill(stray, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            return bool(strays)
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
