@@ -12,6 +12,31 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache_root=${FLIGHTCONTROL_UPSTREAM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flightcontrol/upstream}
 
+# The version a program reports of itself (kube-apiserver's /version, clusterctl version): what the upstream
+# release scripts stamp with -X, here the pinned module version.
+version_flags() {  # module-dir package
+  local module version major minor
+  case "$2" in
+    k8s.io/kubernetes/*) module=k8s.io/kubernetes ;;
+    sigs.k8s.io/cluster-api*) module=sigs.k8s.io/cluster-api ;;
+    *) return 0 ;;
+  esac
+  version=$(cd "$here/$1" && go list -m -f '{{.Version}}' "$module")
+  major=${version#v}; major=${major%%.*}
+  minor=${version#v*.}; minor=${minor%%.*}
+  if [ "$module" = k8s.io/kubernetes ]; then
+    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      printf -- '-X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean ' \
+        "$pkg" "$version" "$pkg" "$major" "$pkg" "$minor" "$pkg"
+    done
+  else
+    printf -- '-X sigs.k8s.io/cluster-api/version.gitVersion=%s -X sigs.k8s.io/cluster-api/version.gitMajor=%s ' \
+      "$version" "$major"
+    printf -- '-X sigs.k8s.io/cluster-api/version.gitMinor=%s -X sigs.k8s.io/cluster-api/version.gitTreeState=clean' \
+      "$minor"
+  fi
+}
+
 # name  module-dir  package
 targets=(
   "etcd etcd go.etcd.io/etcd/server/v3"
@@ -39,7 +64,7 @@ for t in "${targets[@]}"; do
   [ -x "$bin/$name" ] && continue
   start=$SECONDS
   echo "building $name ($pkg, pinned in tools/upstream/$dir/go.mod)" >&2
-  if ! (cd "$here/$dir" && go build -mod=readonly -trimpath -ldflags '-s -w' -o "$bin/$name.partial" "$pkg"); then
+  if ! (cd "$here/$dir" && go build -mod=readonly -trimpath -ldflags "-s -w $(version_flags "$dir" "$pkg")" -o "$bin/$name.partial" "$pkg"); then
     rm -f "$bin/$name.partial"
     echo "error: building $name failed (above). Is the Go module proxy reachable (GOPROXY=$(go env GOPROXY))?" >&2
     exit 4
