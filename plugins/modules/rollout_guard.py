@@ -118,7 +118,7 @@ options:
         I(min_healthy_members) serving is never drained. A run that stops before releasing a drained member puts
         its weight back.
     type: bool
-    default: true
+    default: false
   drain_timeout:
     description:
       - Seconds a drained member stays out of rotation before it is released, counted from when the load balancer
@@ -384,7 +384,7 @@ class RolloutGuard(RolloutGuardRunner):
             old=dict(type="str", required=True),
             new=dict(type="str", required=True),
         )),
-        drain=dict(type="bool", default=True),
+        drain=dict(type="bool", default=False),
         drain_timeout=dict(type="int", default=30),
         member_timeout=dict(type="int", default=600),
         timeout=dict(type="int", default=3600),
