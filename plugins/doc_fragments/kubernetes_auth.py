@@ -75,6 +75,36 @@ options:
       - When not set, 30 seconds. Either way a request never waits past the module's own deadline
         (I(timeout)) by more than one second.
     type: int
+  impersonate_user:
+    description:
+      - The user to act as, sent in the C(Impersonate-User) header of every request (the credentials need the
+        C(impersonate) verb on that user). Can be set with E(K8S_AUTH_IMPERSONATE_USER).
+    type: str
+  impersonate_groups:
+    description:
+      - The groups to act as, one C(Impersonate-Group) header each. Can be set with
+        E(K8S_AUTH_IMPERSONATE_GROUPS) (comma-separated).
+    type: list
+    elements: str
+  persist_config:
+    description:
+      - Accepted so that C(module_defaults) written for kubernetes.core carry over, and ignored with a
+        warning naming it (the module never writes a kubeconfig).
+    type: bool
+  proxy_headers:
+    description:
+      - Headers sent to the HTTP proxy of I(proxy), as in kubernetes.core.
+    type: dict
+    suboptions:
+      proxy_basic_auth:
+        description: C(user:password) for the proxy's basic authentication (C(Proxy-Authorization)).
+        type: str
+      basic_auth:
+        description: C(user:password) for basic authentication (C(Authorization)).
+        type: str
+      user_agent:
+        description: The C(User-Agent) header.
+        type: str
 requirements:
   - kubernetes (the official Python client)
 notes:

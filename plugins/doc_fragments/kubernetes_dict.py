@@ -8,16 +8,18 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The Kubernetes connection of the OpenStack modules that also read a Kubernetes API
-    # (their top-level validate_certs, ca_cert, client_cert and client_key are the OpenStack ones).
+    # The Kubernetes connection given as one dictionary option: in the OpenStack modules that also read a Kubernetes
+    # API (their top-level validate_certs, ca_cert, client_cert and client_key are the OpenStack ones) and in
+    # workload_kubeconfig.
     DOCUMENTATION = r'''
 options:
   kubernetes:
     description:
       - How to reach the Kubernetes API the module reads (its description says which cluster that is). The
-        options and the C(K8S_AUTH_*) environment variables are kubernetes.core's; they sit in this
-        dictionary because I(validate_certs), I(ca_cert), I(client_cert) and I(client_key) name the
-        OpenStack connection's.
+        options and the C(K8S_AUTH_*) environment variables are kubernetes.core's. They sit in this
+        dictionary, apart from the module's own options; in the modules that also talk to OpenStack, the
+        top-level I(validate_certs), I(ca_cert), I(client_cert) and I(client_key) are the OpenStack
+        connection's.
       - When omitted (or empty), the C(K8S_AUTH_*) environment variables, the in-cluster service account, or
         C(~/.kube/config) are used, as in kubernetes.core.
       - With I(kubeconfig_secret), the module reads a workload cluster's Kubernetes API with the kubeconfig kept
@@ -104,4 +106,28 @@ options:
           - When not set, 30 seconds. A request never waits past the module's own deadline by more than a
             second.
         type: int
+      impersonate_user:
+        description:
+          - The user to act as (C(Impersonate-User) header), on the cluster the other options reach.
+        type: str
+      impersonate_groups:
+        description: The groups to act as, one C(Impersonate-Group) header each.
+        type: list
+        elements: str
+      persist_config:
+        description: Accepted for C(module_defaults) written for kubernetes.core, and ignored with a warning.
+        type: bool
+      proxy_headers:
+        description: Headers sent to the HTTP proxy of I(proxy), as in kubernetes.core.
+        type: dict
+        suboptions:
+          proxy_basic_auth:
+            description: C(user:password) for the proxy's basic authentication.
+            type: str
+          basic_auth:
+            description: C(user:password) for basic authentication.
+            type: str
+          user_agent:
+            description: The C(User-Agent) header.
+            type: str
 '''

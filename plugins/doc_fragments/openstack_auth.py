@@ -70,6 +70,22 @@ options:
     choices: [admin, internal, public]
     default: public
     aliases: [endpoint_type]
+  wait:
+    description:
+      - Accepted so that C(module_defaults) written for openstack.cloud carry over, and ignored with a
+        warning naming it (a waiting module here always waits, up to its I(timeout)).
+    type: bool
+  sdk_log_path:
+    description:
+      - Accepted so that C(module_defaults) written for openstack.cloud carry over, and ignored with a
+        warning naming it (the module writes no SDK log).
+    type: str
+  sdk_log_level:
+    description:
+      - Accepted so that C(module_defaults) written for openstack.cloud carry over, and ignored with a
+        warning naming it.
+    type: str
+    choices: [INFO, DEBUG]
 requirements:
   - python >= 3.9
   - openstacksdk >= 1.0.0

@@ -136,6 +136,15 @@ api_calls:
   description: HTTP requests sent to the Kubernetes API.
   returned: always
   type: int
+elapsed:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+retried_faults:
+  description: Transient faults that were retried (HTTP status or C(connection)).
+  returned: always
+  type: list
+  elements: raw
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.info_runner import ClusterInfoRunner

@@ -66,6 +66,32 @@ REQUEST_SECONDS = NumberRange(minimum=1, maximum=3600, unit=" seconds")
 #: Ranges of the connection options, checked in every module (a module's ``number_ranges`` add to them).
 CONNECTION_RANGES = dict(api_timeout=REQUEST_SECONDS)
 
+#: Options of openstack.cloud and kubernetes.core that the connection specs accept so that ``module_defaults``
+#: written for those collections carry over, and that the modules ignore (with a warning naming the option):
+#: option name -> the collection it comes from.
+IGNORED_COMPAT_OPTIONS = {
+    "wait": "openstack.cloud",
+    "sdk_log_path": "openstack.cloud",
+    "sdk_log_level": "openstack.cloud",
+    "persist_config": "kubernetes.core",
+}
+
+
+def ignored_option_warnings(connection_spec, own_spec, params):
+    """A warning for each option of ``IGNORED_COMPAT_OPTIONS`` that ``params`` sets, where the connection spec
+    (not the module's own ``own_spec``) declares it: at the top level or in a ``kubernetes`` dictionary."""
+    places = [("", connection_spec, params or {})]
+    kube = (params or {}).get("kubernetes")
+    if isinstance(kube, dict) and "kubernetes" in connection_spec:
+        places.append(("kubernetes.", connection_spec["kubernetes"].get("options") or {}, kube))
+    warnings = []
+    for prefix, spec, values in places:
+        for name, source in sorted(IGNORED_COMPAT_OPTIONS.items()):
+            if name in spec and not (prefix == "" and name in own_spec) and values.get(name) is not None:
+                warnings.append("%s%s is accepted for module_defaults compatibility with %s and ignored"
+                                % (prefix, name, source))
+    return warnings
+
 
 def number_problems(spec, params, ranges, prefix=""):
     """Every refusal of a number in ``params`` (options of ``spec``, suboptions included): NaN and
@@ -164,6 +190,8 @@ class BaseModule:
                                              **self.module_kwargs)
         self.ansible.no_log_values.update(self.hidden_values(self.ansible.params))
         self.params = self.ansible.params
+        for warning in ignored_option_warnings(self.connection_argument_spec(), self.argument_spec, self.params):
+            self.ansible.warn(warning)
         self.clock = clock or Clock()
         self.started = self.clock.monotonic()
         self.clients = []
@@ -183,9 +211,8 @@ class BaseModule:
 
     def _complete(self, data):
         api_calls = sum(client.api_calls for client in self.clients)
-        retried = None
-        if self.clients:
-            retried = [fault for client in self.clients for fault in client.policy.retried]
+        # every result carries retried_faults, also a refusal before any client was made (then empty)
+        retried = [fault for client in self.clients for fault in client.policy.retried]
         return complete(data, self.started, self.clock.monotonic(), api_calls, retried)
 
     def exit(self, **data):

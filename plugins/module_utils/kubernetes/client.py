@@ -88,6 +88,16 @@ def kubernetes_argument_spec():
         proxy=dict(type="str"),
         no_proxy=dict(type="str"),
         api_timeout=dict(type="int"),
+        impersonate_user=dict(type="str"),
+        impersonate_groups=dict(type="list", elements="str"),
+        proxy_headers=dict(type="dict", options=dict(
+            proxy_basic_auth=dict(type="str", no_log=True),
+            basic_auth=dict(type="str", no_log=True),
+            user_agent=dict(type="str"),
+        )),
+        # kubernetes.core's, accepted so that its module_defaults carry over, and ignored with a warning
+        # (core.module_base.IGNORED_COMPAT_OPTIONS)
+        persist_config=dict(type="bool"),
     )
 
 
@@ -104,7 +114,39 @@ def auth_settings(params, environ=None):
                 value = value.lower() not in ("0", "false", "no")
         if value is not None and value != "":
             settings[option] = value
+    settings.update(impersonation(params, environ))
+    proxy_headers = dict((k, v) for k, v in (params.get("proxy_headers") or {}).items() if v)
+    if proxy_headers:
+        settings["proxy_headers"] = proxy_headers
     return settings
+
+
+def impersonation(params, environ):
+    """``impersonate_user`` and ``impersonate_groups`` from the options, else from ``K8S_AUTH_IMPERSONATE_USER``
+    and ``K8S_AUTH_IMPERSONATE_GROUPS`` (comma-separated), as kubernetes.core reads them; only those set."""
+    user = params.get("impersonate_user") or environ.get("K8S_AUTH_IMPERSONATE_USER")
+    groups = params.get("impersonate_groups")
+    if groups is None and environ.get("K8S_AUTH_IMPERSONATE_GROUPS"):
+        groups = [group.strip() for group in environ["K8S_AUTH_IMPERSONATE_GROUPS"].split(",") if group.strip()]
+    found = {}
+    if user:
+        found["impersonate_user"] = user
+    if groups:
+        found["impersonate_groups"] = list(groups)
+    return found
+
+
+def impersonation_headers(settings, headers):
+    """``headers`` (a request's) with the ``Impersonate-User`` header and one ``Impersonate-Group`` header per
+    group of ``settings``; ``headers`` itself when there is nothing to impersonate."""
+    if not settings.get("impersonate_user") and not settings.get("impersonate_groups"):
+        return headers
+    merged = urllib3._collections.HTTPHeaderDict(headers or {})  # pylint: disable=protected-access
+    if settings.get("impersonate_user"):
+        merged["Impersonate-User"] = settings["impersonate_user"]
+    for group in settings.get("impersonate_groups") or ():
+        merged.add("Impersonate-Group", group)
+    return merged
 
 
 def credential_source(settings):
@@ -140,6 +182,8 @@ def build_configuration(settings):
         setattr(configuration, attribute, value)
     if settings.get("username") and settings.get("password") and "api_key" not in settings:
         configuration.api_key = {"authorization": configuration.get_basic_auth_token()}
+    if settings.get("proxy_headers"):  # kubernetes.core's way: the headers urllib3 makes of them, to the proxy
+        configuration.proxy_headers = urllib3.util.make_headers(**settings["proxy_headers"])
     configuration.retries = False  # the retry policy is the only one
     return configuration
 
@@ -218,6 +262,8 @@ class KubernetesClient:
         self.request_timeout = float(request_timeout or DEFAULT_REQUEST_TIMEOUT)
         self.policy = policy or RetryPolicy(clock=self.clock)
         self.configuration = build_configuration(settings)
+        self.impersonation = dict((key, settings[key]) for key in ("impersonate_user", "impersonate_groups")
+                                  if key in settings)
         self.api_client = kubernetes.client.ApiClient(self.configuration)
         self.api_client.user_agent = "flightcontrol.openstack"
         self.total = 0
@@ -272,6 +318,8 @@ class KubernetesClient:
                 self.total += 1
             if not kwargs.get("_request_timeout"):
                 kwargs["_request_timeout"] = self._timeout()
+            if self.impersonation:
+                kwargs["headers"] = impersonation_headers(self.impersonation, kwargs.get("headers"))
             response = request(*args, **kwargs)
             self.contacted = True
             return response

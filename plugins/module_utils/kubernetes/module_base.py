@@ -54,7 +54,7 @@ def _client(module, settings, clock, params, refusal=None):
     """A ``KubernetesClient`` for ``settings``; settings the client refuses fail the module with
     ``refusal(exc)`` (by default: they are invalid, quoting the client)."""
     if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+        raise ModuleFailure(missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
     try:
         return KubernetesClient(settings, clock=clock, request_timeout=params.get("api_timeout"))
     except CONFIG_ERRORS as exc:

@@ -45,6 +45,11 @@ def openstack_argument_spec():
         api_timeout=dict(type="int"),
         interface=dict(type="str", default="public", choices=["public", "internal", "admin"],
                        aliases=["endpoint_type"]),
+        # openstack.cloud's, accepted so that its module_defaults carry over, and ignored with a warning
+        # (core.module_base.IGNORED_COMPAT_OPTIONS)
+        wait=dict(type="bool"),
+        sdk_log_path=dict(type="str"),
+        sdk_log_level=dict(type="str", choices=["INFO", "DEBUG"]),
     )
 
 

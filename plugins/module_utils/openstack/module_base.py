@@ -52,10 +52,10 @@ class OpenStackModule(BaseModule):
         if problem:
             raise ModuleFailure(problem)
         if SDK_IMPORT_ERROR is not None:
-            self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
+            raise ModuleFailure(missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
         version_error = sdk_version_error()
         if version_error:
-            self.ansible.fail_json(msg=version_error)
+            raise ModuleFailure(version_error)
         try:
             self.client = OpenStackClient(self.params, clock=self.clock)
         except sdk_exceptions.ConfigException as exc:

@@ -7,13 +7,21 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib
+import os
 
 import pytest
 import yaml
 
-MODULES = ("cluster_info", "cluster_pause_ack", "lb_member_wait", "node_registration_audit", "rollout_guard",
-           "route_audit", "secgroup_ensure")
+# Every module the collection ships: the files of plugins/modules, so that a new module is tested here at once.
+MODULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "plugins", "modules")
+MODULES = tuple(sorted(name[:-3] for name in os.listdir(MODULES_DIR)
+                       if name.endswith(".py") and not name.startswith("_")))
 PACKAGE = "ansible_collections.flightcontrol.openstack.plugins.modules."
+COUNTERS = ("changed", "elapsed", "api_calls", "retried_faults")
+
+
+def test_the_module_list_is_every_module_file():
+    assert "workload_kubeconfig" in MODULES and "rollout_guard" in MODULES and len(MODULES) >= 8
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -35,21 +43,77 @@ REQUIRED = {
     "rollout_guard": {"cluster": "c1"},
     "route_audit": {"router": "r", "cluster_cidr": ["10.0.0.0/8"]},
     "secgroup_ensure": {"security_group": "sg"},
+    "workload_kubeconfig": {"cluster": "c1"},
 }
+
+
+def refusal(name, monkeypatch, capsys, **extra):
+    """The result of the module ``name`` refusing ``timeout: -1`` (with ``extra`` options) before connecting."""
+    import json
+    from ansible.module_utils import basic
+    from ansible.module_utils.common import warnings as module_warnings
+    module_warnings._global_warnings.clear()  # a module process starts with none; earlier runs here left theirs
+    module = importlib.import_module(PACKAGE + name)
+    args = dict(REQUIRED[name], timeout=-1, _ansible_check_mode=False, _ansible_diff=False, **extra)
+    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode("utf-8"))
+    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+    with pytest.raises(SystemExit):
+        module.main()
+    return json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_module_refuses_a_bad_timeout_in_its_words_before_connecting(name, monkeypatch, capsys):
     """The module class, its runner and the module base fit together: a negative timeout is refused by the
     number ranges before any connection (no cloud is needed to see it)."""
-    import json
-    from ansible.module_utils import basic
-    module = importlib.import_module(PACKAGE + name)
-    args = dict(REQUIRED[name], timeout=-1, _ansible_check_mode=False, _ansible_diff=False)
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode("utf-8"))
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
-    with pytest.raises(SystemExit):
-        module.main()
-    result = json.loads(capsys.readouterr().out)
+    result = refusal(name, monkeypatch, capsys)
     assert result["failed"] and "timeout must be zero or more seconds, got -1" in result["msg"], result
     assert result["api_calls"] == 0 and result["changed"] is False
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_counters_documented_as_always_returned_are_in_a_refusal_too(name, monkeypatch, capsys):
+    """RETURN documents changed's siblings (elapsed, api_calls, retried_faults) as returned always: the shared
+    failure path puts them into every result, a refusal before any client was made included."""
+    module = importlib.import_module(PACKAGE + name)
+    documented = yaml.safe_load(module.RETURN)
+    for key in COUNTERS[1:]:
+        assert documented.get(key, {}).get("returned") == "always", (name, key)
+    result = refusal(name, monkeypatch, capsys)
+    always = [key for key, doc in documented.items() if isinstance(doc, dict) and doc.get("returned") == "always"
+              and key in COUNTERS]
+    assert set(always) == set(COUNTERS[1:])
+    for key in COUNTERS:
+        assert key in result, (name, key, result)
+    assert result["retried_faults"] == []
+
+
+def compat_options(name):
+    """Options of openstack.cloud or kubernetes.core the module accepts and ignores, as module_defaults give them."""
+    module = importlib.import_module(PACKAGE + name)
+    spec = [v for v in vars(module).values() if isinstance(v, type) and getattr(v, "argument_spec", None)
+            and v.__module__ == module.__name__][0]
+    connection = spec.connection_argument_spec()
+    if "cloud" in connection:
+        return {"wait": True, "sdk_log_path": "/tmp/sdk.log", "sdk_log_level": "DEBUG"}, "openstack.cloud", ""
+    if "kubeconfig" in connection:
+        return {"persist_config": True}, "kubernetes.core", ""
+    return {"kubernetes": {"persist_config": True}}, "kubernetes.core", "kubernetes."
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_options_of_openstack_cloud_and_kubernetes_core_are_accepted_and_warned_about(name, monkeypatch, capsys):
+    """module_defaults written for openstack.cloud or kubernetes.core do not fail the task with "Unsupported
+    parameters": their options that mean nothing here are ignored with a warning naming each."""
+    from ansible.module_utils import basic
+    options, source, prefix = compat_options(name)
+    warnings = []
+    warn = basic.AnsibleModule.warn
+    # the warnings as the module gives them (how they reach the result depends on what else this process loaded)
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, warning: warnings.append(warning) or warn(self, warning))
+    result = refusal(name, monkeypatch, capsys, **options)
+    assert "timeout must be zero or more seconds" in result["msg"], result
+    names = options.get("kubernetes", options)
+    for option in names:
+        expected = "%s%s is accepted for module_defaults compatibility with %s and ignored" % (prefix, option, source)
+        assert any(expected in w for w in warnings), (expected, warnings)
