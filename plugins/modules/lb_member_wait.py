@@ -23,9 +23,11 @@ description:
   - I(state=absent) waits until each chosen member is gone.
   - By default it then waits for the load balancer to be C(ACTIVE) again, because the next mutation
     would get HTTP 409 while it is C(PENDING_UPDATE).
-  - Each poll makes one request listing all members of the pool and one reading the load balancer,
-    however many members there are. The pool itself (its health monitor in particular) is read once,
-    when the wait starts.
+  - Each poll makes one request, Octavia's status tree of the load balancer (the members and the load balancer
+    together), however many members there are. Where the status tree is refused (its policy rule, a proxy) or does
+    not show the pool (a pool on no listener), each poll lists the pool's members and reads the load balancer
+    instead (two requests); RV(polled_with) says which. The pool itself (its health monitor in particular) is
+    read once, when the wait starts.
   - The module changes nothing; it runs the same in check mode.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)

@@ -54,12 +54,15 @@ options:
         with the audit of the servers found in the result and nothing deleted; so does a selection that chooses no
         server at all (I(server_metadata) that no server carries).
       - With I(server_metadata), a server must match both.
+      - At least one of I(servers) and I(server_metadata) is required.
     type: list
     elements: str
   server_metadata:
     description:
       - Only servers whose Nova metadata has all of these keys with these values (Cluster API Provider OpenStack
         and many provisioning tools tag the cluster's servers so).
+      - At least one of I(servers) and I(server_metadata) is required; an empty dict without I(servers) is
+        refused (it would choose every server of the project).
     type: dict
   node_selector:
     description:

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 module: rollout_guard
 short_description: Roll a control plane without ever leaving the API load balancer short of serving members
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Guards a control-plane rollout of a Cluster API cluster on OpenStack (I(mode=capi)), or the replacement
     of Octavia pool members managed outside Cluster API (I(mode=direct)).
@@ -73,7 +73,8 @@ options:
   min_healthy_members:
     description:
       - The pool never gets fewer serving members than this through the module's doing.
-      - By default, with I(mode=capi), the control plane's desired replicas (C(spec.replicas)); with I(mode=direct),
+      - By default, with I(mode=capi), the control plane's desired replicas (C(spec.replicas); when it has none, the
+        members serving at the first poll); with I(mode=direct),
         the members serving at the start that are not a I(replace) C(new) member. That is, never fewer serving
         members than before the rollout, also when a run resumes one that a previous run stopped.
     type: int
@@ -91,7 +92,8 @@ options:
     default: false
   replace:
     description:
-      - With I(mode=direct), the members to replace, one pair at a time, in order. C(old) and C(new) are a member
+      - With I(mode=direct), the members to replace, one pair at a time, in order. Required with
+        I(mode=direct) (with I(pool)). C(old) and C(new) are a member
         id, name, address or address:port, as M(flightcontrol.openstack.lb_member_wait) accepts. An entry that is
         exactly the name of a member in the pool at the start means that member, also when it looks like an
         address; there are no patterns (see the notes).

@@ -218,7 +218,8 @@ EXAMPLES = r'''
 
 RETURN = r'''
 security_group:
-  description: The group (null in check mode when it would be created).
+  description:
+    - The group. In check mode, when the group would be created, its C(id) is null and C(created) true.
   returned: always
   type: dict
   contains:
@@ -298,10 +299,17 @@ ports_skipped:
       port_name: prod-node-3-port-1
       reason: port security is disabled on this port (port_security_enabled false), so it cannot carry security groups
 servers:
-  description: The servers chosen by I(servers), with the number of their ports.
+  description: The servers chosen by I(servers) (empty without I(servers)), each with its C(id) and C(name).
   returned: always
   type: list
   elements: dict
+  contains:
+    id:
+      description: Server id.
+      type: str
+    name:
+      description: Server name.
+      type: str
 servers_without_ports:
   description: Chosen servers that have no Neutron port at all.
   returned: always
