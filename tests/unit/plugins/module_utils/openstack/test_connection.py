@@ -92,7 +92,12 @@ def test_a_module_run_reads_the_entry_point_cache_of_the_path_without_its_payloa
     stevedore_cache = pytest.importorskip("stevedore._cache")
     from keystoneauth1 import loading
 
-    monkeypatch.setattr(stevedore_cache, "_c", stevedore_cache.Cache(cache_dir=str(tmp_path)))
+    with monkeypatch.context() as made:
+        # stevedore writes no cache file when the Python it runs is under /tmp (a checkout there, say): the test
+        # is about the path the cache is written for, so the cache is made as for a Python anywhere else
+        made.setattr(sys, "executable", "/usr/bin/python3")
+        cache = stevedore_cache.Cache(cache_dir=str(tmp_path))
+    monkeypatch.setattr(stevedore_cache, "_c", cache)
     site = list(sys.path)
     for run in ("x1y2", "z3w4"):
         payload = "/tmp/ansible_route_audit_payload_%s/ansible_route_audit_payload.zip" % run
