@@ -12,7 +12,8 @@ venv="${repo}/.venv"
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
     for dir in "${repo}"/extensions/molecule/*/; do
-        [ -f "${dir}molecule.yml" ] && scenarios+=("$(basename "${dir}")")
+        # default holds no test (it is there because every molecule run looks for it)
+        [ -f "${dir}molecule.yml" ] && [ "$(basename "${dir}")" != default ] && scenarios+=("$(basename "${dir}")")
     done
 fi
 if [ ${#scenarios[@]} -eq 0 ]; then
