@@ -138,7 +138,8 @@ def test_tarball_ships_the_collection(tarball):
                      'changelogs/changelog.yaml', 'changelogs/config.yaml',
                      'playbooks/fleet_flight_check.yml', 'playbooks/fleet_rollout.yml',
                      'playbooks/deletion_stuck.yml', 'extensions/eda/plugins/event_source/capi_events.py',
-                     'extensions/eda/rulebooks/guard_rollouts.yml', 'extensions/eda/rulebooks/stuck_deletions.yml'):
+                     'extensions/eda/rulebooks/guard_rollouts.yml', 'extensions/eda/rulebooks/stuck_deletions.yml',
+                     'examples/inventory/fleet.capi_clusters.yml', 'docs/troubleshooting.md', 'docs/awx.md'):
         assert required in names, '%s missing from the tarball: %s' % (required, names)
     with tarfile.open(tarball) as tar:
         manifest = json.load(tar.extractfile('MANIFEST.json'))

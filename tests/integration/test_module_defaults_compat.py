@@ -2,8 +2,13 @@
 """module_defaults written for openstack.cloud and kubernetes.core carry over: their options that mean nothing here
 are accepted and ignored with a warning naming each, instead of failing the task with "Unsupported parameters"."""
 
+import importlib
 import json
 import uuid
+
+import yaml
+
+PACKAGE = "ansible_collections.flightcontrol.openstack.plugins.modules."
 
 OPENSTACK_ONLY = {"wait": True, "sdk_log_path": "/nonexistent/openstacksdk.log", "sdk_log_level": "DEBUG"}
 KUBERNETES_ONLY = {"persist_config": False}
@@ -38,3 +43,7 @@ def test_defaults_of_openstack_cloud_and_kubernetes_core_are_accepted_and_warned
             assert "%s is accepted for module_defaults compatibility with %s and ignored" % (option, source) in \
                 result.get("warnings", []), result.get("warnings")
     assert "Unsupported parameters" not in proc.stdout + proc.stderr
+    for module, result in (("lb_member_wait", members), ("cluster_info", info)):
+        always = [key for key, doc in yaml.safe_load(importlib.import_module(PACKAGE + module).RETURN).items()
+                  if isinstance(doc, dict) and doc.get("returned") == "always"]
+        assert always and not [key for key in always if key not in result], (module, always, sorted(result))
