@@ -26,7 +26,7 @@ description:
   - Each poll makes one request, Octavia's status tree of the load balancer (the members and the load balancer
     together), however many members there are. Where the status tree is refused (its policy rule, a proxy) or does
     not show the pool (a pool on no listener), each poll lists the pool's members and reads the load balancer
-    instead (two requests); RV(polled_with) says which. The pool itself (its health monitor in particular) is
+    instead (two requests); C(polled_with) in the result says which. The pool itself (its health monitor in particular) is
     read once, when the wait starts.
   - The module changes nothing; it runs the same in check mode.
 author:

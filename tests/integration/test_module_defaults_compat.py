@@ -19,10 +19,9 @@ KUBERNETES_HONOURED = {"proxy_headers": {"user_agent": "copied-from-kubernetes-c
 def test_defaults_of_openstack_cloud_and_kubernetes_core_are_accepted_and_warned_about(cloud, shared_lb, playbooks):
     name = "compat-%s" % uuid.uuid4().hex[:6]
     cloud.json("capi", "cluster", "create", name, "--control-plane", 1, "--workers", 0, "--api-version", "v1beta2")
+    wait = {"pool": shared_lb["pool"]["id"], "timeout": 60, "poll_interval": 0.5}
     tasks = [
-        {"name": "members", "flightcontrol.openstack.lb_member_wait": {"pool": shared_lb["pool"]["id"], "timeout": 60,
-                                                                      "poll_interval": 0.5},
-         "register": "members"},
+        {"name": "members", "flightcontrol.openstack.lb_member_wait": wait, "register": "members"},
         {"name": "cluster", "flightcontrol.openstack.cluster_info": {"name": name}, "register": "info"},
     ]
     play, record = playbooks.keeping(tasks, keep="{{ {'members': members, 'info': info} | to_json }}")
@@ -37,8 +36,8 @@ def test_defaults_of_openstack_cloud_and_kubernetes_core_are_accepted_and_warned
     members, info = results["members"], results["info"]
     assert members["failed"] is False and members["members"], members
     assert info["failed"] is False and info["cluster"]["name"] == name, info
-    for result, options, source in ((members, OPENSTACK_ONLY, "openstack.cloud"), (info, KUBERNETES_ONLY,
-                                                                                    "kubernetes.core")):
+    ignored = ((members, OPENSTACK_ONLY, "openstack.cloud"), (info, KUBERNETES_ONLY, "kubernetes.core"))
+    for result, options, source in ignored:
         for option in options:
             assert "%s is accepted for module_defaults compatibility with %s and ignored" % (option, source) in \
                 result.get("warnings", []), result.get("warnings")
