@@ -21,6 +21,8 @@ from pathlib import Path
 from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
 
 RUNNER_MODULE = "minicloud.runtime.runner"
+# how long a program just started may take to show its own command line (see _wait_for_image)
+IMAGE_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,21 @@ def _spawn(state: StateDir, name: str, argv: list[str], env: dict[str, str], mar
     start = None
     while start is None:
         start = _start_time(proc.pid)
+    _wait_for_image(proc, marker)
     record = ProcessRecord(name=name, pid=proc.pid, start_time=start, marker=marker)
     state.pidfile(name).write_text(json.dumps(asdict(record)) + "\n")
     return record
+
+
+def _wait_for_image(proc: subprocess.Popen, marker: str, timeout: float = IMAGE_TIMEOUT) -> None:
+    """Return once the new program's command line shows ``marker`` (or it has exited, or ``timeout`` passed).
+
+    Popen returns when exec has closed the close-on-exec pipe, which the kernel does before it writes the new
+    program's arguments: a busy machine could read an empty command line then, and a process that had just
+    started was taken for one that had exited."""
+    deadline = time.monotonic() + timeout
+    while marker not in _cmdline(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def run_to_completion(state: StateDir, name: str, action: str, service: str) -> subprocess.Popen:
