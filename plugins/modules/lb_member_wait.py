@@ -315,7 +315,7 @@ retried_faults:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import POLL_SECONDS, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.members.runner import MemberWaitRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.lb_member_wait.runner import MemberWaitRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import OPERATING_STATUSES
 
 
