@@ -244,7 +244,7 @@ retried_faults:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import POLL_SECONDS, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.runner import PauseAckRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_pause_ack.runner import PauseAckRunner
 
 
 class ClusterPauseAck(PauseAckRunner):

@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import moving
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_pause_ack.plan import moving
 
 
 def obj(kind, name, **annotations):

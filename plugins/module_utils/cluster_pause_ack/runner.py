@@ -2,7 +2,7 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of cluster_pause_ack: set (or clear) ``spec.paused`` on a Cluster, then wait until every
-object in scope acknowledges it (``pause.ack`` decides what counts). The module file gives the argument spec.
+object in scope acknowledges it (``cluster_pause_ack.plan`` decides what counts). The module file gives the argument spec.
 
 The wait follows the objects by watch where the API serves it (one list and one watch per feed, the
 quiet period measured from the events), else by polling lists; ``observed_with`` in the result says
@@ -28,7 +28,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     start_following,
     WakingClock,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_pause_ack.plan import (
     Tracker,
     assess,
     MESSAGE_BLOCKERS,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.ack import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_pause_ack.plan import (
     MESSAGE_BLOCKERS,
     Tracker,
     assess,
