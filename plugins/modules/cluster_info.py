@@ -138,7 +138,7 @@ api_calls:
   type: int
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.info_runner import ClusterInfoRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_info.runner import ClusterInfoRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import SECONDS
 
 

@@ -192,7 +192,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
     kubeconfig_secret_argument_spec,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.workload_runner import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.workload_kubeconfig.runner import (
     WorkloadKubeconfigRunner,
 )
 

@@ -10,7 +10,7 @@ pytest.importorskip("kubernetes")
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (  # noqa: E402
     SecretRef,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.workload_runner import (  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.workload_kubeconfig.runner import (  # noqa: E402
     file_diff,
     secret_options,
 )
