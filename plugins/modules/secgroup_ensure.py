@@ -350,8 +350,8 @@ retried_faults:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups.rules import DEFAULT_MAX_REMOVAL_SHARE
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups.runner import SecgroupRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure.plan import DEFAULT_MAX_REMOVAL_SHARE
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure.runner import SecgroupRunner
 
 RULE_OPTIONS = dict(
     direction=dict(type="str", choices=["ingress", "egress"], default="ingress"),

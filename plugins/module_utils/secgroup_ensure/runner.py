@@ -2,7 +2,7 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of secgroup_ensure: read everything (the group, remote groups, servers, their ports), plan
-with ``secgroups.rules``, then write (the group, rules, ports with If-Match), recording each write so that
+with ``secgroup_ensure.plan``, then write (the group, rules, ports with If-Match), recording each write so that
 a failure halfway says what was made and what was not. The module file gives the argument spec."""
 
 from __future__ import absolute_import, division, print_function
@@ -26,7 +26,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
     http_status,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as sr
 
 
 @dataclass

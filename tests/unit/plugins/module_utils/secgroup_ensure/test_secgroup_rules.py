@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as sr
 
 GROUP = "11111111-1111-1111-1111-111111111111"
 OTHER = "22222222-2222-2222-2222-222222222222"
