@@ -242,7 +242,7 @@ writes_total:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration.runner import RegistrationRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit.runner import RegistrationRunner
 
 
 class NodeRegistrationAudit(RegistrationRunner):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as registration_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
 
 NOW = datetime.datetime(2025, 5, 1, 12, 0, 0, tzinfo=registration_plan.UTC)
 TIMEOUT = 2700

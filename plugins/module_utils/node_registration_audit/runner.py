@@ -23,7 +23,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
     describe_fault,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as registration_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
 
 
 class RegistrationRunner(OpenStackKubernetesModule):
