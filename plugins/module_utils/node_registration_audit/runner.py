@@ -2,7 +2,7 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of node_registration_audit: read the Nodes and the servers, classify with
-``registration.plan``, and with state=cleaned delete what the plan allows. The module file gives the
+``node_registration_audit.plan``, and with state=cleaned delete what the plan allows. The module file gives the
 argument spec."""
 
 from __future__ import absolute_import, division, print_function
@@ -116,7 +116,7 @@ class RegistrationRunner(OpenStackKubernetesModule):
 
     def recheck(self, api, record, marks, deadline):
         """Read the servers and the Nodes again just before deleting ``record``'s server: None when the guards
-        still hold on that read, else why the server is kept (``registration.plan.recheck``)."""
+        still hold on that read, else why the server is kept (``node_registration_audit.plan.recheck``)."""
         params = self.params
         nodes = list_nodes(self.node_source, deadline, label_selector=params.get("node_selector"))
         servers = api.list_servers(deadline)
