@@ -399,8 +399,8 @@ writes_total:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.plan import DEFAULT_MAX_REMOVAL_SHARE
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.runner import RouteAuditRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.plan import DEFAULT_MAX_REMOVAL_SHARE
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.runner import RouteAuditRunner
 
 
 class RouteAudit(RouteAuditRunner):

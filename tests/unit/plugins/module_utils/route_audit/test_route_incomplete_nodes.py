@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import runner as route_runner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import runner as route_runner
 
 CLUSTER = route_plan.normalize_cluster_cidrs(["198.19.0.0/16", "fd00:10::/48"])
 

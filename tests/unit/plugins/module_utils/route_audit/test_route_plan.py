@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
 
 CLUSTER = route_plan.normalize_cluster_cidrs(["198.19.0.0/16"])
 
@@ -317,7 +317,7 @@ def test_runs_capped_by_max_changes_converge(scenario, budget):
 
 
 def test_a_step_is_applied_when_the_routes_hold_what_it_asked_for():
-    from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.plan import step_applied
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.plan import step_applied
     r1 = dict(destination="10.244.1.0/24", nexthop="192.168.0.11")
     r2 = dict(destination="10.244.2.0/24", nexthop="192.168.0.12")
     assert step_applied(dict(action="add_routes", routes=[r1]), [r1, r2])

@@ -35,7 +35,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
     describe_fault,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
 
 # Plain router updates (no extraroute-atomic) lost to a concurrent change before the repair gives up.
 ROUTER_UPDATE_ATTEMPTS = IF_MATCH_ATTEMPTS

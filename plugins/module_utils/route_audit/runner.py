@@ -2,8 +2,8 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of route_audit: the nodes (the ``nodes`` option or the Kubernetes API), the router as
-Neutron has it (a constant number of requests), the audit (``routes.plan``) and, with state=repaired, the
-repair (``routes.repair``). The module file gives the argument spec."""
+Neutron has it (a constant number of requests), the audit (``route_audit.plan``) and, with state=repaired, the
+repair (``route_audit.repair``). The module file gives the argument spec."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -20,8 +20,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.repair import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import (
     RepairInput,
     RouteRepair,
 )

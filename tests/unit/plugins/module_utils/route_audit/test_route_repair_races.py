@@ -19,8 +19,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     ModuleFailure,
     RouterChanged,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.repair import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import (
     RepairInput,
     RouteRepair,
 )
