@@ -363,8 +363,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
     POLL_SECONDS,
     SECONDS,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.plan import DEFAULT_HOOK_NAME
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.runner import RolloutGuardRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.plan import DEFAULT_HOOK_NAME
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.runner import RolloutGuardRunner
 
 
 class RolloutGuard(RolloutGuardRunner):

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan as rollout_plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.machines import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan as rollout_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.machines import (
     kcp_all_up_to_date,
     machine_data,
     parse_time,

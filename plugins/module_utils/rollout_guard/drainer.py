@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import drain
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain
 
 # Seconds a stopped run takes to put drained members' weights back.
 RESTORE_SECONDS = 30

@@ -10,9 +10,9 @@ import copy
 from types import SimpleNamespace
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.direct_runner import DirectRollout
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import RolloutLog
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.direct_runner import DirectRollout
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
 
 

@@ -14,10 +14,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     OpenStackKubernetesModule,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.capi_runner import CapiRollout
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.direct_runner import DirectRollout
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import RolloutLog, refuse_pairs
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.capi_runner import CapiRollout
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.direct_runner import DirectRollout
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog, refuse_pairs
 
 
 class RolloutGuardRunner(OpenStackKubernetesModule):

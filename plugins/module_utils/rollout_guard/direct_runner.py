@@ -22,9 +22,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import bind, label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.drainer import Drainer
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.drainer import Drainer
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import (
     judge_action,
     member_rows,
     pool_view,

@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import DONE, FAILED, WAITING, Verdict
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import MEMBER_FIELDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
 POOL_FIELDS = ("id", "name", "healthmonitor_id")
 
 

@@ -34,15 +34,15 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     start_following,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.drainer import Drainer
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.machines import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.drainer import Drainer
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.machines import (
     kcp_replicas,
     machine_data,
     rollout_after_patch,
     rollout_time,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import (
     judge_action,
     member_rows,
     pool_view,

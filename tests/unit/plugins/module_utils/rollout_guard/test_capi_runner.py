@@ -11,13 +11,13 @@ from types import SimpleNamespace
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import PRE_DRAIN_HOOK_PREFIX
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import DONE, WAITING
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.capi_runner import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.capi_runner import (
     HOOK_VALUE,
     CapiRollout,
     CapiTargets,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.report import RolloutLog
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import capi_samples as s
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
 
