@@ -398,8 +398,11 @@ writes_total:
   type: int
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.plan import DEFAULT_MAX_REMOVAL_SHARE
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
+    DEFAULT_MAX_REMOVAL_SHARE,
+    NumberRange,
+    SECONDS,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.runner import RouteAuditRunner
 
 

@@ -349,8 +349,11 @@ retried_faults:
   elements: raw
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure.plan import DEFAULT_MAX_REMOVAL_SHARE
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
+    DEFAULT_MAX_REMOVAL_SHARE,
+    NumberRange,
+    SECONDS,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure.runner import SecgroupRunner
 
 RULE_OPTIONS = dict(

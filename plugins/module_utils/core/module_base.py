@@ -65,6 +65,9 @@ POLL_SECONDS = NumberRange(above=0, maximum=3600, unit=" seconds")
 REQUEST_SECONDS = NumberRange(minimum=1, maximum=3600, unit=" seconds")
 #: Ranges of the connection options, checked in every module (a module's ``number_ranges`` add to them).
 CONNECTION_RANGES = dict(api_timeout=REQUEST_SECONDS)
+#: ``max_removal_share``'s default wherever a module has it (route_audit: the routed pod CIDRs a repair may
+#: leave without a route; secgroup_ensure: the group's rules ``exclusive`` may remove in one run).
+DEFAULT_MAX_REMOVAL_SHARE = 0.5
 
 
 def number_problems(spec, params, ranges, prefix=""):

@@ -801,10 +801,6 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
 
 # -- guards: what a repair may never do ---------------------------------------------------------
 
-#: The share of the cluster's routed pod CIDRs one repair may leave without any route (stale routes removed).
-DEFAULT_MAX_REMOVAL_SHARE = 0.5
-
-
 def cidr_scope_problem(cluster_cidrs, router_subnets):
     """Why ``cluster_cidrs`` is too broad to manage, or None: a pod network never contains the router's
     own subnets (the nodes' and the gateway's), so one that does would make their routes the cluster's."""

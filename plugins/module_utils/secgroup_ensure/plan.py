@@ -368,8 +368,6 @@ def plan_ports(servers, ports, group_id, state="present"):
 
 # -- guards --------------------------------------------------------------------------------------
 
-#: The share of a group's rules that ``exclusive`` may remove in one run.
-DEFAULT_MAX_REMOVAL_SHARE = 0.5
 #: Neutron's longest name and description (its API refuses longer ones with HTTP 400).
 NAME_LENGTH = 255
 
