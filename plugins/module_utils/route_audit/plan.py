@@ -12,7 +12,8 @@ and nexthops as addresses (``fd00::05`` is ``fd00::5``). The route a node needs 
 canonical form to its address of the same family. Neutron refuses a destination with host bits set
 (``198.19.1.5/24``) in a router update, but its ``add_extraroutes`` stores one verbatim; such a route is
 matched to its network (``198.19.1.0/24``) but never counts as the right route (a Linux router cannot
-install it), and removals always send the string Neutron stored (it compares strings).
+install it), and removals always send the string Neutron stored (it compares strings). Routes, addresses
+and pod CIDRs are parsed through ``cidr_cache`` (each text once per run): the same answers as ``ipaddress``.
 
 Repair order (``next_step``), so that a failure at any point leaves no destination worse off:
 adds of the right routes first (never more than the route limit leaves room for), then removal of the
@@ -27,10 +28,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import bisect
-import functools
 import ipaddress
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import inside
 
 ERROR = "error"
 WARNING = "warning"
@@ -42,49 +44,17 @@ def _text(value):
     return value if isinstance(value, str) else str(value)
 
 
-class _IPv4Network(ipaddress.IPv4Network):
-    """An IPv4Network that computes its hash once: an audit and every step of a repair look thousands of
-    networks up in dicts and sets, and ``ipaddress`` computes the hash in Python at every lookup."""
-
-    def __hash__(self):
-        value = self.__dict__.get("_hash")
-        if value is None:
-            value = self.__dict__["_hash"] = ipaddress.IPv4Network.__hash__(self)
-        return value
-
-
-class _IPv6Network(ipaddress.IPv6Network):
-    """An IPv6Network that computes its hash once (see ``_IPv4Network``)."""
-
-    def __hash__(self):
-        value = self.__dict__.get("_hash")
-        if value is None:
-            value = self.__dict__["_hash"] = ipaddress.IPv6Network.__hash__(self)
-        return value
-
-
-def _network(text, strict=True):
-    """``ipaddress.ip_network``, of the classes above."""
-    for kind in (_IPv4Network, _IPv6Network):
-        try:
-            return kind(text, strict)
-        except (ipaddress.AddressValueError, ipaddress.NetmaskValueError):
-            pass
-    return ipaddress.ip_network(text, strict)  # raises ipaddress's own ValueError
-
-
 def parse_cidr(text, what):
     """A CIDR in network form; PlanError for malformed input or host bits (Neutron refuses those)."""
     text = _text(text).strip()
     if "/" not in text:
         raise PlanError("%s %r is not a CIDR (it needs a prefix length, e.g. 198.19.1.0/24)" % (what, text))
     try:
-        network = _network(text)  # in network form: the common case, one parse
+        network = cidr_cache.network(text)  # in network form: the common case, one parse
     except ValueError:
         pass
     else:
-        # the same object as a route with this destination gets: lookups between them are identity checks
-        return _DESTINATIONS.setdefault(text, network)
+        return cidr_cache.shared(text, network)
     try:
         loose = ipaddress.ip_network(text, strict=False)
     except ValueError as exc:
@@ -96,69 +66,10 @@ def parse_cidr(text, what):
 
 
 def parse_address(text, what):
-    address = _address(_text(text).strip())
+    address = cidr_cache.address(_text(text).strip())
     if address is None:
         raise PlanError("%s %r is not an IP address" % (what, text))
     return address
-
-
-# Routes are parsed again at every step of a repair and by every check of the audit; Neutron returns strings,
-# and a string's parse is kept (ipaddress objects are immutable), so each route is parsed once per run.
-_PARSED = 1 << 16
-
-
-@functools.lru_cache(maxsize=_PARSED)
-def _parsed_route(destination, nexthop):
-    network = _destination(destination)
-    if network is None:
-        return None
-    address = _address(nexthop)
-    return None if address is None else (network, address)
-
-
-_ADDRESSES = {}  # address text -> address (None: not one)
-
-
-def _address(text):
-    """The address of ``text``, None when it is none; parsed once per text (a node's address is every route's
-    nexthop to it)."""
-    cached = isinstance(text, str)
-    if cached and text in _ADDRESSES:
-        return _ADDRESSES[text]
-    try:
-        address = ipaddress.ip_address(text)
-    except (ValueError, TypeError):
-        address = None
-    if cached:
-        if len(_ADDRESSES) >= _PARSED:
-            _ADDRESSES.clear()
-        _ADDRESSES[text] = address
-    return address
-
-
-_DESTINATIONS = {}  # destination text -> network (None: not one)
-
-
-def _destination(destination):
-    """The network of a route destination (host bits dropped), None when it is none; parsed once per text."""
-    cached = isinstance(destination, str)  # (1 and True would share an entry)
-    if cached and destination in _DESTINATIONS:
-        return _DESTINATIONS[destination]
-    try:
-        network = _network(destination, strict=False)
-    except (ValueError, TypeError):
-        network = None
-    if cached:
-        if len(_DESTINATIONS) >= _PARSED:
-            _DESTINATIONS.clear()
-        _DESTINATIONS[destination] = network
-    return network
-
-
-@functools.lru_cache(maxsize=_PARSED)
-def _canonical(destination):
-    network = _destination(destination)
-    return network is not None and str(network) == destination
 
 
 def route_key(route):
@@ -167,9 +78,7 @@ def route_key(route):
         destination, nexthop = route["destination"], route["nexthop"]
     except (KeyError, TypeError):
         return None
-    if isinstance(destination, str) and isinstance(nexthop, str):  # (1 and True would share a cache entry)
-        return _parsed_route(destination, nexthop)
-    return _parsed_route.__wrapped__(destination, nexthop)
+    return cidr_cache.route_key(destination, nexthop)
 
 
 def is_canonical(route):
@@ -177,17 +86,11 @@ def is_canonical(route):
         destination = route["destination"]
     except (KeyError, TypeError):
         return False
-    if isinstance(destination, str):
-        return _canonical(destination)
-    return _canonical.__wrapped__(destination)
+    return cidr_cache.is_canonical(destination)
 
 
 def route_text(route):
     return "%s -> %s" % (route["destination"], route["nexthop"])
-
-
-def inside(network, cidrs):
-    return any(network.version == c.version and network.subnet_of(c) for c in cidrs)
 
 
 def network_order(network):
@@ -277,7 +180,7 @@ def incomplete_reason(cidr_values, address_values):
     except PlanError as exc:
         return "no usable address: %s" % str(exc)
     for value in cidr_values:
-        network = _destination(_text(value).strip())
+        network = cidr_cache.destination(_text(value).strip())
         if network is not None and not any(a.version == network.version for a in addresses):
             return "no usable address: pod CIDR %s is IPv%d and the node has no IPv%d InternalIP (has: %s)" % (
                 network, network.version, network.version, ", ".join(map(str, addresses)) or "none")
@@ -285,8 +188,8 @@ def incomplete_reason(cidr_values, address_values):
 
 
 def _incomplete_node(name, cidr_values, address_values, reason):
-    cidrs = [n for n in (_destination(_text(v).strip()) for v in cidr_values) if n is not None]
-    addresses = [a for a in (_address(_text(v).strip()) for v in address_values) if a is not None]
+    cidrs = [n for n in (cidr_cache.destination(_text(v).strip()) for v in cidr_values) if n is not None]
+    addresses = [a for a in (cidr_cache.address(_text(v).strip()) for v in address_values) if a is not None]
     return {"name": name, "pod_cidrs": cidrs, "addresses": addresses, "reason": reason}
 
 
@@ -421,45 +324,19 @@ def _needed_routes(nodes):
 def split_routes(routes, cluster_cidrs):
     """(cluster routes, foreign routes); a route that cannot be parsed is foreign (never touched)."""
     cluster, foreign = [], []
-    cidrs = _Cidrs(cluster_cidrs)
+    cidrs = cidr_cache.ClusterCidrs(cluster_cidrs)
     for route in routes:
         try:
             destination, nexthop = route["destination"], route["nexthop"]
         except (KeyError, TypeError):
             destination = nexthop = None
         if isinstance(destination, str) and isinstance(nexthop, str):
-            mine = _in_cluster(destination, nexthop, cidrs)  # once per route and run
+            mine = cidr_cache.in_cluster(destination, nexthop, cidrs)  # once per route and run
         else:
             key = route_key(route)
             mine = key is not None and inside(key[0], cluster_cidrs)
         (cluster if mine else foreign).append(route)
     return cluster, foreign
-
-
-class _Cidrs(tuple):
-    """The cluster CIDRs as a cache key: equal and hashed by their text (hashing networks is slow)."""
-
-    def __new__(cls, cidrs):
-        return super(_Cidrs, cls).__new__(cls, cidrs)
-
-    def __init__(self, cidrs):
-        super(_Cidrs, self).__init__()
-        self.key = tuple(str(c) for c in self)
-
-    def __eq__(self, other):
-        return isinstance(other, _Cidrs) and self.key == other.key
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
-        return hash(self.key)
-
-
-@functools.lru_cache(maxsize=_PARSED)
-def _in_cluster(destination, nexthop, cidrs):
-    key = _parsed_route(destination, nexthop)
-    return key is not None and inside(key[0], cidrs)
 
 
 def _is_right(route, want):
@@ -584,7 +461,7 @@ def _role_text(route):
 def pair_covers(pairs, cidr, mac=None):
     for pair in pairs or []:
         # parsed once per text and run (mostly a node's pod CIDR, parsed already)
-        network = _destination(pair.get("ip_address"))
+        network = cidr_cache.destination(pair.get("ip_address"))
         if network is None:
             continue
         if network.version == cidr.version and cidr.subnet_of(network) and \

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import runner as route_runner
 
@@ -103,7 +104,7 @@ def test_no_route_of_any_incomplete_node_is_ever_removed(cases):
                  for c in cidrs]
         addresses = [a.replace("10.180.0.1", "10.180.%d.1" % (10 + index)) for a in addresses]
         records.append(("%s-%d" % (name, index), cidrs, addresses))
-        good = [a for a in addresses if route_plan._address(a) is not None]
+        good = [a for a in addresses if cidr_cache.address(a) is not None]
         if via_address and good:
             theirs.append(r("198.19.%d.0/24" % (100 + index), good[0]))
         if to_cidr and cidrs:
