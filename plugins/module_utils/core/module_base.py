@@ -194,6 +194,10 @@ class BaseModule:
     def exit(self, **data):
         self.ansible.exit_json(**self._complete(data))
 
+    def warn(self, message):
+        """A warning in the result (Ansible shows it with the task)."""
+        self.ansible.warn(message)
+
     def writes(self):
         """Every write the registered clients made so far, in order (``core.retry``: ``call`` and ``outcome``)."""
         policies = []

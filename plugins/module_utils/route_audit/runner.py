@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of route_audit: the nodes (the ``nodes`` option or the Kubernetes API), the router as
 Neutron has it (a constant number of requests), the audit (``route_audit.plan``) and, with state=repaired, the
-repair (``route_audit.repair``). The module file gives the argument spec."""
+repair (``route_audit.repair``). The module file gives the argument spec and builds the runner's options
+(``RouteAuditOptions``) from its parameters."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,13 +12,14 @@ __metaclass__ = type
 
 import functools
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
-    OpenStackKubernetesModule,
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    FlightcontrolError,
+    ModuleFailure,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
@@ -77,45 +79,77 @@ class Audited:
     findings: list = None
 
 
-def explicit_nodes(params):
+@dataclass(frozen=True)
+class RouteAuditOptions:
+    """What route_audit was asked (its options, with check mode and diff): the runner reads nothing else."""
+
+    router: str
+    cluster_cidr: list
+    nodes: Optional[list]
+    node_selector: Optional[str]
+    state: str
+    max_changes: int
+    max_removal_share: float
+    check_address_pairs: bool
+    route_limit: Optional[int]
+    limit_warning_ratio: float
+    fail_on_findings: bool
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
+
+    @classmethod
+    def from_params(cls, params, check_mode=False, diff=False):
+        names = [f.name for f in fields(cls) if f.name not in ("check_mode", "diff")]
+        return cls(check_mode=check_mode, diff=diff, **dict((name, params[name]) for name in names))
+
+
+def explicit_nodes(nodes):
     return [{"name": node.get("name"), "pod_cidrs": node.get("pod_cidr"), "address": node.get("address")}
-            for node in params["nodes"]]
+            for node in nodes]
 
 
-class RouteAuditRunner(OpenStackKubernetesModule):
+class RouteAuditRunner:
+    """route_audit's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the
+    connections, the start time, warnings); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.explicit_nodes = None
+
     # -- input -------------------------------------------------------------------------
 
     def validate(self):
         """The checked cluster CIDRs; the explicit node list is checked too (kept for ``load_nodes``), before
         anything is read."""
-        params = self.params
-        cidrs = route_plan.normalize_cluster_cidrs(params["cluster_cidr"])
-        self.explicit_nodes = None
-        if params["nodes"] is not None:
-            self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(params), cidrs)
+        options = self.options
+        cidrs = route_plan.normalize_cluster_cidrs(options.cluster_cidr)
+        if options.nodes is not None:
+            self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(options.nodes), cidrs)
         return cidrs
 
     def load_nodes(self, cidrs, deadline):
         """(source name, checked nodes). ``nodes`` given (even empty): that list, every node complete; omitted:
         the Kubernetes API, where a Node that cannot be routed yet (no pod CIDR: it just joined; no usable
         address) is incomplete: reported, and its routes left alone (``CheckedNodes.incomplete``)."""
-        if self.params["nodes"] is not None:
+        if self.options.nodes is not None:
             return "nodes", self.explicit_nodes
-        records = list_nodes(self.connect_kubernetes(), deadline, label_selector=self.params.get("node_selector"))
+        records = list_nodes(self.module.connect_kubernetes(), deadline, label_selector=self.options.node_selector)
         return "kubernetes", route_plan.normalize_nodes(records, cidrs, source="kubernetes", lenient=True)
 
     # -- reading -----------------------------------------------------------------------
 
     def read(self, api, deadline):
-        ref = self.params["router"]
+        ref = self.options.router
         router = api.find_router(ref, deadline, is_id=is_uuid(ref))
         aliases = api.extension_aliases(deadline)
         router_ports = api.router_ports(router["id"], deadline)
         subnet_ids = set(ip["subnet_id"] for p in router_ports for ip in p.get("fixed_ips") or [])
         subnets = api.subnets(subnet_ids, deadline)
         network_ids = set(s["network_id"] for s in subnets) | set(p["network_id"] for p in router_ports)
-        ports = api.network_ports(network_ids, deadline) if self.params["check_address_pairs"] else []
-        limit, source = self.params["route_limit"], "route_limit"
+        ports = api.network_ports(network_ids, deadline) if self.options.check_address_pairs else []
+        limit, source = self.options.route_limit, "route_limit"
         if limit is None:
             quota = api.route_quota(router.get("project_id") or router.get("tenant_id"), deadline)
             if quota is not None:
@@ -142,22 +176,30 @@ class RouteAuditRunner(OpenStackKubernetesModule):
     # -- run ---------------------------------------------------------------------------
 
     def run(self):
+        """The result of the audit (and repair): the long lists cut (``summarise``), on a failure too."""
+        try:
+            return summarise(self.audit_router())
+        except FlightcontrolError as exc:
+            exc.data = summarise(exc.data)
+            raise
+
+    def audit_router(self):
         cidrs = self.validate()
-        params = self.params
-        deadline = self.started + params["timeout"]
+        options = self.options
+        deadline = self.module.started + options.timeout
         source, nodes = self.load_nodes(cidrs, deadline)
-        self.connect()
-        api = RouterService(self.client)
+        self.module.connect()
+        api = RouterService(self.module.client)
         view = self.read(api, deadline)
         scope_problem = route_plan.cidr_scope_problem(cidrs, view.networks)
         if scope_problem:
             raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
-        node_ports = self.match_ports(nodes, view.ports) if params["check_address_pairs"] else {}
+        node_ports = self.match_ports(nodes, view.ports) if options.check_address_pairs else {}
         audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports)
         audited.findings = self.audit(view.router.get("routes") or [], node_ports, view, audited)
         result = self.first_result(view, audited)
         self.warn_nodes(nodes, node_ports)
-        if params["state"] != "repaired":
+        if options.state != "repaired":
             self.add_outcome(result, view, audited, audited.findings, view.router.get("routes") or [], node_ports)
             return self.conclude(result, None, audited.findings)
         self.refuse_removals(result, view, audited)
@@ -165,8 +207,8 @@ class RouteAuditRunner(OpenStackKubernetesModule):
             router=view.router, nodes=nodes, cidrs=cidrs, node_ports=node_ports, findings=audited.findings,
             limit=view.limit, atomic="extraroute-atomic" in view.aliases,
             if_match="revision-if-match" in view.aliases, node_source=source,
-            max_removal_share=params["max_removal_share"]), params["check_address_pairs"], params["max_changes"],
-            self.ansible.check_mode, deadline, result)
+            max_removal_share=options.max_removal_share), options.check_address_pairs, options.max_changes,
+            options.check_mode, deadline, result)
         final_routes, final_ports = repair.run()
         remaining = self.audit(final_routes, final_ports, view, audited)
         self.add_outcome(result, view, audited, remaining, final_routes, final_ports)
@@ -174,16 +216,16 @@ class RouteAuditRunner(OpenStackKubernetesModule):
 
     def audit(self, routes, node_ports, view, audited):
         findings = route_plan.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable)
-        if self.params["check_address_pairs"]:
+        if self.options.check_address_pairs:
             findings += route_plan.pair_findings(audited.nodes, node_ports)
         _info, limit_finding = route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit,
-                                                     view.limit_source, self.params["limit_warning_ratio"])
+                                                     view.limit_source, self.options.limit_warning_ratio)
         if limit_finding:
             findings.append(limit_finding)
         return findings
 
     def warn_nodes(self, nodes, node_ports):
-        if self.params["check_address_pairs"]:
+        if self.options.check_address_pairs:
             self.warn_each([node for node in nodes if node_ports.get(node["name"]) is None], lambda node: (
                 "node %s: no port with address %s on the router's networks, so its address pairs were not "
                 "checked" % (node["name"], ", ".join(map(str, node["addresses"])))),
@@ -195,24 +237,18 @@ class RouteAuditRunner(OpenStackKubernetesModule):
     def warn_each(self, items, say, rest):
         """One warning per item, at most WARNINGS_SHOWN, and one for the rest."""
         for item in items[:WARNINGS_SHOWN]:
-            self.ansible.warn(say(item))
+            self.module.warn(say(item))
         if len(items) > WARNINGS_SHOWN:
-            self.ansible.warn("%d more %s" % (len(items) - WARNINGS_SHOWN, rest))
+            self.module.warn("%d more %s" % (len(items) - WARNINGS_SHOWN, rest))
 
-    # -- what the result shows --------------------------------------------------------
-
-    def exit(self, **data):
-        super(RouteAuditRunner, self).exit(**summarise(data))
-
-    def fail(self, msg, **data):
-        super(RouteAuditRunner, self).fail(msg, **summarise(data))
+    # -- guards ------------------------------------------------------------------------
 
     def refuse_removals(self, result, view, audited):
         """Fail before any write when the repair would remove too many of the routes there are."""
         before, findings = view.router.get("routes") or [], audited.findings
         cluster, _foreign = route_plan.split_routes(before, audited.cidrs)
         refusal = route_plan.removal_refusal(findings, cluster, len(audited.nodes), audited.source,
-                                             self.params["max_removal_share"])
+                                             self.options.max_removal_share)
         if not refusal:
             return
         result.update(remaining=findings, healthy=not any(f["severity"] == route_plan.ERROR for f in findings),
@@ -249,12 +285,12 @@ class RouteAuditRunner(OpenStackKubernetesModule):
 
     def limit_view(self, routes, view, audited):
         return route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
-                                     self.params["limit_warning_ratio"])[0]
+                                     self.options.limit_warning_ratio)[0]
 
     def add_outcome(self, result, view, audited, remaining, final_routes, final_ports):
         before = view.router.get("routes") or []
-        repair = self.params["state"] == "repaired"
-        now = audited.findings if self.ansible.check_mode or not repair else remaining
+        repair = self.options.state == "repaired"
+        now = audited.findings if self.options.check_mode or not repair else remaining
         result.update(
             remaining=remaining,
             healthy=not any(f["severity"] == route_plan.ERROR for f in now),
@@ -262,7 +298,7 @@ class RouteAuditRunner(OpenStackKubernetesModule):
             limit=self.limit_view(before, view, audited),
             changed=any(c["status"] in ("done", "planned") for c in result["changes"]),
         )
-        if self.ansible._diff:
+        if self.options.diff:
             result["diff"] = dict(before=self.diff_view(before, audited.nodes, audited.node_ports),
                                   after=self.diff_view(final_routes, audited.nodes, final_ports))
 
@@ -279,7 +315,7 @@ class RouteAuditRunner(OpenStackKubernetesModule):
         return view
 
     def conclude(self, result, repair_state, remaining):
-        """Exit, or fail naming what was refused, where the repair stopped, or the findings (fail_on_findings)."""
+        """The result, or fail naming what was refused, where the repair stopped, or the findings (fail_on_findings)."""
         problems = []
         if repair_state is not None and repair_state.rejected:
             problems.append("Neutron refused %d change(s) on router %s: %s; the other changes were made and those "
@@ -291,22 +327,22 @@ class RouteAuditRunner(OpenStackKubernetesModule):
             problems.append("stopped after %d change(s) (max_changes %d) with %d more needed (see pending); run "
                             "again or raise max_changes" % (
                                 sum(1 for c in result["changes"] if c["status"] in ("done", "planned")),
-                                self.params["max_changes"], len(result["pending"])))
+                                self.options.max_changes, len(result["pending"])))
         elif result["stopped_by"] == "limit":
             limit_error = repair_state.limit_error if repair_state is not None else None
             limit_msgs = [f["message"] for f in remaining if f["kind"] == "limit" and f["severity"] == route_plan.ERROR]
             problems.append("the router's route limit leaves no room for %d route(s) the cluster needs%s" % (
                 len(result["pending"]),
                 ": " + (limit_error or "; ".join(limit_msgs)) if (limit_error or limit_msgs) else ""))
-        if self.params["fail_on_findings"] and remaining:
+        if self.options.fail_on_findings and remaining:
             shown = errors_first(remaining)[:MESSAGES_SHOWN]
             problems.append("%d finding(s) %s: %s%s" % (
-                len(remaining), "remain after the repair" if self.params["state"] == "repaired" else "found",
+                len(remaining), "remain after the repair" if self.options.state == "repaired" else "found",
                 "; ".join("%s: %s" % (f["kind"], f["message"]) for f in shown),
                 "; and %d more (see remaining)" % (len(remaining) - len(shown)) if len(remaining) > len(shown) else ""))
         if problems:
             raise ModuleFailure("; ".join(problems), **result)
-        self.exit(**result)
+        return result
 
 
 def errors_first(findings):
