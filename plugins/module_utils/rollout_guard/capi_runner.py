@@ -48,7 +48,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
     pool_view,
     stuck_view,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT
 
 HOOK_VALUE = "flightcontrol.openstack"
 # Holds and releases done inside one poll before the module looks again.
@@ -121,14 +120,14 @@ KCP_FEED, MACHINE_FEED = 0, 1
 
 
 class CapiRollout:
-    def __init__(self, module, log):
+    def __init__(self, module, options, log):
         self.module = module
-        self.params = module.params
+        self.options = options
         self.clock = module.clock
-        self.check_mode = module.ansible.check_mode
+        self.check_mode = options.check_mode
         self.log = log
-        self.hook = plan.hook_key(self.params["hook_name"])
-        self.progress = CapiProgress(min_healthy=self.params["min_healthy_members"])
+        self.hook = plan.hook_key(self.options.hook_name)
+        self.progress = CapiProgress(min_healthy=self.options.min_healthy_members)
         self.kube = self.capi = self.octavia = self.targets = self._drainer = None
         self.watch = None  # the control plane (feed KCP_FEED) and its Machines (MACHINE_FEED), while watched
         self.observed_with = None
@@ -137,30 +136,30 @@ class CapiRollout:
 
     def resolve(self, deadline):
         """The Cluster, its control plane and its API pool; fails with what is missing."""
-        params = self.params
+        options = self.options
         self.kube = self.module.connect_kubernetes()
         self.capi = CapiService(self.kube)
         self.capi.discover(deadline)
-        contract = choose_version(self.capi.served, params["api_version"])
-        cluster = self.capi.get_cluster(params["cluster"], params["namespace"], contract, deadline)
+        contract = choose_version(self.capi.served, options.api_version)
+        cluster = self.capi.get_cluster(options.cluster, options.namespace, contract, deadline)
         namespace = cluster["metadata"]["namespace"]
         cp_ref = dig(cluster, "spec", "controlPlaneRef")
         kcp = self.capi.get_ref(cp_ref, namespace, contract, deadline)
         if kcp is None:
             raise ModuleFailure("Cluster %s/%s has no control plane object (spec.controlPlaneRef %s)" % (
-                namespace, params["cluster"], cp_ref))
+                namespace, options.cluster, cp_ref))
         infra = self.capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline)
         lb = dig(infra or {}, "status", "apiServerLoadBalancer") or {}
-        pool_name = params["pool"] or (("%s-6443" % lb["name"]) if lb.get("name") else None)
+        pool_name = options.pool or (("%s-6443" % lb["name"]) if lb.get("name") else None)
         if not pool_name:
             raise ModuleFailure("the infrastructure cluster of %s/%s reports no API load balancer "
-                                "(status.apiServerLoadBalancer); give pool" % (namespace, params["cluster"]))
+                                "(status.apiServerLoadBalancer); give pool" % (namespace, options.cluster))
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
-        pool, lb_id = self.octavia.resolve_pool(pool_name, params["loadbalancer"] or lb.get("id"), deadline)
+        pool, lb_id = self.octavia.resolve_pool(pool_name, options.loadbalancer or lb.get("id"), deadline)
         kcp_group, kcp_version = kcp["apiVersion"].rsplit("/", 1)
         return CapiTargets(
-            namespace=namespace, cluster=params["cluster"], contract=contract, kcp=kcp,
+            namespace=namespace, cluster=options.cluster, contract=contract, kcp=kcp,
             kcp_plural=self.capi.plural(kcp_group, kcp_version, kcp["kind"], deadline),
             machine_plural=self.capi.plural(CORE_GROUP, contract, "Machine", deadline), pool=pool, lb_id=lb_id)
 
@@ -168,7 +167,7 @@ class CapiRollout:
     def drainer(self):
         """Drain before release (``drainer.py``), made on first use."""
         if self._drainer is None:
-            self._drainer = Drainer(self.module, self.log, self.octavia, self.targets.pool if self.targets else None)
+            self._drainer = Drainer(self.options, self.clock, self.log, self.octavia, self.targets.pool if self.targets else None)
         return self._drainer
 
     # -- one poll: look (reads only), act (writes), judge ------------------------------
@@ -182,7 +181,7 @@ class CapiRollout:
                  Feed(CORE_GROUP, targets.contract, targets.machine_plural, "Machine", targets.namespace,
                       label_selector=targets.selector)]
         self.watch, self.observed_with = start_following(self.kube, feeds, self.clock, lambda obj, now: None,
-                                                         self.params["use_watch"], deadline)
+                                                         self.options.use_watch, deadline)
 
     def read_control_plane(self, deadline):
         """The control plane object and its Machines: from the watch while it runs, else read now."""
@@ -197,10 +196,8 @@ class CapiRollout:
             machines = sorted(self.watch.feed_objects(MACHINE_FEED), key=lambda m: m["metadata"]["name"])
             return kcps[0], machines
         group, version = targets.kcp_group_version
-        current_kcp = self.kube.call(
-            lambda: self.kube.custom.get_namespaced_custom_object(
-                group, version, targets.namespace, targets.kcp_plural, targets.kcp_name),
-            "reading %s" % targets.kcp_label, deadline)
+        current_kcp = self.capi.get_object(group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
+                                           "reading %s" % targets.kcp_label, deadline)
         machines = self.capi.list_kind(CORE_GROUP, targets.contract, "Machine", targets.namespace, targets.selector,
                                        deadline)
         return current_kcp, machines
@@ -218,9 +215,9 @@ class CapiRollout:
         now = self.clock.utc_now()
         data = [machine_data(m, current_kcp, progress.baseline, now, progress.started_after) for m in machines]
         snapshot = plan.Snapshot(
-            data, members, targets.has_monitor, progress.min_healthy, self.params["hook_name"],
+            data, members, targets.has_monitor, progress.min_healthy, self.options.hook_name,
             targets.member_prefix, released=self.log.released, not_serving_since=progress.not_serving_since,
-            now=self.clock.monotonic(), member_timeout=self.params["member_timeout"],
+            now=self.clock.monotonic(), member_timeout=self.options.member_timeout,
             replicas=kcp_replicas(current_kcp), lb_status=lb_now.get("provisioning_status"))
         progress.not_serving_since = plan.track(snapshot)
         snapshot.not_serving_since = progress.not_serving_since
@@ -283,10 +280,9 @@ class CapiRollout:
         targets = self.targets
         body = {"metadata": {"annotations": {self.hook: value}}}
         try:
-            patched = self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
-                CORE_GROUP, targets.contract, targets.namespace, targets.machine_plural, name, body),
-                "%s Machine %s/%s" % ("holding" if value else "releasing", targets.namespace, name), deadline,
-                kind=IDEMPOTENT)
+            patched = self.capi.patch_object(
+                CORE_GROUP, targets.contract, targets.namespace, targets.machine_plural, name, body,
+                "%s Machine %s/%s" % ("holding" if value else "releasing", targets.namespace, name), deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if not is_status(exc, 404):
                 raise
@@ -313,16 +309,16 @@ class CapiRollout:
         self.log.record("release", names)
 
     def should_start(self, action):
-        return (self.params["start"] and action.kind not in (plan.HOLD, plan.STUCK) and not self.progress.started
+        return (self.options.start and action.kind not in (plan.HOLD, plan.STUCK) and not self.progress.started
                 and not self.check_mode)
 
     def start_rollout(self, current_kcp, deadline):
         targets = self.targets
         group, version = targets.kcp_group_version
-        patched = self.kube.call(lambda: self.kube.custom.patch_namespaced_custom_object(
+        patched = self.capi.patch_object(
             group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
-            rollout_after_patch(current_kcp, self.progress.started_after)),
-            "starting the rollout of %s" % targets.kcp_label, deadline, kind=IDEMPOTENT)
+            rollout_after_patch(current_kcp, self.progress.started_after),
+            "starting the rollout of %s" % targets.kcp_label, deadline)
         self.saw_own_write(KCP_FEED, patched)
         self.progress.started = True
         self.log.record("start")
@@ -347,14 +343,14 @@ class CapiRollout:
     # -- the run -----------------------------------------------------------------------
 
     def run(self, deadline):
-        params = self.params
+        options = self.options
         self.targets = self.resolve(deadline)
-        if params["start"]:
+        if options.start:
             self.progress.started_after = rollout_time(self.clock.utc_now())
-        self.follow(self.module.started + params["timeout"])
+        self.follow(self.module.started + options.timeout)
         outcome = None
         try:
-            outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
+            outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
                                start=self.module.started, act=self.act)
         except DeadlineExceeded as exc:
             raise ModuleFailure("%s. %s" % (exc, self.held_text()), **self.result())
@@ -373,7 +369,7 @@ class CapiRollout:
         action = self.progress.last
         if outcome.timed_out:
             self.module.fail("Timed out after %.0f s (timeout %s s) guarding the rollout of %s/%s; still waiting for "
-                             "%s. %s" % (outcome.elapsed, params["timeout"], targets.namespace, targets.cluster,
+                             "%s. %s" % (outcome.elapsed, options.timeout, targets.namespace, targets.cluster,
                                          action.reason, self.held_text()), **data)
         data["stuck"] = stuck_view(action, action.machines)
         self.module.fail(self.stuck_text(action), **data)
@@ -381,7 +377,7 @@ class CapiRollout:
     def exit_check_mode(self, data):
         last = self.progress.last
         would = last.to_dict() if last else None
-        would_start = self.params["start"] and not self.progress.started
+        would_start = self.options.start and not self.progress.started
         if would_start:
             data["actions"].append({"action": "start (check mode: not done)", "machines": [], "member": None,
                                     "at": 0})

@@ -46,14 +46,14 @@ class DirectProgress:
 
 
 class DirectRollout:
-    def __init__(self, module, log, pairs):
+    def __init__(self, module, options, log, pairs):
         self.module = module
-        self.params = module.params
+        self.options = options
         self.clock = module.clock
-        self.check_mode = module.ansible.check_mode
+        self.check_mode = options.check_mode
         self.log = log
         self.pairs = pairs
-        self.progress = DirectProgress(min_healthy=self.params["min_healthy_members"])
+        self.progress = DirectProgress(min_healthy=self.options.min_healthy_members)
         self.octavia = self.pool = self.lb_id = self._drainer = None
         self.replaced_before = []
 
@@ -65,7 +65,7 @@ class DirectRollout:
     def drainer(self):
         """Drain before release (``drainer.py``), made on first use."""
         if self._drainer is None:
-            self._drainer = Drainer(self.module, self.log, self.octavia, self.pool)
+            self._drainer = Drainer(self.options, self.clock, self.log, self.octavia, self.pool)
         return self._drainer
 
     # -- one poll: look (reads only), act (writes), judge ------------------------------
@@ -85,7 +85,7 @@ class DirectRollout:
         self.note_gone(members)
         action, progress.not_serving_since = plan.direct_next(
             pairs, members, self.has_monitor, progress.min_healthy, progress.deleted, progress.not_serving_since,
-            self.clock.monotonic(), self.params["member_timeout"])
+            self.clock.monotonic(), self.options.member_timeout)
         lb_status = lb_now.get("provisioning_status")
         if lb_status == "ERROR":
             action = plan.Action(plan.STUCK, state="ERROR", reason="load balancer %s is in provisioning_status "
@@ -149,7 +149,7 @@ class DirectRollout:
                              lambda: self.octavia.list_members(self.pool["id"], deadline))
         fresh, _since = plan.direct_next(
             self.pairs, members, self.has_monitor, progress.min_healthy, progress.deleted,
-            dict(progress.not_serving_since), self.clock.monotonic(), self.params["member_timeout"])
+            dict(progress.not_serving_since), self.clock.monotonic(), self.options.member_timeout)
         progress.members = members
         if fresh.kind == plan.RELEASE and fresh.pair == action.pair:
             return fresh
@@ -173,13 +173,13 @@ class DirectRollout:
     # -- the run -----------------------------------------------------------------------
 
     def run(self, deadline):
-        params = self.params
+        options = self.options
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
-        self.pool, self.lb_id = self.octavia.resolve_pool(params["pool"], params["loadbalancer"], deadline)
+        self.pool, self.lb_id = self.octavia.resolve_pool(options.pool, options.loadbalancer, deadline)
         self.check_pairs(self.octavia.list_members(self.pool["id"], deadline))
         try:
-            outcome = wait_for(self.look, self.judge, params["timeout"], params["poll_interval"], clock=self.clock,
+            outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
                                start=self.module.started, act=self.act)
             if not outcome.succeeded:
                 self.drainer.restore_after_stop()
@@ -203,7 +203,7 @@ class DirectRollout:
         action = self.progress.last
         if outcome.timed_out:
             self.module.fail("Timed out after %.0f s (timeout %s s) replacing members of pool %s; still waiting "
-                             "for %s" % (outcome.elapsed, params["timeout"], label(self.pool), action.reason), **data)
+                             "for %s" % (outcome.elapsed, options.timeout, label(self.pool), action.reason), **data)
         data["stuck"] = stuck_view(action, [])
         self.module.fail("Replacement stopped on pool %s: %s (member %s, provisioning/operating status %s). Old "
                          "members not yet replaced are kept. Check: the Octavia worker and amphora of the load "
@@ -219,7 +219,7 @@ class DirectRollout:
         refuse_pairs(problems)
         for index in self.replaced_before:
             old, new = self.pairs[index]
-            self.module.ansible.warn("replace[%d]: old member %s is not in pool %s at the start; taken as replaced "
+            self.module.warn("replace[%d]: old member %s is not in pool %s at the start; taken as replaced "
                                      "by an earlier run (its new member %s serves). If %s is a typo, the member you "
                                      "meant is still there" % (index, old.text, label(self.pool), new.text, old.text))
 

@@ -15,11 +15,11 @@ RESTORE_SECONDS = 30
 
 
 class Drainer:
-    def __init__(self, module, log, octavia, pool):
-        self.enabled = bool(module.params.get("drain"))
-        self.timeout = module.params.get("drain_timeout")
-        self.check_mode = module.ansible.check_mode
-        self.clock = module.clock
+    def __init__(self, options, clock, log, octavia, pool):
+        self.enabled = bool(options.drain)
+        self.timeout = options.drain_timeout
+        self.check_mode = options.check_mode
+        self.clock = clock
         self.log = log
         self.octavia = octavia
         self.pool = pool

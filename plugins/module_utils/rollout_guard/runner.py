@@ -2,17 +2,18 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of rollout_guard: checks the input, then runs mode=capi (``capi_runner``) or mode=direct
-(``direct_runner``). The module file gives the argument spec."""
+(``direct_runner``). The module file gives the argument spec and builds the runners' options
+(``RolloutOptions``) from its parameters."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from dataclasses import dataclass, fields
+from typing import Optional
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import check_object_names
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
-    OpenStackKubernetesModule,
-)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.capi_runner import CapiRollout
@@ -20,21 +21,57 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog, refuse_pairs
 
 
-class RolloutGuardRunner(OpenStackKubernetesModule):
+@dataclass(frozen=True)
+class RolloutOptions:
+    """What rollout_guard was asked (its options, with check mode): the runners read nothing else."""
+
+    mode: str
+    cluster: Optional[str]
+    namespace: str
+    api_version: Optional[str]
+    pool: Optional[str]
+    loadbalancer: Optional[str]
+    min_healthy_members: Optional[int]
+    hook_name: str
+    start: bool
+    replace: Optional[list]
+    drain: bool
+    drain_timeout: int
+    member_timeout: int
+    timeout: int
+    poll_interval: float
+    use_watch: bool
+    check_mode: bool = False
+
+    @classmethod
+    def from_params(cls, params, check_mode=False):
+        names = [f.name for f in fields(cls) if f.name != "check_mode"]
+        return cls(check_mode=check_mode, **dict((name, params[name]) for name in names))
+
+
+class RolloutGuardRunner:
+    """rollout_guard's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the
+    connections, the clock and start time, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+
     def validate(self):
         """Check the input before any request; the (old, new) selector pairs in mode=direct, else None."""
-        params = self.params
-        if not params["hook_name"] or "/" in params["hook_name"]:
-            raise ModuleFailure("hook_name must be a non-empty name without '/', got %r" % params["hook_name"])
-        check_object_names(params, dict(cluster="subdomain", namespace="label", hook_name="qualified"))
-        if params["mode"] != "direct":
-            if params["replace"]:
+        options = self.options
+        if not options.hook_name or "/" in options.hook_name:
+            raise ModuleFailure("hook_name must be a non-empty name without '/', got %r" % options.hook_name)
+        check_object_names(dict(cluster=options.cluster, namespace=options.namespace, hook_name=options.hook_name),
+                           dict(cluster="subdomain", namespace="label", hook_name="qualified"))
+        if options.mode != "direct":
+            if options.replace:
                 raise ModuleFailure("replace applies to mode=direct only")
             return None
-        if params["start"]:
+        if options.start:
             raise ModuleFailure("start applies to mode=capi only")
         try:
-            pairs = [(parse_selector(p["old"]), parse_selector(p["new"])) for p in params["replace"]]
+            pairs = [(parse_selector(p["old"]), parse_selector(p["new"])) for p in options.replace]
         except ValueError as exc:
             raise ModuleFailure(str(exc))
         if not pairs:
@@ -44,8 +81,9 @@ class RolloutGuardRunner(OpenStackKubernetesModule):
 
     def run(self):
         pairs = self.validate()
-        deadline = self.started + self.params["timeout"]
-        log = RolloutLog(self.clock, self.started)
-        if self.params["mode"] == "direct":
-            return DirectRollout(self, log, pairs).run(deadline)
-        return CapiRollout(self, log).run(deadline)
+        module = self.module
+        deadline = module.started + self.options.timeout
+        log = RolloutLog(module.clock, module.started)
+        if self.options.mode == "direct":
+            return DirectRollout(module, self.options, log, pairs).run(deadline)
+        return CapiRollout(module, self.options, log).run(deadline)

@@ -20,6 +20,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import capi_samples as s
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.rollout_guard.rollout_options import (
+    rollout_options,
+)
 
 HOOK = PRE_DRAIN_HOOK_PREFIX + "flightcontrol-rollout"
 KCP = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
@@ -52,6 +55,12 @@ class World:
                     else:
                         machine["metadata"]["annotations"][key] = value
 
+    def get_object(self, group, version, namespace, plural, name, what, deadline):
+        return self.get_namespaced_custom_object(group, version, namespace, plural, name)
+
+    def patch_object(self, group, version, namespace, plural, name, body, what, deadline):
+        return self.patch_namespaced_custom_object(group, version, namespace, plural, name, body)
+
     def call(self, func, what, deadline, kind=None):
         return func()
 
@@ -69,10 +78,8 @@ class World:
 
 def rollout(check_mode=False):
     clock = FakeClock()
-    module = SimpleNamespace(
-        params=dict(hook_name="flightcontrol-rollout", min_healthy_members=None, member_timeout=600, start=False),
-        clock=clock, started=clock.monotonic(), ansible=SimpleNamespace(check_mode=check_mode))
-    runner = CapiRollout(module, RolloutLog(clock, module.started))
+    module = SimpleNamespace(clock=clock, started=clock.monotonic())
+    runner = CapiRollout(module, rollout_options(check_mode=check_mode), RolloutLog(clock, module.started))
     world = World()
     runner.kube = SimpleNamespace(call=world.call, custom=world)
     runner.capi = runner.octavia = world

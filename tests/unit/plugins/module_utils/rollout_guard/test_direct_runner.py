@@ -14,6 +14,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.direct_runner import DirectRollout
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.rollout_guard.rollout_options import (
+    rollout_options,
+)
 
 
 def member(name, address, status="ACTIVE", operating="NO_MONITOR"):
@@ -45,9 +48,8 @@ class FakeOctavia:
 
 def direct(octavia, check_mode=False):
     clock = FakeClock()
-    module = SimpleNamespace(params=dict(min_healthy_members=None, member_timeout=600), clock=clock,
-                             started=clock.monotonic(), ansible=SimpleNamespace(check_mode=check_mode))
-    runner = DirectRollout(module, RolloutLog(clock, module.started),
+    module = SimpleNamespace(clock=clock, started=clock.monotonic())
+    runner = DirectRollout(module, rollout_options(check_mode=check_mode), RolloutLog(clock, module.started),
                            [(parse_selector("old-1"), parse_selector("new-1"))])
     runner.octavia, runner.pool, runner.lb_id = octavia, {"id": "pool-1", "healthmonitor_id": None}, "lb-1"
     return runner

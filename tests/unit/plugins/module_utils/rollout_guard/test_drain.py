@@ -15,6 +15,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.direct_runner import DirectRollout
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.rollout_guard.rollout_options import (
+    rollout_options,
+)
 
 
 def record(**changes):
@@ -80,10 +83,10 @@ class DrainOctavia:
 
 def direct(octavia, check_mode=False):
     clock = FakeClock()
-    module = SimpleNamespace(params=dict(min_healthy_members=2, member_timeout=600, drain=True, drain_timeout=30),
-                             clock=clock, started=clock.monotonic(), ansible=SimpleNamespace(check_mode=check_mode))
-    runner = DirectRollout(module, RolloutLog(clock, module.started), [(parse_selector("old-1"),
-                                                                        parse_selector("new-1"))])
+    module = SimpleNamespace(clock=clock, started=clock.monotonic())
+    options = rollout_options(check_mode=check_mode, mode="direct", min_healthy_members=2, drain=True)
+    runner = DirectRollout(module, options, RolloutLog(clock, module.started), [(parse_selector("old-1"),
+                                                                                 parse_selector("new-1"))])
     runner.octavia, runner.lb_id = octavia, "lb-1"
     runner.pool = {"id": "pool-1", "healthmonitor_id": "hm", "listeners": [{"id": "l1"}]}
     return runner, clock
