@@ -9,9 +9,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Optional
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import check_object_names
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
@@ -22,7 +23,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 
 
 @dataclass(frozen=True)
-class RolloutOptions:
+class RolloutOptions(ModuleOptions):
     """What rollout_guard was asked (its options, with check mode): the runners read nothing else."""
 
     mode: str
@@ -42,11 +43,6 @@ class RolloutOptions:
     poll_interval: float
     use_watch: bool
     check_mode: bool = False
-
-    @classmethod
-    def from_params(cls, params, check_mode=False):
-        names = [f.name for f in fields(cls) if f.name != "check_mode"]
-        return cls(check_mode=check_mode, **dict((name, params[name]) for name in names))
 
 
 class RolloutGuardRunner:

@@ -12,9 +12,10 @@ __metaclass__ = type
 
 import functools
 import ipaddress
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Optional
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     FlightcontrolError,
     ModuleFailure,
@@ -80,7 +81,7 @@ class Audited:
 
 
 @dataclass(frozen=True)
-class RouteAuditOptions:
+class RouteAuditOptions(ModuleOptions):
     """What route_audit was asked (its options, with check mode and diff): the runner reads nothing else."""
 
     router: str
@@ -97,11 +98,6 @@ class RouteAuditOptions:
     timeout: int
     check_mode: bool = False
     diff: bool = False
-
-    @classmethod
-    def from_params(cls, params, check_mode=False, diff=False):
-        names = [f.name for f in fields(cls) if f.name not in ("check_mode", "diff")]
-        return cls(check_mode=check_mode, diff=diff, **dict((name, params[name]) for name in names))
 
 
 def explicit_nodes(nodes):
