@@ -9,11 +9,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
@@ -58,22 +61,43 @@ class Polls:
         self.count += 1
 
 
-class MemberWaitRunner(OpenStackModule):
-    def __init__(self, clock=None):
-        super(MemberWaitRunner, self).__init__(clock=clock)
+@dataclass(frozen=True)
+class MemberWaitOptions(ModuleOptions):
+    """What lb_member_wait was asked: the runner reads nothing else."""
+
+    pool: str
+    loadbalancer: Optional[str]
+    members: Optional[list]
+    state: str
+    operating_status: Optional[list]
+    wait_for_loadbalancer: bool
+    report_health_monitor: bool
+    timeout: int
+    poll_interval: float
+
+
+class MemberWaitRunner:
+    """lb_member_wait's work. ``module`` is the module base it runs in (an ``OpenStackModule``: the connections, the clock and
+    start time, warnings, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.started = module.started
         self.octavia = self.pool = self.lb_id = self.wait_spec = None
         self.seen = Polls()
 
     def validate(self):
         """Reject bad input before any API request."""
-        params = self.params
-        if params["state"] == "absent" and params["operating_status"]:
+        options = self.options
+        if options.state == "absent" and options.operating_status:
             raise ModuleFailure("operating_status applies to state=present only; a member waited on with "
                                 "state=absent has no operating status to reach")
-        if params["members"] is not None and not params["members"]:
+        if options.members is not None and not options.members:
             raise ModuleFailure("members is an empty list; omit it to wait for all members of the pool")
         try:
-            return lb_members.parse_selectors(params["members"])
+            return lb_members.parse_selectors(options.members)
         except ValueError as exc:
             raise ModuleFailure(str(exc))
 
@@ -109,7 +133,7 @@ class MemberWaitRunner(OpenStackModule):
         try:
             listed = dict((m["id"], m) for m in self.octavia.list_members(self.pool["id"], deadline))
         except DeadlineExceeded as exc:
-            self.ansible.warn("the wait succeeded, but the member list that adds weight, backup, admin_state_up, "
+            self.module.warn("the wait succeeded, but the member list that adds weight, backup, admin_state_up, "
                               "monitor address and port and subnet to the result did not answer before the timeout "
                               "(%s); those fields are null" % exc)
             return
@@ -118,20 +142,20 @@ class MemberWaitRunner(OpenStackModule):
 
     def run(self):
         selectors = self.validate()
-        params = self.params
-        deadline = self.started + params["timeout"]
-        self.connect()
-        self.octavia = OctaviaService(self.client)
-        self.pool, self.lb_id = self.octavia.resolve_pool(params["pool"], params["loadbalancer"], deadline)
+        options = self.options
+        deadline = self.started + options.timeout
+        self.module.connect()
+        self.octavia = OctaviaService(self.module.client)
+        self.pool, self.lb_id = self.octavia.resolve_pool(options.pool, options.loadbalancer, deadline)
         try:
             accepted = lb_members.resolve_accepted(
-                params["operating_status"], bool(self.pool.get("healthmonitor_id")), lb_members.label(self.pool))
+                options.operating_status, bool(self.pool.get("healthmonitor_id")), lb_members.label(self.pool))
         except ValueError as exc:
             raise ModuleFailure(str(exc), pool=_pick(self.pool, POOL_FIELDS))
-        self.wait_spec = lb_members.WaitSpec(params["state"], selectors, accepted, params["wait_for_loadbalancer"])
+        self.wait_spec = lb_members.WaitSpec(options.state, selectors, accepted, options.wait_for_loadbalancer)
         try:
             outcome = wait_for(self.look, lambda obs, _elapsed: lb_members.judge(obs, self.wait_spec),
-                               params["timeout"], params["poll_interval"], clock=self.clock, start=self.started)
+                               options.timeout, options.poll_interval, clock=self.clock, start=self.started)
         except DeadlineExceeded as exc:
             raise ModuleFailure(self.deadline_text(exc), **self.result_data())
         self.report(outcome)
@@ -147,20 +171,20 @@ class MemberWaitRunner(OpenStackModule):
     def report(self, outcome):
         data = self.result_data()
         if self.wait_spec.state == "absent" and data["not_seen_at_start"]:
-            self.ansible.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
+            self.module.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
                               "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
                                                        lb_members.label(self.pool)))
         if outcome.succeeded:
-            self.complete_members(self.started + self.params["timeout"])
-            self.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))
-        self.fail(self.failure_text(outcome), timed_out=outcome.timed_out, **data)
+            self.complete_members(self.started + self.options.timeout)
+            self.module.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))
+        self.module.fail(self.failure_text(outcome), timed_out=outcome.timed_out, **data)
 
     def failure_text(self, outcome):
         """The failure message, short whatever the number of members (``short_spec``), at most MESSAGE_CHARS."""
         spec, more = self.short_spec(outcome.observation)
         verdict = lb_members.judge(outcome.observation, spec) if spec is not self.wait_spec else outcome.verdict
         return cut(lb_members.failure_message(verdict, outcome.observation, spec, outcome.elapsed, outcome.timed_out,
-                                              self.params["timeout"]) + more)
+                                              self.options.timeout) + more)
 
     def short_spec(self, observation):
         """The wait's spec with only the first MESSAGE_NAMES entries of ``members`` that matched nothing, for
@@ -179,12 +203,12 @@ class MemberWaitRunner(OpenStackModule):
 
     def monitor_data(self):
         """``health_monitor`` (with ``report_health_monitor``): the pool's monitor, one GET; None without one."""
-        if not self.params.get("report_health_monitor"):
+        if not self.options.report_health_monitor:
             return {}
         monitor_id = self.pool.get("healthmonitor_id")
         if not monitor_id:
             return {"health_monitor": None}
-        deadline = self.clock.monotonic() + self.client.request_timeout
+        deadline = self.clock.monotonic() + self.module.client.request_timeout
         monitor = self.octavia.get_health_monitor(monitor_id, deadline)
         return {"health_monitor": _pick(monitor, MONITOR_FIELDS) if monitor else None}
 
