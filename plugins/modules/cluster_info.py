@@ -138,12 +138,16 @@ api_calls:
   type: int
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_info.runner import ClusterInfoRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_info.runner import (
+    ClusterInfoOptions,
+    ClusterInfoRunner,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import SECONDS
 
 
-class ClusterInfo(ClusterInfoRunner):
-    """The options; the work is the runner's."""
+class ClusterInfo(KubernetesModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         name=dict(type="str", required=True),
@@ -152,6 +156,10 @@ class ClusterInfo(ClusterInfoRunner):
         timeout=dict(type="int", default=60),
     )
     number_ranges = dict(timeout=SECONDS)
+
+    def run(self):
+        options = ClusterInfoOptions.from_params(self.params)
+        ClusterInfoRunner(self, options).run()
 
 
 def main():

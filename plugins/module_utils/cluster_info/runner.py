@@ -8,6 +8,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import build_view
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_NAME_LABEL,
@@ -16,29 +20,47 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
-    KubernetesModule,
     check_object_names,
 )
 
 
-class ClusterInfoRunner(KubernetesModule):
+@dataclass(frozen=True)
+class ClusterInfoOptions(ModuleOptions):
+    """What cluster_info was asked: the runner reads nothing else."""
+
+    name: str
+    namespace: str
+    api_version: Optional[str]
+    timeout: int
+
+
+class ClusterInfoRunner:
+    """cluster_info's work. ``module`` is the module base it runs in (an ``KubernetesModule``: the connections, the clock and
+    start time, warnings, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.started = module.started
+
     def run(self):
-        params = self.params
-        check_object_names(params, dict(name="subdomain", namespace="label"))
-        deadline = self.started + params["timeout"]
-        capi = CapiService(self.connect())
+        options = self.options
+        check_object_names(asdict(options), dict(name="subdomain", namespace="label"))
+        deadline = self.started + options.timeout
+        capi = CapiService(self.module.connect())
         capi.discover(deadline)
-        contract = choose_version(capi.served, params["api_version"])
-        cluster = capi.get_cluster(params["name"], params["namespace"], contract, deadline)
+        contract = choose_version(capi.served, options.api_version)
+        cluster = capi.get_cluster(options.name, options.namespace, contract, deadline)
         namespace = cluster["metadata"]["namespace"]
-        where = "of Cluster %s/%s" % (namespace, params["name"])
+        where = "of Cluster %s/%s" % (namespace, options.name)
         control_plane = capi.get_ref(dig(cluster, "spec", "controlPlaneRef"), namespace, contract, deadline,
                                      "controlPlaneRef " + where)
         infrastructure = capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline,
                                       "infrastructureRef " + where)
         machines = capi.list_kind(CORE_GROUP, contract, "Machine", namespace,
-                                  "%s=%s" % (CLUSTER_NAME_LABEL, params["name"]), deadline)
+                                  "%s=%s" % (CLUSTER_NAME_LABEL, options.name), deadline)
         for machine in machines:
             machine.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, contract))
             machine.setdefault("kind", "Machine")
-        self.exit(changed=False, **build_view(cluster, control_plane, infrastructure, machines))
+        self.module.exit(changed=False, **build_view(cluster, control_plane, infrastructure, machines))
