@@ -9,14 +9,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_sdk_error
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
-    OpenStackKubernetesModule,
-)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import ServerService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
@@ -26,28 +27,53 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
 
 
-class RegistrationRunner(OpenStackKubernetesModule):
+@dataclass(frozen=True)
+class RegistrationOptions(ModuleOptions):
+    """What node_registration_audit was asked (with check mode and diff): the runner reads nothing else."""
+
+    servers: Optional[list]
+    server_metadata: Optional[dict]
+    node_selector: Optional[str]
+    registration_timeout: int
+    state: str
+    max_deletions: int
+    fail_on_findings: bool
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
+
+
+class RegistrationRunner:
+    """node_registration_audit's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the connections, the clock and
+    start time, warnings, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.started = module.started
+
     def validate(self):
-        params = self.params
-        if params["servers"] is not None and not [p for p in params["servers"] if p]:
+        options = self.options
+        if options.servers is not None and not [p for p in options.servers if p]:
             raise ModuleFailure("servers is empty; name the cluster's servers (a glob such as prod-node-*)")
-        if params["server_metadata"] is not None and not params["server_metadata"] and not params["servers"]:
+        if options.server_metadata is not None and not options.server_metadata and not options.servers:
             raise ModuleFailure("server_metadata is empty and servers is not given: that would be every server of "
                                 "the project")
 
     def run(self):
         self.validate()
-        params = self.params
-        deadline = self.started + params["timeout"]
-        self.node_source = self.connect_kubernetes()
-        nodes = list_nodes(self.node_source, deadline, label_selector=params.get("node_selector"))
-        self.connect()
-        api = ServerService(self.client)
+        options = self.options
+        deadline = self.started + options.timeout
+        self.node_source = self.module.connect_kubernetes()
+        nodes = list_nodes(self.node_source, deadline, label_selector=options.node_selector)
+        self.module.connect()
+        api = ServerService(self.module.client)
         listed = api.list_servers(deadline)
-        selection = registration_plan.choose_servers(listed, params["servers"], params["server_metadata"])
+        selection = registration_plan.choose_servers(listed, options.servers, options.server_metadata)
         servers = selection.chosen
         now = registration_plan.epoch_time(self.clock.time())
-        records = registration_plan.classify(servers, nodes, now, params["registration_timeout"])
+        records = registration_plan.classify(servers, nodes, now, options.registration_timeout)
         findings = [r for r in records if r["state"] in (registration_plan.UNREGISTERED, registration_plan.ERROR)]
         counts = registration_plan.counts(records)
         counts["nodes"] = len(nodes)
@@ -57,8 +83,8 @@ class RegistrationRunner(OpenStackKubernetesModule):
             # an audit of fewer servers than asked for is no healthy audit: fail before any deletion
             result.update(remaining=findings, healthy=False, changed=False)
             raise ModuleFailure(registration_plan.unmatched_message(
-                selection.missing, params["server_metadata"], len(listed)), **result)
-        if params["state"] == "cleaned":
+                selection.missing, options.server_metadata, len(listed)), **result)
+        if options.state == "cleaned":
             self.clean(api, records, servers, nodes, deadline, result, selection)
         self.conclude(result, records, findings)
 
@@ -69,24 +95,24 @@ class RegistrationRunner(OpenStackKubernetesModule):
         result["healthy"] = not result["remaining"]
         result["changed"] = bool(result["deleted"]) and any(d["status"] in ("done", "planned")
                                                             for d in result["deleted"])
-        if self.ansible._diff:
+        if self.options.diff:
             kept = [r for r in records if r["state"] != registration_plan.DELETING]
             result["diff"] = dict(before=dict(servers=[r["name"] for r in kept]),
                                   after=dict(servers=[r["name"] for r in kept if r["id"] not in gone]))
-        if self.params["fail_on_findings"] and result["remaining"]:
+        if self.options.fail_on_findings and result["remaining"]:
             raise ModuleFailure("%d server(s) never became a Node or are in ERROR: %s" % (
                 len(result["remaining"]), "; ".join("%s (%s): %s" % (r["name"], r["id"], r["reason"])
                                                     for r in result["remaining"])), **result)
-        self.exit(**result)
+        self.module.exit(**result)
 
     def clean(self, api, records, servers, nodes, deadline, result, selection):
-        check = self.ansible.check_mode
+        check = self.options.check_mode
         metadata_by_id = dict((s["id"], s.get("metadata")) for s in servers)
         delete, skipped, refusal = registration_plan.plan_deletions(
-            records, self.params["max_deletions"], len(nodes), metadata_by_id, selection)
+            records, self.options.max_deletions, len(nodes), metadata_by_id, selection)
         result["not_deleted"], result["refused"] = skipped, refusal
         if refusal:
-            self.ansible.warn(refusal)
+            self.module.warn(refusal)
         marks = registration_plan.cluster_marks(records, metadata_by_id)
         for record in delete:
             entry = dict(id=record["id"], name=record["name"], status="planned" if check else "done",
@@ -103,7 +129,7 @@ class RegistrationRunner(OpenStackKubernetesModule):
                         entry["status"] = "gone"
                 except Exception as exc:  # pylint: disable=broad-except
                     known = describe_fault(exc) is not None or is_sdk_error(exc)
-                    message = service_message(exc) if known else self.describe_error(exc)
+                    message = service_message(exc) if known else self.module.describe_error(exc)
                     if isinstance(exc, DeadlineExceeded):
                         message = str(exc)
                     if message is None:
@@ -117,9 +143,9 @@ class RegistrationRunner(OpenStackKubernetesModule):
     def recheck(self, api, record, marks, deadline):
         """Read the servers and the Nodes again just before deleting ``record``'s server: None when the guards
         still hold on that read, else why the server is kept (``node_registration_audit.plan.recheck``)."""
-        params = self.params
-        nodes = list_nodes(self.node_source, deadline, label_selector=params.get("node_selector"))
+        options = self.options
+        nodes = list_nodes(self.node_source, deadline, label_selector=options.node_selector)
         servers = api.list_servers(deadline)
         now = registration_plan.epoch_time(self.clock.time())
-        return registration_plan.recheck(record, servers, nodes, params["servers"], params["server_metadata"], marks,
-                                         now, params["registration_timeout"])
+        return registration_plan.recheck(record, servers, nodes, options.servers, options.server_metadata, marks,
+                                         now, options.registration_timeout)
