@@ -10,14 +10,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from dataclasses import dataclass, field
+from typing import Optional
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     KeptChanging,
     ModuleFailure,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.network_service import NetworkService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import update_with_reread
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import ServerService
@@ -63,26 +64,54 @@ class Progress:
     ports_made: list = field(default_factory=list)
 
 
-class SecgroupRunner(OpenStackModule):
+@dataclass(frozen=True)
+class SecgroupOptions(ModuleOptions):
+    """What secgroup_ensure was asked (with check mode and diff): the runner reads nothing else."""
+
+    security_group: str
+    description: Optional[str]
+    create: bool
+    pod_cidr: Optional[list]
+    rules: Optional[list]
+    exclusive: bool
+    max_removal_share: float
+    servers: Optional[list]
+    skip_ports_without_port_security: bool
+    state: str
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
+
+
+class SecgroupRunner:
+    """secgroup_ensure's work. ``module`` is the module base it runs in (an ``OpenStackModule``: the connections, the clock and
+    start time, warnings, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.started = module.started
+
     # -- input -------------------------------------------------------------------------
 
     def validate(self):
         """Check all input before any request; returns the wanted rules (remote group names unresolved)."""
-        params = self.params
-        if params["exclusive"] and params["state"] == "absent":
+        options = self.options
+        if options.exclusive and options.state == "absent":
             raise ModuleFailure("exclusive applies to state=present only")
-        if params["exclusive"] and not params["pod_cidr"] and not params["rules"]:
+        if options.exclusive and not options.pod_cidr and not options.rules:
             raise ModuleFailure("exclusive with neither pod_cidr nor rules would remove every rule of the group; "
                                 "nothing was changed (give the rules the group keeps)")
         self.check_texts()
-        if params["servers"] is not None and not params["servers"]:
+        if options.servers is not None and not options.servers:
             raise ModuleFailure("servers is an empty list; omit it to leave memberships alone")
         try:
-            wanted = sr.pod_cidr_rules(params["pod_cidr"] or [])
+            wanted = sr.pod_cidr_rules(options.pod_cidr or [])
         except sr.RuleError as exc:
             raise ModuleFailure(str(exc))
         names, ids = set(), set()
-        for index, spec in enumerate(params["rules"] or []):
+        for index, spec in enumerate(options.rules or []):
             group = spec.get("remote_group")
             if group:
                 (ids if is_uuid(group) else names).add(group)
@@ -93,20 +122,20 @@ class SecgroupRunner(OpenStackModule):
         return wanted, names, ids
 
     def check_texts(self):
-        params = self.params
-        problems = [sr.text_problem("security_group", params["security_group"], required=True),
-                    sr.text_problem("description", params["description"])]
+        options = self.options
+        problems = [sr.text_problem("security_group", options.security_group, required=True),
+                    sr.text_problem("description", options.description)]
         problems += [sr.text_problem("rules[%d].description" % i, r.get("description"))
-                     for i, r in enumerate(params["rules"] or [])]
+                     for i, r in enumerate(options.rules or [])]
         problems += [sr.text_problem("rules[%d].remote_group" % i, r.get("remote_group"), required=True)
-                     for i, r in enumerate(params["rules"] or []) if r.get("remote_group") is not None]
+                     for i, r in enumerate(options.rules or []) if r.get("remote_group") is not None]
         problems = [p for p in problems if p]
         if problems:
             raise ModuleFailure("; ".join(problems))
 
     def resolve_rules(self, wanted, group_ids):
         rules = list(wanted)
-        for index, spec in enumerate(self.params["rules"] or []):
+        for index, spec in enumerate(self.options.rules or []):
             try:
                 rules.append(sr.normalize_rule(spec, group_ids))
             except sr.RuleError as exc:
@@ -116,17 +145,17 @@ class SecgroupRunner(OpenStackModule):
     # -- reading and planning (no write) -----------------------------------------------
 
     def find_group(self, api, deadline):
-        params, ref = self.params, self.params["security_group"]
+        options, ref = self.options, self.options.security_group
         group = api.find_group(ref, deadline, is_id=is_uuid(ref))
-        if group is None and params["state"] == "present" and (not params["create"] or is_uuid(ref)):
+        if group is None and options.state == "present" and (not options.create or is_uuid(ref)):
             raise ModuleFailure("security group %s not found%s" % (
-                ref, " (an id cannot be created; give a name)" if is_uuid(ref) and params["create"]
+                ref, " (an id cannot be created; give a name)" if is_uuid(ref) and options.create
                 else " and create is false"))
         return group
 
     def remote_group_ids(self, api, group, remote_names, remote_ids, deadline):
         """name -> id of every remote group the rules name; fails for a name or id that is no group."""
-        name, group_id = (group["name"], group["id"]) if group else (self.params["security_group"], None)
+        name, group_id = (group["name"], group["id"]) if group else (self.options.security_group, None)
         group_ids = {}
         if remote_names:
             group_ids = api.group_ids_by_name(sorted(n for n in remote_names if n != name), deadline)
@@ -145,9 +174,9 @@ class SecgroupRunner(OpenStackModule):
 
     def plan_ports(self, api, work, deadline):
         """The chosen servers and the port changes they need (servers and ports are read here)."""
-        params, state = self.params, self.params["state"]
-        servers = ServerService(self.client).list_server_names(deadline)
-        work.chosen, missing = sr.select_servers(servers, params["servers"])
+        options, state = self.options, self.options.state
+        servers = ServerService(self.module.client).list_server_names(deadline)
+        work.chosen, missing = sr.select_servers(servers, options.servers)
         if missing:
             raise ModuleFailure("server(s) %s not found (looked up by id and by name among %d servers of "
                                 "this project); nothing was changed" % (", ".join(missing), len(servers)))
@@ -155,7 +184,7 @@ class SecgroupRunner(OpenStackModule):
             ports = api.list_ports([s["id"] for s in work.chosen], deadline)
             work.changes, work.skipped, work.portless = sr.plan_ports(
                 work.chosen, ports, work.group_id or sr.NEW_GROUP, state)
-        if work.skipped and not params["skip_ports_without_port_security"] and state == "present":
+        if work.skipped and not options.skip_ports_without_port_security and state == "present":
             raise ModuleFailure(
                 "%d port(s) cannot carry security group %s because port security is disabled on them: %s; "
                 "nothing was changed (set skip_ports_without_port_security to leave them alone)" % (
@@ -164,13 +193,13 @@ class SecgroupRunner(OpenStackModule):
                 ports_skipped=work.skipped)
 
     def plan_rules(self, work):
-        params = self.params
+        options = self.options
         rules = self.resolve_rules(work.wanted, work.group_ids)
         work.existing = [sr.rule_from_neutron(r) for r in (work.group or {}).get("security_group_rules") or []]
-        work.plan = sr.plan_rules(rules, work.existing, params["state"], params["exclusive"]) \
-            if work.group or params["state"] == "present" else sr.RulePlan([], [], [])
-        if params["exclusive"] and work.group is not None:
-            refusal = sr.exclusive_refusal(work.plan, work.existing, params["max_removal_share"])
+        work.plan = sr.plan_rules(rules, work.existing, options.state, options.exclusive) \
+            if work.group or options.state == "present" else sr.RulePlan([], [], [])
+        if options.exclusive and work.group is not None:
+            refusal = sr.exclusive_refusal(work.plan, work.existing, options.max_removal_share)
             if refusal:
                 raise ModuleFailure("security group %s: %s" % (work.name, refusal))
 
@@ -178,22 +207,22 @@ class SecgroupRunner(OpenStackModule):
 
     def run(self):
         wanted, remote_names, remote_ids = self.validate()
-        deadline = self.started + self.params["timeout"]
-        self.connect()
-        api = NetworkService(self.client)
+        deadline = self.started + self.options.timeout
+        self.module.connect()
+        api = NetworkService(self.module.client)
         group = self.find_group(api, deadline)
-        work = Work(group=group, name=group["name"] if group else self.params["security_group"], wanted=wanted,
+        work = Work(group=group, name=group["name"] if group else self.options.security_group, wanted=wanted,
                     group_ids=self.remote_group_ids(api, group, remote_names, remote_ids, deadline))
         # Servers and ports: everything is read before the first write.
-        if self.params["servers"]:
+        if self.options.servers:
             self.plan_ports(api, work, deadline)
         self.plan_rules(work)
         before = self.snapshot(work.existing, work.changes, "before")
         result = dict(conflicts=[], servers=[dict(id=s["id"], name=s.get("name")) for s in work.chosen],
                       servers_without_ports=[s.get("name") or s["id"] for s in work.portless],
                       ports_skipped=work.skipped)
-        created_group = group is None and self.params["state"] == "present"
-        if self.ansible.check_mode:
+        created_group = group is None and self.options.state == "present"
+        if self.options.check_mode:
             plan = work.plan
             after_rules = [r for r in work.existing if r.key not in set(d.key for d in plan.delete)] + plan.create
             self.report(result, work.group_id, work.name, created_group, plan.create, plan.delete, plan.present,
@@ -218,14 +247,14 @@ class SecgroupRunner(OpenStackModule):
     def create_group(self, api, work, progress, deadline, conflicts):
         """Create the group (or adopt the one a concurrent run created: ``settle_twins``), then plan its rules
         again against the rules Neutron gave it; the diff's before."""
-        params = self.params
-        group = api.create_group(params["security_group"], params["description"], deadline)
+        options = self.options
+        group = api.create_group(options.security_group, options.description, deadline)
         progress.group_id, progress.group_created = group["id"], True
         group = self.settle_twins(api, group, progress, deadline, conflicts)
         work.existing[:] = [sr.rule_from_neutron(r) for r in group.get("security_group_rules") or []]
         group_ids = dict((k, group["id"] if v == sr.NEW_GROUP else v) for k, v in work.group_ids.items())
-        fresh = sr.plan_rules(self.resolve_rules(work.wanted, group_ids), work.existing, params["state"],
-                              params["exclusive"])
+        fresh = sr.plan_rules(self.resolve_rules(work.wanted, group_ids), work.existing, options.state,
+                              options.exclusive)
         work.plan.create, work.plan.delete, work.plan.present = fresh.create, fresh.delete, fresh.present
         progress.unchanged = list(work.plan.present)
         for change in work.changes:
@@ -262,7 +291,7 @@ class SecgroupRunner(OpenStackModule):
 
     def write(self, api, work, progress, before, result, deadline):
         """Make the planned writes, recording each in ``progress`` as it is done; returns the diff's before."""
-        if progress.group_id is None and self.params["state"] == "present":
+        if progress.group_id is None and self.options.state == "present":
             before = self.create_group(api, work, progress, deadline, result["conflicts"])
         for rule in work.plan.create:
             made, is_new = api.create_rule(rule.to_api(progress.group_id), deadline,
@@ -295,16 +324,16 @@ class SecgroupRunner(OpenStackModule):
             return []
         group = api.find_group(progress.group_id, deadline, is_id=True)
         fresh = [sr.rule_from_neutron(r) for r in (group or {}).get("security_group_rules") or []]
-        delete, gone, refusal = sr.recheck_deletes(planned, fresh, self.params["max_removal_share"])
+        delete, gone, refusal = sr.recheck_deletes(planned, fresh, self.options.max_removal_share)
         progress.deletes_made.extend(gone)
-        if refusal and self.params["exclusive"] and work.group is not None:  # a group made by this run: no guard
+        if refusal and self.options.exclusive and work.group is not None:  # a group made by this run: no guard
             raise ModuleFailure("on the group as it is now (read again before the deletes): %s" % refusal)
         return delete
 
     def update_port(self, api, change, group_id, deadline, conflicts):
         """Send the change with If-Match; on 412 read the port again and recompute. None if nothing was left
         to do (someone else made the same change)."""
-        state, server = self.params["state"], change.server.get("name")
+        state, server = self.options.state, change.server.get("name")
 
         def compute(port):
             current = list(port.get("security_groups") or [])
@@ -344,7 +373,7 @@ class SecgroupRunner(OpenStackModule):
         service's own words; a re-run finishes the job."""
         if isinstance(exc, ModuleFailure):
             reason = str(exc)
-        elif isinstance(exc, DeadlineExceeded) or self.describe_error(exc) is not None:
+        elif isinstance(exc, DeadlineExceeded) or self.module.describe_error(exc) is not None:
             reason = service_message(exc)
         else:
             raise exc
@@ -385,6 +414,6 @@ class SecgroupRunner(OpenStackModule):
             ports_updated=updated,
         )
         result["changed"] = bool(created_group or created or deleted or updated)
-        if self.ansible._diff:
+        if self.options.diff:
             result["diff"] = dict(before=before, after=after)
-        self.exit(**result)
+        self.module.exit(**result)
