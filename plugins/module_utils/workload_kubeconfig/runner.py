@@ -13,19 +13,16 @@ __metaclass__ = type
 import json
 import os
 import stat
+from dataclasses import dataclass
+from typing import Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import kubeconfig_secrets
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
     read_kubeconfig_secret,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     check_object_names,
-    connect_kubernetes,
-    connect_workload,
-    describe_kubernetes_error,
-    kubernetes_dict_argument_spec,
     secret_ref,
 )
 
@@ -87,36 +84,44 @@ def write_private_file(path, content):
         raise
 
 
-class WorkloadKubeconfigRunner(BaseModule):
-    @staticmethod
-    def connection_argument_spec():
-        return dict(kubernetes=dict(type="dict", options=kubernetes_dict_argument_spec()))
+@dataclass(frozen=True)
+class WorkloadKubeconfigOptions(ModuleOptions):
+    """What workload_kubeconfig was asked (with check mode and diff): the runner reads nothing else."""
 
-    @staticmethod
-    def hidden_values(params):
-        return kubeconfig_secrets(params.get("kubernetes"))
+    cluster: Optional[str]
+    namespace: str
+    secret: Optional[dict]
+    check_api: bool
+    dest: Optional[str]
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
 
-    def describe_error(self, exc):
-        return describe_kubernetes_error(exc)
+
+class WorkloadKubeconfigRunner:
+    """workload_kubeconfig's work. ``module`` is the module base it runs in (a ``KubernetesDictModule``: the
+    connections, the start time, masking, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
 
     def run(self):
-        params = self.params
-        deadline = self.started + params["timeout"]
-        if params.get("cluster"):
-            check_object_names(params, dict(cluster="subdomain", namespace="label"))
-        options, option = secret_options(params)
-        ref = secret_ref(options, option)
-        management = connect_kubernetes(self.ansible, params.get("kubernetes") or {}, self.clock, self.clients,
-                                        deadline)
-        workload = read_kubeconfig_secret(management, ref, deadline)
-        self.ansible.no_log_values.update(workload.secret_values)
-        result = dict(workload.summary, secret=ref.as_dict(), dest=params.get("dest"), changed=False)
-        if params["check_api"]:
-            kube = connect_workload(self.ansible, workload, self.clock, params.get("kubernetes") or {}, self.clients)
+        options = self.options
+        deadline = self.module.started + options.timeout
+        given = dict(cluster=options.cluster, namespace=options.namespace, secret=options.secret)
+        if options.cluster:
+            check_object_names(given, dict(cluster="subdomain", namespace="label"))
+        ref = secret_ref(*secret_options(given))
+        workload = read_kubeconfig_secret(self.module.connect_kubernetes(deadline), ref, deadline)
+        self.module.hide(workload.secret_values)
+        result = dict(workload.summary, secret=ref.as_dict(), dest=options.dest, changed=False)
+        if options.check_api:
+            kube = self.module.connect_workload(workload)
             result["kubernetes_version"] = self.server_version(kube, deadline)
-        if params.get("dest"):
-            self.place_file(params["dest"], workload, ref, result)
-        self.exit(**result)
+        if options.dest:
+            self.place_file(options.dest, workload, ref, result)
+        self.module.exit(**result)
 
     @staticmethod
     def server_version(kube, deadline):
@@ -130,9 +135,9 @@ class WorkloadKubeconfigRunner(BaseModule):
         before_content, before_mode = file_state(path)
         changed = before_content != workload.content or before_mode != FILE_MODE
         result["changed"] = changed
-        if changed and self.ansible._diff:
+        if changed and self.options.diff:
             result["diff"] = file_diff(path, ref, before_content, before_mode, workload.content)
-        if changed and not self.ansible.check_mode:
+        if changed and not self.options.check_mode:
             try:
                 if before_content == workload.content:
                     os.chmod(path, FILE_MODE)
