@@ -99,3 +99,18 @@ def test_a_module_file_imports_its_own_feature_package_only(name):
     imported = imported_packages(ROOT / "plugins" / "modules" / (name + ".py"))
     assert name in imported
     assert not imported - set(API_PACKAGES) - {name}, sorted(imported)
+
+
+@pytest.mark.parametrize("name", module_names())
+def test_a_runner_is_handed_its_options_and_is_no_module_base(name):
+    """The module class stands on a module base of an API package (spec, connections, exit and fail); its runner
+    is handed the options the module built, instead of being the module's base class and reading parameters
+    that only the module file declares."""
+    import importlib
+    module = importlib.import_module("ansible_collections.flightcontrol.openstack.plugins.modules." + name)
+    module_class = [v for v in vars(module).values() if isinstance(v, type) and v.__dict__.get("argument_spec")][0]
+    feature = "%s.%s." % (PREFIX, name)
+    assert not [c for c in module_class.__mro__ if c.__module__.startswith(feature)], module_class.__mro__
+    runner = importlib.import_module(feature + "runner")
+    assert [v for v in vars(runner).values() if isinstance(v, type) and v.__name__.endswith("Options")
+            and v.__module__ == runner.__name__], "%srunner declares its options dataclass" % feature
