@@ -118,7 +118,7 @@ class PauseAckRunner:
         if changed and not self.options.check_mode:
             # a failure from here on (a read of the wait, say) still reports the Cluster as this task left it
             self.module.written = dict(cluster=self.summary, diff=dict(before={"spec": {"paused": before}},
-                                                                after={"spec": {"paused": paused}}))
+                                                                       after={"spec": {"paused": paused}}))
         return PauseTarget(contract=contract, kinds=kinds, paused=paused, changed=changed, since=since)
 
     def refuse_unpause_in_move(self, cluster, contract, kinds, deadline):

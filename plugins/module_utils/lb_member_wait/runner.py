@@ -134,8 +134,8 @@ class MemberWaitRunner:
             listed = dict((m["id"], m) for m in self.octavia.list_members(self.pool["id"], deadline))
         except DeadlineExceeded as exc:
             self.module.warn("the wait succeeded, but the member list that adds weight, backup, admin_state_up, "
-                              "monitor address and port and subnet to the result did not answer before the timeout "
-                              "(%s); those fields are null" % exc)
+                             "monitor address and port and subnet to the result did not answer before the timeout "
+                             "(%s); those fields are null" % exc)
             return
         for member in self.seen.last["members"]:
             member.update((k, v) for k, v in listed.get(member["id"], {}).items() if k not in member)
@@ -172,8 +172,8 @@ class MemberWaitRunner:
         data = self.result_data()
         if self.wait_spec.state == "absent" and data["not_seen_at_start"]:
             self.module.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
-                              "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
-                                                       lb_members.label(self.pool)))
+                             "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
+                                                      lb_members.label(self.pool)))
         if outcome.succeeded:
             self.complete_members(self.started + self.options.timeout)
             self.module.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))

@@ -220,8 +220,8 @@ class DirectRollout:
         for index in self.replaced_before:
             old, new = self.pairs[index]
             self.module.warn("replace[%d]: old member %s is not in pool %s at the start; taken as replaced "
-                                     "by an earlier run (its new member %s serves). If %s is a typo, the member you "
-                                     "meant is still there" % (index, old.text, label(self.pool), new.text, old.text))
+                             "by an earlier run (its new member %s serves). If %s is a typo, the member you "
+                             "meant is still there" % (index, old.text, label(self.pool), new.text, old.text))
 
     def success_message(self, message):
         before = self.replaced_before
