@@ -147,12 +147,16 @@ retried_faults:
   elements: raw
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.info_runner import ClusterInfoRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_info.runner import (
+    ClusterInfoOptions,
+    ClusterInfoRunner,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import SECONDS
 
 
-class ClusterInfo(ClusterInfoRunner):
-    """The options; the work is the runner's."""
+class ClusterInfo(KubernetesModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         name=dict(type="str", required=True),
@@ -161,6 +165,10 @@ class ClusterInfo(ClusterInfoRunner):
         timeout=dict(type="int", default=60),
     )
     number_ranges = dict(timeout=SECONDS)
+
+    def run(self):
+        options = ClusterInfoOptions.from_params(self.params)
+        ClusterInfoRunner(self, options).run()
 
 
 def main():

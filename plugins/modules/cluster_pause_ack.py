@@ -244,11 +244,15 @@ retried_faults:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import POLL_SECONDS, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.pause.runner import PauseAckRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_pause_ack.runner import (
+    PauseAckOptions,
+    PauseAckRunner,
+)
 
 
-class ClusterPauseAck(PauseAckRunner):
-    """The options; the work is the runner's."""
+class ClusterPauseAck(KubernetesModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         name=dict(type="str", required=True),
@@ -264,6 +268,10 @@ class ClusterPauseAck(PauseAckRunner):
         force=dict(type="bool", default=False),
     )
     number_ranges = dict(timeout=SECONDS, quiet_period=SECONDS, poll_interval=POLL_SECONDS)
+
+    def run(self):
+        options = PauseAckOptions.from_params(self.params, check_mode=self.ansible.check_mode)
+        PauseAckRunner(self, options).run()
 
 
 def main():

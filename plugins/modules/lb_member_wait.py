@@ -317,12 +317,16 @@ retried_faults:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import POLL_SECONDS, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.members.runner import MemberWaitRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.lb_member_wait.runner import (
+    MemberWaitOptions,
+    MemberWaitRunner,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import OPERATING_STATUSES
 
 
-class LbMemberWait(MemberWaitRunner):
-    """The options; the work is the runner's."""
+class LbMemberWait(OpenStackModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         pool=dict(type="str", required=True),
@@ -336,6 +340,10 @@ class LbMemberWait(MemberWaitRunner):
         poll_interval=dict(type="float", default=5),
     )
     number_ranges = dict(timeout=SECONDS, poll_interval=POLL_SECONDS)
+
+    def run(self):
+        options = MemberWaitOptions.from_params(self.params)
+        MemberWaitRunner(self, options).run()
 
 
 def main():

@@ -245,11 +245,17 @@ writes_total:
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration.runner import RegistrationRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
+    OpenStackKubernetesModule,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit.runner import (
+    RegistrationOptions,
+    RegistrationRunner,
+)
 
 
-class NodeRegistrationAudit(RegistrationRunner):
-    """The options; the work is the runner's."""
+class NodeRegistrationAudit(OpenStackKubernetesModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         servers=dict(type="list", elements="str"),
@@ -265,6 +271,11 @@ class NodeRegistrationAudit(RegistrationRunner):
         timeout=SECONDS, registration_timeout=SECONDS,
         max_deletions=NumberRange(minimum=1, maximum=1000, hint="use state=audited to delete nothing"))
     module_kwargs = dict(required_one_of=[["servers", "server_metadata"]])
+
+    def run(self):
+        options = RegistrationOptions.from_params(
+            self.params, check_mode=self.ansible.check_mode, diff=self.ansible._diff)
+        RegistrationRunner(self, options).run()
 
 
 def main():

@@ -365,12 +365,18 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
     POLL_SECONDS,
     SECONDS,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.plan import DEFAULT_HOOK_NAME
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout.runner import RolloutGuardRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.plan import DEFAULT_HOOK_NAME
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
+    OpenStackKubernetesModule,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.runner import (
+    RolloutGuardRunner,
+    RolloutOptions,
+)
 
 
-class RolloutGuard(RolloutGuardRunner):
-    """The options; the work is the runner's."""
+class RolloutGuard(OpenStackKubernetesModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         mode=dict(type="str", default="capi", choices=["capi", "direct"]),
@@ -396,6 +402,9 @@ class RolloutGuard(RolloutGuardRunner):
     number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, drain_timeout=SECONDS, poll_interval=POLL_SECONDS,
                          min_healthy_members=NumberRange(minimum=0, maximum=1000))
     module_kwargs = dict(required_if=[("mode", "capi", ["cluster"]), ("mode", "direct", ["pool", "replace"])])
+
+    def run(self):
+        RolloutGuardRunner(self, RolloutOptions.from_params(self.params, check_mode=self.ansible.check_mode)).run()
 
 
 def main():

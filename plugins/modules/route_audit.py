@@ -398,13 +398,22 @@ writes_total:
   type: int
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.plan import DEFAULT_MAX_REMOVAL_SHARE
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes.runner import RouteAuditRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
+    DEFAULT_MAX_REMOVAL_SHARE,
+    NumberRange,
+    SECONDS,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
+    OpenStackKubernetesModule,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.runner import (
+    RouteAuditOptions,
+    RouteAuditRunner,
+)
 
 
-class RouteAudit(RouteAuditRunner):
-    """The options; the work is the runner's."""
+class RouteAudit(OpenStackKubernetesModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         router=dict(type="str", required=True),
@@ -431,6 +440,11 @@ class RouteAudit(RouteAuditRunner):
         limit_warning_ratio=NumberRange(above=0, maximum=1),
         max_removal_share=NumberRange(minimum=0, maximum=1),
     )
+
+    def run(self):
+        options = RouteAuditOptions.from_params(self.params, check_mode=self.ansible.check_mode,
+                                                diff=self.ansible._diff)
+        self.exit(**RouteAuditRunner(self, options).run())
 
 
 def main():

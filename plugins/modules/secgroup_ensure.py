@@ -357,9 +357,16 @@ retried_faults:
   elements: raw
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups.rules import DEFAULT_MAX_REMOVAL_SHARE
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups.runner import SecgroupRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
+    DEFAULT_MAX_REMOVAL_SHARE,
+    NumberRange,
+    SECONDS,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure.runner import (
+    SecgroupOptions,
+    SecgroupRunner,
+)
 
 RULE_OPTIONS = dict(
     direction=dict(type="str", choices=["ingress", "egress"], default="ingress"),
@@ -374,8 +381,8 @@ RULE_OPTIONS = dict(
 )
 
 
-class SecgroupEnsure(SecgroupRunner):
-    """The options; the work is the runner's."""
+class SecgroupEnsure(OpenStackModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         security_group=dict(type="str", required=True),
@@ -391,6 +398,11 @@ class SecgroupEnsure(SecgroupRunner):
         timeout=dict(type="int", default=300),
     )
     number_ranges = dict(timeout=SECONDS, max_removal_share=NumberRange(minimum=0, maximum=1))
+
+    def run(self):
+        options = SecgroupOptions.from_params(
+            self.params, check_mode=self.ansible.check_mode, diff=self.ansible._diff)
+        SecgroupRunner(self, options).run()
 
 
 def main():

@@ -192,13 +192,15 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
     kubeconfig_secret_argument_spec,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.workload_runner import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesDictModule
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.workload_kubeconfig.runner import (
+    WorkloadKubeconfigOptions,
     WorkloadKubeconfigRunner,
 )
 
 
-class WorkloadKubeconfig(WorkloadKubeconfigRunner):
-    """The options; the work is the runner's."""
+class WorkloadKubeconfig(KubernetesDictModule):
+    """The options; the work is the runner's, given what was asked."""
 
     argument_spec = dict(
         cluster=dict(type="str"),
@@ -210,6 +212,11 @@ class WorkloadKubeconfig(WorkloadKubeconfigRunner):
     )
     module_kwargs = dict(mutually_exclusive=[("cluster", "secret")], required_one_of=[("cluster", "secret")])
     number_ranges = dict(timeout=SECONDS)
+
+    def run(self):
+        options = WorkloadKubeconfigOptions.from_params(
+            self.params, check_mode=self.ansible.check_mode, diff=self.ansible._diff)
+        WorkloadKubeconfigRunner(self, options).run()
 
 
 def main():

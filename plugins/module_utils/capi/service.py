@@ -221,6 +221,19 @@ class CapiService:
             objects.extend(items)
         return objects
 
+    def get_object(self, group, version, namespace, plural, name, what, deadline):
+        """One namespaced object of ``group/version`` (``what`` names the read in errors)."""
+        return self.kube.call(
+            lambda: self.kube.custom.get_namespaced_custom_object(group, version, namespace, plural, name),
+            what, deadline)
+
+    def patch_object(self, group, version, namespace, plural, name, body, what, deadline):
+        """Merge-patch one namespaced object with ``body`` (sent again after a lost answer: the same patch twice
+        is the patch once); the object as patched."""
+        return self.kube.call(
+            lambda: self.kube.custom.patch_namespaced_custom_object(group, version, namespace, plural, name, body),
+            what, deadline, kind=IDEMPOTENT)
+
     def set_paused(self, cluster, paused, deadline):
         """Merge-patch ``spec.paused`` (only that field: a concurrent change elsewhere is kept)."""
         metadata = cluster["metadata"]

@@ -65,6 +65,9 @@ POLL_SECONDS = NumberRange(above=0, maximum=3600, unit=" seconds")
 REQUEST_SECONDS = NumberRange(minimum=1, maximum=3600, unit=" seconds")
 #: Ranges of the connection options, checked in every module (a module's ``number_ranges`` add to them).
 CONNECTION_RANGES = dict(api_timeout=REQUEST_SECONDS)
+#: ``max_removal_share``'s default wherever a module has it (route_audit: the routed pod CIDRs a repair may
+#: leave without a route; secgroup_ensure: the group's rules ``exclusive`` may remove in one run).
+DEFAULT_MAX_REMOVAL_SHARE = 0.5
 
 #: Options of openstack.cloud and kubernetes.core that the connection specs accept so that ``module_defaults``
 #: written for those collections carry over, and that the modules ignore (with a warning naming the option):
@@ -217,6 +220,10 @@ class BaseModule:
 
     def exit(self, **data):
         self.ansible.exit_json(**self._complete(data))
+
+    def warn(self, message):
+        """A warning in the result (Ansible shows it with the task)."""
+        self.ansible.warn(message)
 
     def writes(self):
         """Every write the registered clients made so far, in order (``core.retry``: ``call`` and ``outcome``)."""

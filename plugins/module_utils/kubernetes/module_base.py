@@ -157,3 +157,34 @@ class KubernetesModule(BaseModule):
 
     def describe_error(self, exc):
         return describe_kubernetes_error(exc)
+
+
+class KubernetesDictModule(BaseModule):
+    """A module that reaches a Kubernetes API only through kubernetes.core's options in a ``kubernetes``
+    dictionary (doc fragment ``kubernetes_dict``), without an OpenStack connection: workload_kubeconfig."""
+
+    @staticmethod
+    def connection_argument_spec():
+        return dict(kubernetes=dict(type="dict", options=kubernetes_dict_argument_spec()))
+
+    @staticmethod
+    def hidden_values(params):
+        return kubeconfig_secrets(params.get("kubernetes"))
+
+    def connect_kubernetes(self, deadline):
+        """The client of the Kubernetes API ``kubernetes`` names (read before ``deadline``)."""
+        return connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock, self.clients,
+                                  deadline)
+
+    def connect_workload(self, workload):
+        """A client of the workload cluster ``workload`` (a ``WorkloadKubeconfig``) names, with the options of
+        ``kubernetes`` that apply to it."""
+        return connect_workload(self.ansible, workload, self.clock, self.params.get("kubernetes") or {},
+                                self.clients)
+
+    def hide(self, values):
+        """Mask ``values`` (secrets read during the run) in the module's output."""
+        self.ansible.no_log_values.update(values)
+
+    def describe_error(self, exc):
+        return describe_kubernetes_error(exc)

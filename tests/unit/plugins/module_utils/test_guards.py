@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import client as k8s_client
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as registration_plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.routes import plan as route_plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as sr
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as sr
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     CONNECTION_RANGES,

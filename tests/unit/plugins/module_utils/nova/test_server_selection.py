@@ -15,8 +15,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selec
     refuse_ambiguous_names,
     select,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.registration import plan as registration_plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroups import rules as secgroup_rules
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as secgroup_rules
 
 DUP_A = "aaaaaaaa-0000-0000-0000-000000000001"
 DUP_B = "aaaaaaaa-0000-0000-0000-000000000002"

@@ -1,0 +1,232 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of cluster_pause_ack: set (or clear) ``spec.paused`` on a Cluster, then wait until every
+object in scope acknowledges it (``cluster_pause_ack.plan`` decides what counts). The module file gives the argument spec.
+
+The wait follows the objects by watch where the API serves it (one list and one watch per feed, the
+quiet period measured from the events), else by polling lists; ``observed_with`` in the result says
+which, and why polling when it was not the user's choice."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import FAILED, Verdict, wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+    check_object_names,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
+    given_up,
+    start_following,
+    WakingClock,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_pause_ack.plan import (
+    Tracker,
+    assess,
+    MESSAGE_BLOCKERS,
+    blocker_identities,
+    judge,
+    moving,
+)
+
+
+@dataclass
+class PauseTarget:
+    """The Cluster and the objects whose acknowledgement counts, as read before the wait."""
+
+    contract: str
+    kinds: list
+    paused: bool  # the wanted spec.paused
+    changed: bool  # whether this task changes spec.paused
+    since: float  # when the change was written (monotonic), or when the task found it already made
+
+
+# With watch, the objects are judged from the watch's cache (no request) at least this often, and at
+# once when an event arrives: a quiet period is seen to end within this much of its end.
+WATCH_EVALUATION_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class PauseAckOptions(ModuleOptions):
+    """What cluster_pause_ack was asked (with check mode): the runner reads nothing else."""
+
+    name: str
+    namespace: str
+    state: str
+    wait: bool
+    quiet_period: float
+    scope: str
+    api_version: Optional[str]
+    timeout: int
+    poll_interval: float
+    use_watch: bool
+    force: bool
+    check_mode: bool = False
+
+
+class PauseAckRunner:
+    """cluster_pause_ack's work. ``module`` is the module base it runs in (an ``KubernetesModule``: the connections, the clock and
+    start time, warnings, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.started = module.started
+        self.capi = self.target = self.summary = self.cluster_read = None
+        self.tracker = Tracker()
+        self.watch = None
+        self.observed_with = dict(method="poll", fallback_reason="not waited")
+
+    def validate(self):
+        options = self.options
+        check_object_names(asdict(options), dict(name="subdomain", namespace="label"))
+        if options.wait and options.state == "paused" and options.quiet_period > options.timeout:
+            raise ModuleFailure("quiet_period (%s s) is longer than timeout (%s s): the pause could never be "
+                                "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"
+                                % (options.quiet_period, options.timeout))
+
+    def set_paused(self, deadline):
+        """Read the Cluster and set spec.paused (not in check mode); the PauseTarget of the wait."""
+        options = self.options
+        paused = options.state == "paused"
+        contract = choose_version(self.capi.served, options.api_version)
+        cluster = self.cluster_read = self.capi.get_cluster(options.name, options.namespace, contract, deadline)
+        kinds = self.capi.cluster_kinds(contract, deadline) if options.scope == "move" else []
+        before = bool(dig(cluster, "spec", "paused"))
+        changed = before != paused
+        self.summary = dict(name=options.name, namespace=options.namespace, api_version=cluster.get("apiVersion"),
+                            paused_before=before, paused=before)
+        self.capi.check_refs(cluster, contract)  # what the wait must read is served: else refuse before the write
+        if changed and not paused and not options.force:
+            self.refuse_unpause_in_move(cluster, contract, kinds, deadline)
+        since = self.clock.monotonic()
+        if changed and not self.options.check_mode:
+            self.capi.set_paused(cluster, paused, deadline)
+            since = self.clock.monotonic()
+        if not changed or not self.options.check_mode:
+            self.summary["paused"] = paused
+        if changed and not self.options.check_mode:
+            # a failure from here on (a read of the wait, say) still reports the Cluster as this task left it
+            self.module.written = dict(cluster=self.summary, diff=dict(before={"spec": {"paused": before}},
+                                                                       after={"spec": {"paused": paused}}))
+        return PauseTarget(contract=contract, kinds=kinds, paused=paused, changed=changed, since=since)
+
+    def refuse_unpause_in_move(self, cluster, contract, kinds, deadline):
+        """Refuse an unpause while an object in scope carries the block-move annotation (its provider is still
+        pausing: a ``clusterctl move`` may be waiting for it) or delete-for-move (the move is under way)."""
+        options = self.options
+        found = moving(self.capi.scope_objects(cluster, options.scope, contract, kinds, deadline))
+        if found:
+            raise ModuleFailure(
+                "Cluster %s/%s is not unpaused: %d object(s) say a pause is still being worked on or a clusterctl "
+                "move is under way: %s%s; nothing was changed (let the move finish, or set force: true to unpause "
+                "anyway)" % (options.namespace, options.name, len(found), ", ".join(found[:MESSAGE_BLOCKERS]),
+                             " and %d more" % (len(found) - MESSAGE_BLOCKERS) if len(found) > MESSAGE_BLOCKERS
+                             else ""), cluster=self.summary, moving=found)
+
+    def start_watch(self, cluster, deadline):
+        """Follow the objects in scope by watch (None where it cannot: ``observed_with`` says why)."""
+        options, target = self.options, self.target
+        feeds = self.capi.scope_feeds(cluster, options.scope, target.contract, target.kinds, deadline)
+        watch, self.observed_with = start_following(self.module.kube, feeds, self.clock,
+                                                    lambda obj, now: self.tracker.observe([obj], now),
+                                                    options.use_watch, deadline)
+        return watch
+
+    def look(self, deadline):
+        """The Cluster and every object in scope, each assessed (reads only: from the watch's cache while it
+        runs, else by listing)."""
+        options, target = self.options, self.target
+        stopped = given_up(self.watch)
+        if stopped is not None:
+            self.observed_with, self.watch = stopped, None
+        if self.watch is not None:
+            with self.watch.lock:
+                clusters = self.watch.feed_objects(0)
+                if not clusters:
+                    raise ResolveError("Cluster %s/%s was deleted during the wait" % (
+                        options.namespace, options.name), cluster=None)
+                current, objects, now = clusters[0], self.watch.objects(), self.clock.monotonic()
+                items = self.assess_all(objects, now)
+            return dict(cluster=current, items=items)
+        current = self.capi.get_cluster(options.name, options.namespace, target.contract, deadline)
+        objects = self.capi.scope_objects(current, options.scope, target.contract, target.kinds, deadline)
+        now = self.clock.monotonic()
+        self.tracker.observe(objects, now)
+        return dict(cluster=current, items=self.assess_all(objects, now))
+
+    def assess_all(self, objects, now):
+        options, target = self.options, self.target
+        return [assess(obj, target.paused, self.tracker.get(obj), now, options.quiet_period, target.since)
+                for obj in objects]
+
+    def judge(self, observation, _elapsed):
+        options, target = self.options, self.target
+        current = bool(dig(observation["cluster"], "spec", "paused"))
+        if current != target.paused and not (self.options.check_mode and target.changed):
+            return Verdict(FAILED, "spec.paused of Cluster %s/%s was changed back to %s by someone else during "
+                                   "the wait" % (options.namespace, options.name, str(current).lower()))
+        return judge(observation["items"])
+
+    def run(self):
+        options = self.options
+        self.validate()
+        deadline = self.started + options.timeout
+        self.capi = CapiService(self.module.connect())
+        self.capi.discover(deadline)
+        self.target = target = self.set_paused(deadline)
+        result = dict(changed=target.changed, diff=dict(before={"spec": {"paused": self.summary["paused_before"]}},
+                                                        after={"spec": {"paused": target.paused}}))
+        if self.options.check_mode and target.changed or not options.wait:
+            return self.module.exit(**self.report(result, self.look(deadline)["items"], 1, False))
+        poll = options.poll_interval
+        if target.paused and options.quiet_period > 0:
+            poll = min(poll, options.quiet_period / 2.0)
+        self.watch = self.start_watch(self.cluster_read, deadline)
+        try:
+            clock = self.clock
+            if self.watch is not None:
+                poll, clock = min(poll, WATCH_EVALUATION_SECONDS), WakingClock(self.clock, self.watch)
+            outcome = wait_for(self.look, self.judge, timeout=max(0.0, deadline - self.clock.monotonic()),
+                               poll_interval=poll, clock=clock)
+        finally:
+            if self.watch is not None:
+                self.observed_with.update(self.watch.summary())
+                self.watch.stop()
+        self.report(result, outcome.observation["items"], outcome.polls, outcome.timed_out)
+        if outcome.succeeded:
+            return self.module.exit(**result)
+        return self.module.fail(self.failure_text(outcome), **result)
+
+    def failure_text(self, outcome):
+        options, paused = self.options, self.target.paused
+        what = "set spec.paused=%s" % str(paused).lower() if self.target.changed else \
+            "found spec.paused=%s already" % str(paused).lower()
+        if outcome.timed_out:
+            return ("Cluster %s/%s: this task %s (left as it is), but after %.0f s not every controller has "
+                    "acknowledged the %s: %s" % (options.namespace, options.name, what, outcome.elapsed,
+                                                 "pause" if paused else "unpause", outcome.verdict.message))
+        return "Cluster %s/%s: this task %s, then: %s" % (options.namespace, options.name, what,
+                                                          outcome.verdict.message)
+
+    def report(self, result, items, polls, timed_out):
+        result.update(
+            cluster=self.summary,
+            acknowledged=all(item["acknowledged"] for item in items),
+            objects=items,
+            blockers=blocker_identities(items),
+            polls=polls,
+            timed_out=timed_out,
+            observed_with=self.observed_with,
+        )
+        return result

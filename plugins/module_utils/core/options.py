@@ -1,0 +1,22 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a module was asked, handed to its runner: each runner declares a frozen dataclass of the options it
+reads (``ModuleOptions``), and the module file builds it from its parameters. The runner reads nothing else of
+the module's parameters."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import fields
+
+
+class ModuleOptions:
+    """A base of the options dataclasses: ``check_mode`` and ``diff`` fields, where a runner has them, come from
+    the module's run, every other field from the parameter of its name."""
+
+    @classmethod
+    def from_params(cls, params, **run):
+        names = [f.name for f in fields(cls) if f.name not in run]
+        return cls(**dict(((name, params[name]) for name in names), **run))

@@ -1,0 +1,448 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rollout_guard in mode=capi: hold the old control-plane Machines with a deletion hook and release each
+one only when its replacement's member serves.
+
+Each poll of the wait is three steps: ``look`` reads (the control plane, its Machines, the pool's members
+and the load balancer) and writes nothing; ``act`` makes the holds, releases and the rollout's start that
+``plan.next_action`` calls for, reading again after each; ``judge`` turns the last action into a verdict.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass, field
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    CLUSTER_NAME_LABEL,
+    CONTROL_PLANE_LABEL,
+    CORE_GROUP,
+    dig,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    ModuleFailure,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
+    Feed,
+    given_up,
+    start_following,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.drainer import Drainer
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.machines import (
+    kcp_replicas,
+    machine_data,
+    rollout_after_patch,
+    rollout_time,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import (
+    judge_action,
+    member_rows,
+    pool_view,
+    stuck_view,
+)
+
+HOOK_VALUE = "flightcontrol.openstack"
+# Holds and releases done inside one poll before the module looks again.
+ACTS_PER_POLL = 4
+
+
+@dataclass
+class CapiTargets:
+    """What the rollout works on, resolved once before the first poll."""
+
+    namespace: str
+    cluster: str
+    contract: str
+    kcp: dict
+    kcp_plural: str
+    machine_plural: str
+    pool: dict
+    lb_id: str
+
+    @property
+    def kcp_group_version(self):
+        return tuple(self.kcp["apiVersion"].rsplit("/", 1))
+
+    @property
+    def kcp_name(self):
+        return self.kcp["metadata"]["name"]
+
+    @property
+    def kcp_label(self):
+        return "%s %s/%s" % (self.kcp["kind"], self.namespace, self.kcp_name)
+
+    @property
+    def selector(self):
+        return "%s=%s,%s" % (CLUSTER_NAME_LABEL, self.cluster, CONTROL_PLANE_LABEL)
+
+    @property
+    def has_monitor(self):
+        return bool(self.pool.get("healthmonitor_id"))
+
+    @property
+    def member_prefix(self):
+        return "%s-" % self.pool.get("name") if self.pool.get("name") else None
+
+
+@dataclass
+class MachineFate:
+    """What became of a released Machine: its member's name, and whether member and Machine are gone."""
+
+    member: object = None
+    member_gone: bool = False
+    machine_gone: bool = False
+
+
+@dataclass
+class CapiProgress:
+    """What the run remembers between polls."""
+
+    min_healthy: object = None
+    started_after: object = None
+    baseline: object = None  # names of the Machines at the first look
+    not_serving_since: dict = field(default_factory=dict)
+    fates: dict = field(default_factory=dict)  # released Machine -> MachineFate
+    snapshot: object = None
+    last: object = None  # the last plan.Action
+    polls: int = 0
+    started: bool = False
+
+
+KCP_FEED, MACHINE_FEED = 0, 1
+
+
+class CapiRollout:
+    def __init__(self, module, options, log):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.check_mode = options.check_mode
+        self.log = log
+        self.hook = plan.hook_key(self.options.hook_name)
+        self.progress = CapiProgress(min_healthy=self.options.min_healthy_members)
+        self.kube = self.capi = self.octavia = self.targets = self._drainer = None
+        self.watch = None  # the control plane (feed KCP_FEED) and its Machines (MACHINE_FEED), while watched
+        self.observed_with = None
+
+    # -- before the first poll ---------------------------------------------------------
+
+    def resolve(self, deadline):
+        """The Cluster, its control plane and its API pool; fails with what is missing."""
+        options = self.options
+        self.kube = self.module.connect_kubernetes()
+        self.capi = CapiService(self.kube)
+        self.capi.discover(deadline)
+        contract = choose_version(self.capi.served, options.api_version)
+        cluster = self.capi.get_cluster(options.cluster, options.namespace, contract, deadline)
+        namespace = cluster["metadata"]["namespace"]
+        cp_ref = dig(cluster, "spec", "controlPlaneRef")
+        kcp = self.capi.get_ref(cp_ref, namespace, contract, deadline)
+        if kcp is None:
+            raise ModuleFailure("Cluster %s/%s has no control plane object (spec.controlPlaneRef %s)" % (
+                namespace, options.cluster, cp_ref))
+        infra = self.capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline)
+        lb = dig(infra or {}, "status", "apiServerLoadBalancer") or {}
+        pool_name = options.pool or (("%s-6443" % lb["name"]) if lb.get("name") else None)
+        if not pool_name:
+            raise ModuleFailure("the infrastructure cluster of %s/%s reports no API load balancer "
+                                "(status.apiServerLoadBalancer); give pool" % (namespace, options.cluster))
+        self.module.connect()
+        self.octavia = OctaviaService(self.module.client)
+        pool, lb_id = self.octavia.resolve_pool(pool_name, options.loadbalancer or lb.get("id"), deadline)
+        kcp_group, kcp_version = kcp["apiVersion"].rsplit("/", 1)
+        return CapiTargets(
+            namespace=namespace, cluster=options.cluster, contract=contract, kcp=kcp,
+            kcp_plural=self.capi.plural(kcp_group, kcp_version, kcp["kind"], deadline),
+            machine_plural=self.capi.plural(CORE_GROUP, contract, "Machine", deadline), pool=pool, lb_id=lb_id)
+
+    @property
+    def drainer(self):
+        """Drain before release (``drainer.py``), made on first use."""
+        if self._drainer is None:
+            self._drainer = Drainer(self.options, self.clock, self.log, self.octavia, self.targets.pool if self.targets else None)
+        return self._drainer
+
+    # -- one poll: look (reads only), act (writes), judge ------------------------------
+
+    def follow(self, deadline):
+        """Follow the control plane and its Machines by watch where served (``observed_with`` says how)."""
+        targets = self.targets
+        group, version = targets.kcp_group_version
+        feeds = [Feed(group, version, targets.kcp_plural, targets.kcp["kind"], targets.namespace,
+                      field_selector="metadata.name=%s" % targets.kcp_name),
+                 Feed(CORE_GROUP, targets.contract, targets.machine_plural, "Machine", targets.namespace,
+                      label_selector=targets.selector)]
+        self.watch, self.observed_with = start_following(self.kube, feeds, self.clock, lambda obj, now: None,
+                                                         self.options.use_watch, deadline)
+
+    def read_control_plane(self, deadline):
+        """The control plane object and its Machines: from the watch while it runs, else read now."""
+        targets = self.targets
+        stopped = given_up(self.watch)
+        if stopped is not None:
+            self.observed_with, self.watch = stopped, None
+        if self.watch is not None:
+            kcps = self.watch.feed_objects(KCP_FEED)
+            if not kcps:
+                raise ModuleFailure("%s was deleted during the rollout" % targets.kcp_label, **self.result())
+            machines = sorted(self.watch.feed_objects(MACHINE_FEED), key=lambda m: m["metadata"]["name"])
+            return kcps[0], machines
+        group, version = targets.kcp_group_version
+        current_kcp = self.capi.get_object(group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
+                                           "reading %s" % targets.kcp_label, deadline)
+        machines = self.capi.list_kind(CORE_GROUP, targets.contract, "Machine", targets.namespace, targets.selector,
+                                       deadline)
+        return current_kcp, machines
+
+    def look(self, deadline):
+        """Read the control plane, its Machines (from the watch while it runs), the pool's members and the load
+        balancer (no write); returns (Snapshot, the control plane object)."""
+        targets, progress = self.targets, self.progress
+        current_kcp, machines = self.read_control_plane(deadline)
+        members, lb_now = self.octavia.pool_state(targets.pool["id"], targets.lb_id, deadline)
+        for machine in machines:
+            machine.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, targets.contract))
+        if progress.baseline is None:
+            self.remember_start(machines, members, current_kcp)
+        now = self.clock.utc_now()
+        data = [machine_data(m, current_kcp, progress.baseline, now, progress.started_after) for m in machines]
+        snapshot = plan.Snapshot(
+            data, members, targets.has_monitor, progress.min_healthy, self.options.hook_name,
+            targets.member_prefix, released=self.log.released, not_serving_since=progress.not_serving_since,
+            now=self.clock.monotonic(), member_timeout=self.options.member_timeout,
+            replicas=kcp_replicas(current_kcp), lb_status=lb_now.get("provisioning_status"))
+        progress.not_serving_since = plan.track(snapshot)
+        snapshot.not_serving_since = progress.not_serving_since
+        self.note_gone(snapshot)
+        return snapshot, current_kcp
+
+    def remember_start(self, machines, members, current_kcp):
+        """At the first look: the Machines there before the rollout, and the pool's floor of serving members
+        (min_healthy_members, else the control plane's replicas, else the members serving now)."""
+        progress = self.progress
+        progress.baseline = set(m["metadata"]["name"] for m in machines)
+        if progress.min_healthy is None:
+            progress.min_healthy = kcp_replicas(current_kcp)
+        if progress.min_healthy is None:
+            progress.min_healthy = sum(1 for m in members if plan.serving(m, self.targets.has_monitor))
+
+    def act(self, seen, deadline):
+        """Make the holds and releases the plan calls for (up to ACTS_PER_POLL, looking again after each),
+        then start the rollout when asked; returns the action to judge."""
+        snapshot, current_kcp = seen
+        for _round in range(ACTS_PER_POLL):
+            action = self.drained_first(plan.next_action(snapshot), snapshot, deadline)
+            if action.kind not in (plan.HOLD, plan.RELEASE) or self.check_mode:
+                break
+            if action.kind == plan.HOLD:
+                self.hold(action.machines, deadline)
+            else:
+                self.release(action.machines, snapshot, deadline)
+            snapshot, current_kcp = self.look(deadline)
+        else:
+            action = plan.next_action(snapshot)
+        if self.should_start(action):
+            self.start_rollout(current_kcp, deadline)
+            snapshot, current_kcp = self.look(deadline)
+            action = plan.next_action(snapshot)
+        self.progress.snapshot, self.progress.last = snapshot, action
+        self.progress.polls += 1
+        return action
+
+    def judge(self, action, _elapsed):
+        return judge_action(action, self.check_mode)
+
+    def drained_first(self, action, snapshot, deadline):
+        """A release waits until the released Machines' members are drained (``drain``); drained members get
+        their weight back when the pool cannot carry its floor without them."""
+        self.drainer.keep_floor(snapshot.members, snapshot.serving, snapshot.min_healthy, deadline)
+        if action.kind != plan.RELEASE:
+            return action
+        machines = [m for m in snapshot.machines if m["name"] in action.machines]
+        releasing = [member for member in (snapshot.member_of(m) for m in machines) if member is not None]
+        drained, reason = self.drainer.ready_all(releasing, snapshot.lb_status, deadline)
+        if drained:
+            return action
+        return plan.Action(plan.WAIT, action.machines, member=action.member, state=action.state, reason=reason)
+
+    # -- the writes --------------------------------------------------------------------
+
+    def patch_machine(self, name, value, deadline):
+        """Set (``value``) or remove (None) our hook on a Machine; False when the Machine is gone."""
+        targets = self.targets
+        body = {"metadata": {"annotations": {self.hook: value}}}
+        try:
+            patched = self.capi.patch_object(
+                CORE_GROUP, targets.contract, targets.namespace, targets.machine_plural, name, body,
+                "%s Machine %s/%s" % ("holding" if value else "releasing", targets.namespace, name), deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if not is_status(exc, 404):
+                raise
+            return False
+        self.saw_own_write(MACHINE_FEED, patched)
+        return True
+
+    def saw_own_write(self, feed, obj):
+        """The object our write returned, for the next look (before its watch event arrives)."""
+        if self.watch is not None and isinstance(obj, dict) and obj.get("metadata"):
+            self.watch.offer(feed, obj)
+
+    def hold(self, names, deadline):
+        done = [n for n in names if self.patch_machine(n, HOOK_VALUE, deadline)]
+        self.log.record("hold", done)
+
+    def release(self, names, snapshot, deadline):
+        for name in names:
+            if self.patch_machine(name, None, deadline):
+                machine = [m for m in snapshot.machines if m["name"] == name]
+                self.drainer.released(snapshot.member_of(machine[0]) if machine else None)
+                if machine and not machine[0].get("up_to_date"):
+                    self.log.released.append(name)
+        self.log.record("release", names)
+
+    def should_start(self, action):
+        return (self.options.start and action.kind not in (plan.HOLD, plan.STUCK) and not self.progress.started
+                and not self.check_mode)
+
+    def start_rollout(self, current_kcp, deadline):
+        targets = self.targets
+        group, version = targets.kcp_group_version
+        patched = self.capi.patch_object(
+            group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
+            rollout_after_patch(current_kcp, self.progress.started_after),
+            "starting the rollout of %s" % targets.kcp_label, deadline)
+        self.saw_own_write(KCP_FEED, patched)
+        self.progress.started = True
+        self.log.record("start")
+
+    def note_gone(self, snapshot):
+        """Record released Machines whose member (and the Machine) left."""
+        present = dict((m["name"], m) for m in snapshot.machines)
+        for name in self.log.released:
+            fate = self.progress.fates.setdefault(name, MachineFate())
+            machine = present.get(name)
+            member = snapshot.member_of(machine) if machine else None
+            if member is not None:
+                fate.member = member.get("name")
+            elif not fate.member_gone:
+                fate.member_gone = True
+                self.log.members_gone.append(fate.member or name)
+                self.log.record("member_gone", [name], fate.member)
+            if machine is None and not fate.machine_gone:
+                fate.machine_gone = True
+                self.log.record("machine_gone", [name])
+
+    # -- the run -----------------------------------------------------------------------
+
+    def run(self, deadline):
+        options = self.options
+        self.targets = self.resolve(deadline)
+        if options.start:
+            self.progress.started_after = rollout_time(self.clock.utc_now())
+        self.follow(self.module.started + options.timeout)
+        outcome = None
+        try:
+            outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
+                               start=self.module.started, act=self.act)
+        except DeadlineExceeded as exc:
+            raise ModuleFailure("%s. %s" % (exc, self.held_text()), **self.result())
+        finally:
+            if outcome is None or not outcome.succeeded:
+                self.drainer.restore_after_stop()
+            if self.watch is not None:
+                self.watch.stop()
+        data = self.result()
+        if self.check_mode:
+            self.exit_check_mode(data)
+        targets = self.targets
+        if outcome.succeeded:
+            self.module.exit(msg="rollout of %s/%s finished: %s" % (
+                targets.namespace, targets.cluster, outcome.verdict.message), **data)
+        action = self.progress.last
+        if outcome.timed_out:
+            self.module.fail("Timed out after %.0f s (timeout %s s) guarding the rollout of %s/%s; still waiting for "
+                             "%s. %s" % (outcome.elapsed, options.timeout, targets.namespace, targets.cluster,
+                                         action.reason, self.held_text()), **data)
+        data["stuck"] = stuck_view(action, action.machines)
+        self.module.fail(self.stuck_text(action), **data)
+
+    def exit_check_mode(self, data):
+        last = self.progress.last
+        would = last.to_dict() if last else None
+        would_start = self.options.start and not self.progress.started
+        if would_start:
+            data["actions"].append({"action": "start (check mode: not done)", "machines": [], "member": None,
+                                    "at": 0})
+        data["changed"] = would_start or (last is not None and last.kind in (plan.HOLD, plan.RELEASE))
+        self.module.exit(msg="check mode: next step would be %s" % (would or {}).get("action"), **data)
+
+    # -- the words and the result ------------------------------------------------------
+
+    def held_text(self):
+        snapshot = self.progress.snapshot
+        if snapshot is None:
+            return "No poll completed."
+        held = [m["name"] for m in snapshot.machines if snapshot.held(m)]
+        return "Held (deletion hook kept): %s." % (", ".join(held) or "none")
+
+    def stuck_text(self, action):
+        snapshot = self.progress.snapshot
+        machine = action.machine or "?"
+        member = action.member or "(no member)"
+        parts = ["Rollout stopped: %s of Machine %s/%s: %s (provisioning/operating status %s)." % (
+            member, self.targets.namespace, machine, action.reason, action.state)]
+        parts.append(self.held_text())
+        parts.append("Pool serving members: %d (min_healthy_members %d)." % (
+            sum(1 for m in snapshot.members if snapshot.serving(m)), snapshot.min_healthy))
+        parts.append(self.what_to_check(action, snapshot.hook))
+        return " ".join(parts)
+
+    def what_to_check(self, action, hook):
+        if action.state and action.state.startswith("PENDING_"):
+            return ("Check: the Octavia worker and amphora of the load balancer (a member left %s while the load "
+                    "balancer is ACTIVE is the amphora v2 failure); once the member serves, run again with "
+                    "start=false to go on; to give up, delete the member and the new Machine, then remove the "
+                    "annotation %s from the held Machines." % (action.state.split("/")[0], hook))
+        if action.state and action.state.startswith("ERROR"):
+            return ("Check: the Octavia worker logs for the member; delete it so that the provider creates it "
+                    "again, then run again with start=false.")
+        if action.state == "absent":
+            return ("Check: the infrastructure provider (CAPO) logs and the OpenStackMachine of %s: it never "
+                    "added the member." % (action.machine or "?"))
+        return ("Check: the member's backend (%s): is the API server on the node up and reachable from the load "
+                "balancer?" % ("health monitor ONLINE expected" if self.targets.has_monitor else "NO_MONITOR"))
+
+    def result(self):
+        snapshot, last = self.progress.snapshot, self.progress.last
+        data = self.log.data(changed=any(a["action"] in ("hold", "release", "start") for a in self.log.actions))
+        data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool),
+                    drained=self.drainer.report(),
+                    polled_with=self.octavia.polled_with if self.octavia else None)
+        if self.observed_with is not None:
+            data["observed_with"] = dict(self.observed_with, **(self.watch.summary() if self.watch else {}))
+        if snapshot is None:
+            return data
+        data["held"] = [m["name"] for m in snapshot.machines if snapshot.held(m)]
+        data["machines"] = [self.machine_row(machine, snapshot) for machine in snapshot.machines]
+        data["members"] = member_rows(snapshot.members, snapshot.serving)
+        data["serving_members"] = sum(1 for m in snapshot.members if snapshot.serving(m))
+        data["min_healthy_members"] = snapshot.min_healthy
+        data["plan"] = last.to_dict() if last else None
+        return data
+
+    @staticmethod
+    def machine_row(machine, snapshot):
+        member = snapshot.member_of(machine)
+        return {"name": machine["name"], "up_to_date": machine["up_to_date"],
+                "up_to_date_reason": machine.get("up_to_date_reason"), "deleting": machine["deleting"],
+                "held": snapshot.held(machine), "node_name": machine.get("node_name"),
+                "member": member.get("name") if member else None, "member_state": plan.member_state(member),
+                "serving": snapshot.serving(member)}

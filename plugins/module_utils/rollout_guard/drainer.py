@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Drain before release, for both modes of rollout_guard: weight 0 on the old member, wait, then let the runner
+release it; put the weight back on members this run drained but did not release (``drain.py`` decides)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain
+
+# Seconds a stopped run takes to put drained members' weights back.
+RESTORE_SECONDS = 30
+
+
+class Drainer:
+    def __init__(self, options, clock, log, octavia, pool):
+        self.enabled = bool(options.drain)
+        self.timeout = options.drain_timeout
+        self.check_mode = options.check_mode
+        self.clock = clock
+        self.log = log
+        self.octavia = octavia
+        self.pool = pool
+        self.records = {}  # member id -> drain.DrainRecord, in the order drained
+        self.would_drain = []  # check mode: the members a real run would drain now
+
+    def now(self):
+        return round(self.clock.monotonic() - self.log.started, 3)
+
+    def ready(self, member, lb_status, deadline):
+        """(True, None) when ``member`` (an old member the plan releases; None: no member) may be released now;
+        (False, reason) while it is being drained. Check mode only notes what it would drain."""
+        if not self.enabled or member is None or not member.get("id"):
+            return True, None
+        if self.check_mode:
+            if member["id"] not in self.would_drain:
+                self.would_drain.append(member["id"])
+                self.log.record("drain (check mode: not done)", member=member.get("name") or member["id"])
+            return True, None
+        record = self.records.get(member["id"])
+        connections = None
+        if record is not None and (record.applied_at is not None or lb_status == "ACTIVE"):
+            connections = self.octavia.listener_connections(self.listener_ids(), deadline)
+        step = drain.drain_next(record, lb_status, connections, self.now(), self.timeout)
+        if step.kind == drain.DRAIN:
+            return False, self.start(member, lb_status, deadline)
+        if step.kind == drain.WAIT:
+            return False, step.reason
+        record.connections_at_release = connections
+        return True, None
+
+    def ready_all(self, members, lb_status, deadline):
+        """:meth:`ready` for every member of one release (all drained, then all released together)."""
+        waiting = [reason for ok, reason in (self.ready(m, lb_status, deadline) for m in members) if not ok]
+        return (False, "; ".join(waiting)) if waiting else (True, None)
+
+    def keep_floor(self, members, serving, min_healthy, deadline):
+        """Each poll: when the serving members that are not drained fall short of ``min_healthy``, the drained
+        ones (not released yet) get their weight back."""
+        if not self.check_mode and self.records:
+            self.restore([m.get("id") for m in members if serving(m)], min_healthy, deadline)
+
+    def start(self, member, lb_status, deadline):
+        if lb_status != "ACTIVE":
+            return "load balancer to be ACTIVE before draining %s (is %s)" % (self.name(member), lb_status)
+        current = self.octavia.get_member(self.pool["id"], member["id"], deadline)
+        if current is None:
+            return "member %s to be gone" % self.name(member)
+        weight = current.get("weight")
+        if not self.octavia.set_member_weight(self.pool["id"], member["id"], 0, deadline):
+            return "the load balancer to accept weight 0 on %s (409)" % self.name(member)
+        self.records[member["id"]] = drain.DrainRecord(member["id"], self.name(member), 1 if weight is None else
+                                                       weight, self.now())
+        self.log.record("drain", member=self.name(member))
+        return "weight 0 on %s to be applied (draining)" % self.name(member)
+
+    def released(self, member):
+        record = self.records.get((member or {}).get("id"))
+        if record is not None and record.released_at is None:
+            record.released_at = self.now()
+
+    def restore(self, serving_ids, min_healthy, deadline):
+        """Put the weight back on the drained members :func:`drain.to_restore` names."""
+        for record in drain.to_restore(list(self.records.values()), serving_ids, min_healthy):
+            if self.octavia.set_member_weight(self.pool["id"], record.member_id, record.weight_before, deadline):
+                record.restored = True
+                self.log.record("restore weight", member=record.member)
+
+    def restore_after_stop(self):
+        """A run that stops: the weights go back (within a short deadline of their own); a failure to do so is
+        recorded, never raised over the reason the run stopped."""
+        try:
+            self.restore(None, 0, self.clock.monotonic() + RESTORE_SECONDS)
+        except Exception as exc:  # pylint: disable=broad-except
+            self.log.record("restore weight failed: %s" % exc)
+
+    def listener_ids(self):
+        return [item["id"] if isinstance(item, dict) else item for item in self.pool.get("listeners") or []]
+
+    @staticmethod
+    def name(member):
+        return member.get("name") or "%s:%s" % (member.get("address"), member.get("protocol_port"))
+
+    def report(self):
+        return [record.to_dict() for record in self.records.values()]

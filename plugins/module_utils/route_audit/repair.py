@@ -1,0 +1,344 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""route_audit's repair: make (or, in check mode, plan) the steps ``plan.next_step`` gives, one at a time,
+recording each change, until nothing is left, the budget (max_changes) or the route limit stops it.
+
+Each step is judged on the router as it stands when the step is written, not as it was when the audit read it:
+a removal (and, without ``revision-if-match``, every plain update of the whole list) is planned again on a read
+of the router made just before it, and the removal guard, the empty-view guard and the cluster-only rule are
+checked on that read; a plain update with ``If-Match`` is conditional on the revision it was planned on. A route
+that was not on the router when the plan was made (another writer added it since) is never removed: the
+repair only ever removes routes it read before its first write (``removable``)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+from dataclasses import dataclass, field
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    KeptChanging,
+    ModuleFailure,
+    RouteLimitReached,
+    RouteRejected,
+    RouterChanged,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_sdk_error
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import (
+    IF_MATCH_ATTEMPTS,
+    update_with_reread,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
+    describe_fault,
+    service_message,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+
+# Plain router updates (no extraroute-atomic) lost to a concurrent change before the repair gives up.
+ROUTER_UPDATE_ATTEMPTS = IF_MATCH_ATTEMPTS
+
+
+def route_dest(route):
+    try:
+        return str(ipaddress.ip_network(route["destination"], strict=False))
+    except ValueError:
+        return route["destination"]
+
+
+@dataclass
+class RepairInput:
+    """What the repair works on: the router as read, the checked nodes and cluster CIDRs, the nodes'
+    ports, the audit's findings, and how the router can be written."""
+
+    router: dict
+    nodes: list
+    cidrs: list
+    node_ports: dict
+    findings: list
+    limit: object
+    atomic: bool  # extraroute-atomic: add / remove routes without replacing the list
+    if_match: bool  # plain updates guarded by the router's revision
+    node_source: str = "nodes"  # where the nodes came from (the empty-view guard's words)
+    max_removal_share: float = 1.0  # the removal guard, checked again before each removal
+
+
+@dataclass
+class RepairState:
+    """Where the repair is: the router's routes and revision now, the nodes' ports now, what is left."""
+
+    routes: list
+    revision: object
+    ports: dict
+    pending_pairs: list
+    budget: int
+    failed: list = field(default_factory=list)  # adds Neutron refused
+    races: int = 0
+    rejected: list = field(default_factory=list)  # the refused changes, as recorded
+    limit_error: object = None
+
+
+class RouteRepair:
+    def __init__(self, api, what, check_pairs, max_changes, check_mode, deadline, result):
+        self.api = api
+        self.what = what
+        self.check_mode = check_mode
+        self.deadline = deadline
+        self.result = result
+        self.status = "planned" if check_mode else "done"
+        self.reasons = dict((f["destination"], f["kind"]) for f in what.findings if f["destination"])
+        self.owners = dict((str(d), w["node"]) for d, w in route_plan.needed_routes(what.nodes).items())
+        ports = dict(what.node_ports)
+        self.known = route_plan.route_pairs(what.router.get("routes") or [])  # the only routes it may remove
+        self.added = set()
+        self.state = RepairState(
+            routes=[dict(r) for r in what.router.get("routes") or []],
+            revision=what.router.get("revision_number") if what.if_match else None, ports=ports,
+            pending_pairs=pair_fixes(what.nodes, ports) if check_pairs else [], budget=max_changes)
+
+    @property
+    def changes(self):
+        return self.result["changes"]
+
+    def record(self, action, route, extra=None):
+        key = route_dest(route)
+        entry = dict(action=action, destination=route["destination"], nexthop=route["nexthop"],
+                     node=self.owners.get(key), reason=self.reasons.get(key, "stale"), status=self.status)
+        entry.update(extra or {})
+        self.changes.append(entry)
+        return entry
+
+    def run(self):
+        """Run the repair steps (in check mode: plan them). Returns (routes, node ports) at the end."""
+        try:
+            self.steps()
+        except Exception as exc:  # pylint: disable=broad-except
+            self.note_appeared()
+            self.stopped_by_error(exc)
+        self.note_appeared()
+        return self.state.routes, self.state.ports
+
+    def plan(self):
+        what, state = self.what, self.state
+        return route_plan.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
+                                    failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known)
+
+    def fresh_step(self):
+        """The next step, judged on the router as it stands: a removal (every plain update without If-Match) is
+        planned again on a read made just before it and checked against the guards on that read."""
+        step = self.plan()
+        if self.check_mode or step is None or step["action"] not in ("add_routes", "remove_routes"):
+            return step
+        unconditional = not self.what.atomic and not self.what.if_match
+        if unconditional or (self.what.atomic and step["action"] == "remove_routes"):
+            fresh = self.api.get_router(self.what.router["id"], self.deadline)
+            self.state.routes = fresh.get("routes") or []
+            if self.what.if_match:
+                self.state.revision = fresh.get("revision_number")
+            step = self.plan()
+        if step is not None and step["action"] == "remove_routes":
+            self.check_removal(step)
+        return step
+
+    def check_removal(self, step):
+        """The guards, on the routes the removal will change: refuse (and stop) when they do not hold now."""
+        what, state = self.what, self.state
+        unsafe = route_plan.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known)
+        if unsafe:  # next_step never plans these; a plan that did must not be written
+            raise ModuleFailure("router %s: refusing to remove %s: not a route of the cluster read before the "
+                                "repair" % (what.router["id"], ", ".join(map(route_plan.route_text, unsafe))))
+        refusal = route_plan.removal_refusal_now(state.routes, what.nodes, what.cidrs, what.node_source,
+                                                 what.max_removal_share, removable=self.known)
+        if refusal:
+            self.stop("max_removal_share")
+            raise ModuleFailure("router %s changed during the repair: %s" % (what.router["id"], refusal))
+
+    def note_appeared(self):
+        """List in ``conflicts`` the cluster routes on the router now that were not there when the plan was
+        made and that the repair did not add: another writer's, left alone."""
+        cluster, _foreign = route_plan.split_routes(self.state.routes, self.what.cidrs)
+        noted = set((c.get("destination"), c.get("nexthop")) for c in self.result["conflicts"]
+                    if c["kind"] == "route_appeared")
+        for route in cluster:
+            pair = (route["destination"], route["nexthop"])
+            if pair not in self.known and pair not in self.added and pair not in noted:
+                self.result["conflicts"].append(dict(kind="route_appeared", router=self.what.router["id"],
+                                                     destination=pair[0], nexthop=pair[1]))
+
+    def steps(self):
+        state = self.state
+        while True:
+            step = self.fresh_step()
+            if step is None:
+                return
+            if step["action"] == "stop":
+                return self.stop(step["reason"])
+            if step["action"] == "address_pairs":
+                self.fix_address_pairs(step)
+            elif self.check_mode:
+                self.plan_routes(step)
+            elif not self.write_step(step):
+                return
+
+    def stop(self, reason):
+        self.result["stopped_by"] = reason
+        self.result["pending"] = self.pending()
+
+    def stopped_by_error(self, exc):
+        """A request failed: fail with what was done so far (in ``changes``) and the service's own words."""
+        changed = any(c["status"] == "done" for c in self.changes)
+        if isinstance(exc, ModuleFailure):
+            exc.data.update(self.result, changed=changed)
+            raise exc
+        if not isinstance(exc, DeadlineExceeded) and describe_fault(exc) is None and not is_sdk_error(exc):
+            raise exc
+        self.result["changed"] = changed
+        raise ModuleFailure("the repair of router %s stopped: %s (the changes made before it are in changes; a "
+                            "re-run repairs the rest)" % (self.what.router["id"], service_message(exc)),
+                            **self.result)
+
+    # -- the steps ---------------------------------------------------------------------
+
+    def fix_address_pairs(self, step):
+        state = self.state
+        for item in step["items"]:
+            port = self.apply_pairs(item)
+            self.changes.append(dict(action="add_address_pairs", port=item["port"], node=item["node"],
+                                     address_pairs=item["cidrs"], reason="address_pair_missing", status=self.status))
+            state.ports[item["node"]] = port
+            state.budget -= 1
+        done = set(id(i) for i in step["items"])
+        state.pending_pairs = [p for p in state.pending_pairs if id(p) not in done]
+
+    def plan_routes(self, step):
+        """Check mode: what the step would do to the routes, recorded as planned."""
+        adding = step["action"] == "add_routes"
+        self.state.routes = route_plan.apply_routes(self.state.routes, add=step["routes"]) if adding else \
+            route_plan.apply_routes(self.state.routes, remove=step["routes"])
+        for route in step["routes"]:
+            self.record("add_route" if adding else "remove_route", route)
+        self.state.budget -= len(step["routes"])
+
+    def write_step(self, step):
+        """Make one route step; False when the route limit stops the repair."""
+        state, router_id = self.state, self.what.router["id"]
+        adding = step["action"] == "add_routes"
+        try:
+            state.routes, state.revision, made = self.write_routes(step)
+        except RouterChanged as exc:
+            fresh = self.api.get_router(router_id, self.deadline)
+            fresh_routes = fresh.get("routes") or []
+            if exc.after_lost_answer and route_plan.step_applied(step, fresh_routes):
+                # our own update: its answer was lost and the replay met the revision it made
+                state.routes, state.revision = fresh_routes, fresh.get("revision_number")
+                made = [(route, None) for route in step["routes"]]
+            else:
+                state.races += 1
+                self.result["conflicts"].append(dict(kind="router_changed", router=router_id,
+                                                     revision=state.revision))
+                if state.races >= ROUTER_UPDATE_ATTEMPTS:
+                    raise ModuleFailure("router %s kept changing under the update (%d times HTTP 412)" % (
+                        router_id, state.races), **self.result)
+                state.routes, state.revision = fresh_routes, fresh.get("revision_number")
+                return True
+        except RouteLimitReached as exc:
+            state.limit_error = str(exc)
+            self.stop("limit")
+            return False
+        for route, error in made:
+            entry = self.record("add_route" if adding else "remove_route", route,
+                                dict(status="rejected", error=error) if error else None)
+            if error:
+                state.failed.append(route)
+                state.rejected.append(entry)
+            else:
+                state.budget -= 1
+                if adding:
+                    self.added.add((route["destination"], route["nexthop"]))
+        return True
+
+    def send_routes(self, adding, batch, current, revision):
+        router_id = self.what.router["id"]
+        if self.what.atomic:
+            call = self.api.add_routes if adding else self.api.remove_routes
+            return call(router_id, batch, self.deadline), revision
+        new = route_plan.apply_routes(current, add=batch) if adding else route_plan.apply_routes(current, remove=batch)
+        return self.api.replace_routes(router_id, new, revision, self.deadline)
+
+    def write_routes(self, step):
+        """Make one step; returns (routes, revision, [(route, error or None)]). A batch Neutron refuses
+        is sent again one route at a time, so only the refused routes are left out."""
+        adding = step["action"] == "add_routes"
+        routes, revision = self.state.routes, self.state.revision
+        try:
+            routes, revision = self.send_routes(adding, step["routes"], routes, revision)
+            return routes, revision, [(r, None) for r in step["routes"]]
+        except RouteRejected as exc:
+            if len(step["routes"]) == 1:
+                return routes, revision, [(step["routes"][0], str(exc))]
+        made = []
+        for route in step["routes"]:
+            try:
+                routes, revision = self.send_routes(adding, [route], routes, revision)
+                made.append((route, None))
+            except RouteRejected as exc:
+                made.append((route, str(exc)))
+        return routes, revision, made
+
+    def apply_pairs(self, item):
+        """Add the item's pod CIDRs to the port's allowed_address_pairs (If-Match, re-read on 412)."""
+        def compute(port):
+            pairs = list(port.get("allowed_address_pairs") or [])
+            wanted = [c for c in item["cidrs"]
+                      if not route_plan.pair_covers(pairs, ipaddress.ip_network(c), port.get("mac_address"))]
+            return pairs + [{"ip_address": c} for c in wanted] if wanted else None
+
+        port = self.state.ports[item["node"]]
+        if self.check_mode:
+            return dict(port, allowed_address_pairs=compute(port) or list(port.get("allowed_address_pairs") or []))
+        try:
+            port, _sent, _attempts = update_with_reread(
+                port, compute,
+                lambda p, pairs: self.api.update_address_pairs(p["id"], pairs, p.get("revision_number"),
+                                                               self.deadline),
+                lambda p: self.api.get_port(p["id"], self.deadline))
+        except KeptChanging as exc:
+            raise ModuleFailure("port %s of node %s kept changing under the update (HTTP 412 %d times)" % (
+                exc.current["id"], item["node"], exc.attempts))
+        return port
+
+    def pending(self):
+        """The changes still needed, planned from the current routes with no cap."""
+        state, what = self.state, self.what
+        steps, _final, _stop = route_plan.simulate(state.routes, what.nodes, what.cidrs, limit=None,
+                                                   pending_pairs=state.pending_pairs, removable=self.known)
+        left = []
+        refused = set((r["destination"], r["nexthop"]) for r in state.failed)
+        for step in steps:
+            if step["action"] == "address_pairs":
+                left += [dict(action="add_address_pairs", port=i["port"], node=i["node"], address_pairs=i["cidrs"],
+                              reason="address_pair_missing") for i in step["items"]]
+                continue
+            for route in step["routes"]:
+                if (route["destination"], route["nexthop"]) in refused:
+                    continue
+                key = route_dest(route)
+                left.append(dict(action="add_route" if step["action"] == "add_routes" else "remove_route",
+                                 destination=route["destination"], nexthop=route["nexthop"],
+                                 node=self.owners.get(key), reason=self.reasons.get(key, "stale")))
+        return left
+
+
+def pair_fixes(nodes, ports):
+    """The address-pair fixes the nodes' ports need, one per port with every pod CIDR it lacks."""
+    fixes = []
+    for finding in route_plan.pair_findings(nodes, ports):
+        for fix in fixes:
+            if fix["port"] == finding["port"]:
+                fix["cidrs"].append(finding["destination"])
+                break
+        else:
+            fixes.append(dict(port=finding["port"], node=finding["node"], cidrs=[finding["destination"]]))
+    return fixes

@@ -1,0 +1,362 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of route_audit: the nodes (the ``nodes`` option or the Kubernetes API), the router as
+Neutron has it (a constant number of requests), the audit (``route_audit.plan``) and, with state=repaired, the
+repair (``route_audit.repair``). The module file gives the argument spec and builds the runner's options
+(``RouteAuditOptions``) from its parameters."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import functools
+import ipaddress
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    FlightcontrolError,
+    ModuleFailure,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import (
+    RepairInput,
+    RouteRepair,
+)
+
+NEUTRON_DEFAULT_MAX_ROUTES = 30
+# A result lists at most this many findings, remaining findings, pending changes, nodes and incomplete nodes
+# (errors first); ``omitted`` counts the rest of each list and ``counts`` counts every finding by kind.
+RESULT_LIST_CAP = 200
+CAPPED_LISTS = ("findings", "remaining", "pending", "nodes", "incomplete_nodes")
+# Warnings of one kind (nodes without a port, incomplete nodes) shown one by one; the rest in one warning.
+WARNINGS_SHOWN = 20
+# Findings named in the message of fail_on_findings.
+MESSAGES_SHOWN = 10
+ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distributed",
+                 "network:ha_router_replicated_interface", "network:router_centralized_snat",
+                 "network:router_gateway")
+
+
+@dataclass
+class RouterView:
+    """The router and what surrounds it, as read once before the audit."""
+
+    router: dict
+    aliases: set
+    subnets: list
+    router_ips: set
+    ports: list
+    limit: object
+    limit_source: str
+
+    @property
+    def label(self):
+        return self.router.get("name") or self.router["id"]
+
+    @functools.cached_property
+    def networks(self):
+        return [ipaddress.ip_network(s["cidr"], strict=False) for s in self.subnets]
+
+    def reachable(self, address):
+        """Whether the router can use ``address`` as a nexthop: on one of its subnets, not its own."""
+        return address not in self.router_ips and any(address in n for n in self.networks)
+
+
+@dataclass
+class Audited:
+    """The audit's input and first findings: where the nodes came from, the checked nodes and cluster CIDRs,
+    each node's port as first read, and the findings before any repair."""
+
+    source: str
+    nodes: list
+    cidrs: list
+    node_ports: dict
+    findings: list = None
+
+
+@dataclass(frozen=True)
+class RouteAuditOptions(ModuleOptions):
+    """What route_audit was asked (its options, with check mode and diff): the runner reads nothing else."""
+
+    router: str
+    cluster_cidr: list
+    nodes: Optional[list]
+    node_selector: Optional[str]
+    state: str
+    max_changes: int
+    max_removal_share: float
+    check_address_pairs: bool
+    route_limit: Optional[int]
+    limit_warning_ratio: float
+    fail_on_findings: bool
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
+
+
+def explicit_nodes(nodes):
+    return [{"name": node.get("name"), "pod_cidrs": node.get("pod_cidr"), "address": node.get("address")}
+            for node in nodes]
+
+
+class RouteAuditRunner:
+    """route_audit's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the
+    connections, the start time, warnings); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.explicit_nodes = None
+
+    # -- input -------------------------------------------------------------------------
+
+    def validate(self):
+        """The checked cluster CIDRs; the explicit node list is checked too (kept for ``load_nodes``), before
+        anything is read."""
+        options = self.options
+        cidrs = route_plan.normalize_cluster_cidrs(options.cluster_cidr)
+        if options.nodes is not None:
+            self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(options.nodes), cidrs)
+        return cidrs
+
+    def load_nodes(self, cidrs, deadline):
+        """(source name, checked nodes). ``nodes`` given (even empty): that list, every node complete; omitted:
+        the Kubernetes API, where a Node that cannot be routed yet (no pod CIDR: it just joined; no usable
+        address) is incomplete: reported, and its routes left alone (``CheckedNodes.incomplete``)."""
+        if self.options.nodes is not None:
+            return "nodes", self.explicit_nodes
+        records = list_nodes(self.module.connect_kubernetes(), deadline, label_selector=self.options.node_selector)
+        return "kubernetes", route_plan.normalize_nodes(records, cidrs, source="kubernetes", lenient=True)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def read(self, api, deadline):
+        ref = self.options.router
+        router = api.find_router(ref, deadline, is_id=is_uuid(ref))
+        aliases = api.extension_aliases(deadline)
+        router_ports = api.router_ports(router["id"], deadline)
+        subnet_ids = set(ip["subnet_id"] for p in router_ports for ip in p.get("fixed_ips") or [])
+        subnets = api.subnets(subnet_ids, deadline)
+        network_ids = set(s["network_id"] for s in subnets) | set(p["network_id"] for p in router_ports)
+        ports = api.network_ports(network_ids, deadline) if self.options.check_address_pairs else []
+        limit, source = self.options.route_limit, "route_limit"
+        if limit is None:
+            quota = api.route_quota(router.get("project_id") or router.get("tenant_id"), deadline)
+            if quota is not None:
+                limit, source = (None if quota < 0 else quota), "quota router_route"
+            else:
+                limit, source = NEUTRON_DEFAULT_MAX_ROUTES, "Neutron default max_routes"
+        router_ips = set(ipaddress.ip_address(ip["ip_address"]) for p in router_ports for ip in p.get("fixed_ips") or [])
+        return RouterView(router=router, aliases=aliases, subnets=subnets, router_ips=router_ips, ports=ports,
+                          limit=limit, limit_source=source)
+
+    @staticmethod
+    def match_ports(nodes, ports):
+        by_address = {}
+        for port in ports:
+            if port.get("device_owner") in ROUTER_OWNERS:
+                continue
+            for ip in port.get("fixed_ips") or []:
+                by_address.setdefault(ipaddress.ip_address(ip["ip_address"]), port)
+        result = {}
+        for node in nodes:
+            result[node["name"]] = next((by_address[a] for a in node["addresses"] if a in by_address), None)
+        return result
+
+    # -- run ---------------------------------------------------------------------------
+
+    def run(self):
+        """The result of the audit (and repair): the long lists cut (``summarise``), on a failure too."""
+        try:
+            return summarise(self.audit_router())
+        except FlightcontrolError as exc:
+            exc.data = summarise(exc.data)
+            raise
+
+    def audit_router(self):
+        cidrs = self.validate()
+        options = self.options
+        deadline = self.module.started + options.timeout
+        source, nodes = self.load_nodes(cidrs, deadline)
+        self.module.connect()
+        api = RouterService(self.module.client)
+        view = self.read(api, deadline)
+        scope_problem = route_plan.cidr_scope_problem(cidrs, view.networks)
+        if scope_problem:
+            raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
+        node_ports = self.match_ports(nodes, view.ports) if options.check_address_pairs else {}
+        audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports)
+        audited.findings = self.audit(view.router.get("routes") or [], node_ports, view, audited)
+        result = self.first_result(view, audited)
+        self.warn_nodes(nodes, node_ports)
+        if options.state != "repaired":
+            self.add_outcome(result, view, audited, audited.findings, view.router.get("routes") or [], node_ports)
+            return self.conclude(result, None, audited.findings)
+        self.refuse_removals(result, view, audited)
+        repair = RouteRepair(api, RepairInput(
+            router=view.router, nodes=nodes, cidrs=cidrs, node_ports=node_ports, findings=audited.findings,
+            limit=view.limit, atomic="extraroute-atomic" in view.aliases,
+            if_match="revision-if-match" in view.aliases, node_source=source,
+            max_removal_share=options.max_removal_share), options.check_address_pairs, options.max_changes,
+            options.check_mode, deadline, result)
+        final_routes, final_ports = repair.run()
+        remaining = self.audit(final_routes, final_ports, view, audited)
+        self.add_outcome(result, view, audited, remaining, final_routes, final_ports)
+        return self.conclude(result, repair.state, remaining)
+
+    def audit(self, routes, node_ports, view, audited):
+        findings = route_plan.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable)
+        if self.options.check_address_pairs:
+            findings += route_plan.pair_findings(audited.nodes, node_ports)
+        _info, limit_finding = route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit,
+                                                     view.limit_source, self.options.limit_warning_ratio)
+        if limit_finding:
+            findings.append(limit_finding)
+        return findings
+
+    def warn_nodes(self, nodes, node_ports):
+        if self.options.check_address_pairs:
+            self.warn_each([node for node in nodes if node_ports.get(node["name"]) is None], lambda node: (
+                "node %s: no port with address %s on the router's networks, so its address pairs were not "
+                "checked" % (node["name"], ", ".join(map(str, node["addresses"])))),
+                "node(s) have no port on the router's networks, so their address pairs were not checked")
+        self.warn_each(route_plan.incomplete_nodes(nodes), lambda node: (
+            "node %s exists but cannot be routed (%s); its routes are left alone" % (node["name"], node["reason"])),
+            "more node(s) exist but cannot be routed; their routes are left alone (see incomplete_nodes)")
+
+    def warn_each(self, items, say, rest):
+        """One warning per item, at most WARNINGS_SHOWN, and one for the rest."""
+        for item in items[:WARNINGS_SHOWN]:
+            self.module.warn(say(item))
+        if len(items) > WARNINGS_SHOWN:
+            self.module.warn("%d more %s" % (len(items) - WARNINGS_SHOWN, rest))
+
+    # -- guards ------------------------------------------------------------------------
+
+    def refuse_removals(self, result, view, audited):
+        """Fail before any write when the repair would remove too many of the routes there are."""
+        before, findings = view.router.get("routes") or [], audited.findings
+        cluster, _foreign = route_plan.split_routes(before, audited.cidrs)
+        refusal = route_plan.removal_refusal(findings, cluster, len(audited.nodes), audited.source,
+                                             self.options.max_removal_share)
+        if not refusal:
+            return
+        result.update(remaining=findings, healthy=not any(f["severity"] == route_plan.ERROR for f in findings),
+                      changed=False, routes=self.route_counts(before, before, audited),
+                      limit=self.limit_view(before, view, audited))
+        raise ModuleFailure("router %s: %s" % (view.label, refusal), **result)
+
+    # -- the result --------------------------------------------------------------------
+
+    @staticmethod
+    def first_result(view, audited):
+        router, node_ports = view.router, audited.node_ports
+        return dict(
+            node_source=audited.source,
+            router=dict(id=router["id"], name=router.get("name"), atomic="extraroute-atomic" in view.aliases,
+                        subnets=sorted(s["cidr"] for s in view.subnets)),
+            nodes=[dict(name=n["name"], pod_cidrs=[str(c) for c in n["pod_cidrs"]],
+                        addresses=[str(a) for a in n["addresses"]],
+                        port=(node_ports.get(n["name"]) or {}).get("id"),
+                        port_security=(node_ports.get(n["name"]) or {}).get("port_security_enabled"))
+                   for n in audited.nodes],
+            incomplete_nodes=[dict(name=n["name"], pod_cidrs=[str(c) for c in n["pod_cidrs"]],
+                                   addresses=[str(a) for a in n["addresses"]], reason=n["reason"])
+                              for n in route_plan.incomplete_nodes(audited.nodes)],
+            findings=audited.findings, counts=route_plan.count_kinds(audited.findings), changes=[], pending=[],
+            stopped_by=None, conflicts=[],
+        )
+
+    @staticmethod
+    def route_counts(before, final, audited):
+        cluster, foreign = route_plan.split_routes(before, audited.cidrs)
+        return dict(total=len(before), cluster=len(cluster), foreign=len(foreign),
+                    needed=len(route_plan.needed_routes(audited.nodes)), total_after=len(final))
+
+    def limit_view(self, routes, view, audited):
+        return route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
+                                     self.options.limit_warning_ratio)[0]
+
+    def add_outcome(self, result, view, audited, remaining, final_routes, final_ports):
+        before = view.router.get("routes") or []
+        repair = self.options.state == "repaired"
+        now = audited.findings if self.options.check_mode or not repair else remaining
+        result.update(
+            remaining=remaining,
+            healthy=not any(f["severity"] == route_plan.ERROR for f in now),
+            routes=self.route_counts(before, final_routes, audited),
+            limit=self.limit_view(before, view, audited),
+            changed=any(c["status"] in ("done", "planned") for c in result["changes"]),
+        )
+        if self.options.diff:
+            result["diff"] = dict(before=self.diff_view(before, audited.nodes, audited.node_ports),
+                                  after=self.diff_view(final_routes, audited.nodes, final_ports))
+
+    @staticmethod
+    def diff_view(routes, nodes, node_ports):
+        view = dict(routes=sorted(route_plan.route_text(r) for r in routes))
+        pairs = {}
+        for node in nodes:
+            port = node_ports.get(node["name"])
+            if port:
+                pairs[node["name"]] = sorted(p.get("ip_address") for p in port.get("allowed_address_pairs") or [])
+        if pairs:
+            view["address_pairs"] = pairs
+        return view
+
+    def conclude(self, result, repair_state, remaining):
+        """The result, or fail naming what was refused, where the repair stopped, or the findings (fail_on_findings)."""
+        problems = []
+        if repair_state is not None and repair_state.rejected:
+            problems.append("Neutron refused %d change(s) on router %s: %s; the other changes were made and those "
+                            "destinations keep the routes they had" % (
+                                len(repair_state.rejected), result["router"]["name"] or result["router"]["id"],
+                                "; ".join("%s %s -> %s: %s" % (c["action"], c["destination"], c["nexthop"], c["error"])
+                                          for c in repair_state.rejected)))
+        if result["stopped_by"] == "max_changes":
+            problems.append("stopped after %d change(s) (max_changes %d) with %d more needed (see pending); run "
+                            "again or raise max_changes" % (
+                                sum(1 for c in result["changes"] if c["status"] in ("done", "planned")),
+                                self.options.max_changes, len(result["pending"])))
+        elif result["stopped_by"] == "limit":
+            limit_error = repair_state.limit_error if repair_state is not None else None
+            limit_msgs = [f["message"] for f in remaining if f["kind"] == "limit" and f["severity"] == route_plan.ERROR]
+            problems.append("the router's route limit leaves no room for %d route(s) the cluster needs%s" % (
+                len(result["pending"]),
+                ": " + (limit_error or "; ".join(limit_msgs)) if (limit_error or limit_msgs) else ""))
+        if self.options.fail_on_findings and remaining:
+            shown = errors_first(remaining)[:MESSAGES_SHOWN]
+            problems.append("%d finding(s) %s: %s%s" % (
+                len(remaining), "remain after the repair" if self.options.state == "repaired" else "found",
+                "; ".join("%s: %s" % (f["kind"], f["message"]) for f in shown),
+                "; and %d more (see remaining)" % (len(remaining) - len(shown)) if len(remaining) > len(shown) else ""))
+        if problems:
+            raise ModuleFailure("; ".join(problems), **result)
+        return result
+
+
+def errors_first(findings):
+    return sorted(findings, key=lambda f: 0 if f.get("severity") == route_plan.ERROR else 1)
+
+
+def summarise(data):
+    """The result with each long list cut to RESULT_LIST_CAP entries (findings: errors first) and ``omitted``
+    counting what was left out of each (only for a result that has findings: the audit ran)."""
+    if "findings" not in data:
+        return data
+    data = dict(data)
+    omitted = {}
+    for key in CAPPED_LISTS:
+        items = data.get(key)
+        omitted[key] = 0
+        if isinstance(items, list) and len(items) > RESULT_LIST_CAP:
+            omitted[key] = len(items) - RESULT_LIST_CAP
+            data[key] = (errors_first(items) if key in ("findings", "remaining") else items)[:RESULT_LIST_CAP]
+    data["omitted"] = omitted
+    return data

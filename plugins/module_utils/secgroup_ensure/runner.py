@@ -1,0 +1,419 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of secgroup_ensure: read everything (the group, remote groups, servers, their ports), plan
+with ``secgroup_ensure.plan``, then write (the group, rules, ports with If-Match), recording each write so that
+a failure halfway says what was made and what was not. The module file gives the argument spec."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    KeptChanging,
+    ModuleFailure,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.network_service import NetworkService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import update_with_reread
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import ServerService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
+    error_message,
+    http_status,
+    service_message,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as sr
+
+
+@dataclass
+class Work:
+    """Everything read and planned before the first write."""
+
+    group: object  # the group as read (None: not there)
+    name: str
+    wanted: list  # the pod_cidr rules
+    group_ids: dict  # remote group name -> id (sr.NEW_GROUP for the group itself before it exists)
+    plan: object = None  # sr.RulePlan
+    existing: list = field(default_factory=list)  # the group's rules as sr.Rule
+    chosen: list = field(default_factory=list)  # the servers chosen
+    changes: list = field(default_factory=list)  # sr.PortChange
+    skipped: list = field(default_factory=list)
+    portless: list = field(default_factory=list)
+
+    @property
+    def group_id(self):
+        return self.group["id"] if self.group else None
+
+
+@dataclass
+class Progress:
+    """The writes made so far, in order."""
+
+    group_id: object = None
+    group_created: bool = False
+    created: list = field(default_factory=list)
+    unchanged: list = field(default_factory=list)
+    deleted: list = field(default_factory=list)
+    updated: list = field(default_factory=list)
+    deletes_made: list = field(default_factory=list)
+    ports_made: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SecgroupOptions(ModuleOptions):
+    """What secgroup_ensure was asked (with check mode and diff): the runner reads nothing else."""
+
+    security_group: str
+    description: Optional[str]
+    create: bool
+    pod_cidr: Optional[list]
+    rules: Optional[list]
+    exclusive: bool
+    max_removal_share: float
+    servers: Optional[list]
+    skip_ports_without_port_security: bool
+    state: str
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
+
+
+class SecgroupRunner:
+    """secgroup_ensure's work. ``module`` is the module base it runs in (an ``OpenStackModule``: the connections, the clock and
+    start time, warnings, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.started = module.started
+
+    # -- input -------------------------------------------------------------------------
+
+    def validate(self):
+        """Check all input before any request; returns the wanted rules (remote group names unresolved)."""
+        options = self.options
+        if options.exclusive and options.state == "absent":
+            raise ModuleFailure("exclusive applies to state=present only")
+        if options.exclusive and not options.pod_cidr and not options.rules:
+            raise ModuleFailure("exclusive with neither pod_cidr nor rules would remove every rule of the group; "
+                                "nothing was changed (give the rules the group keeps)")
+        self.check_texts()
+        if options.servers is not None and not options.servers:
+            raise ModuleFailure("servers is an empty list; omit it to leave memberships alone")
+        try:
+            wanted = sr.pod_cidr_rules(options.pod_cidr or [])
+        except sr.RuleError as exc:
+            raise ModuleFailure(str(exc))
+        names, ids = set(), set()
+        for index, spec in enumerate(options.rules or []):
+            group = spec.get("remote_group")
+            if group:
+                (ids if is_uuid(group) else names).add(group)
+            try:  # with every name resolvable, to check everything else now
+                sr.normalize_rule(spec, dict((n, "00000000-0000-0000-0000-000000000000") for n in names))
+            except sr.RuleError as exc:
+                raise ModuleFailure("rules[%d]: %s" % (index, exc))
+        return wanted, names, ids
+
+    def check_texts(self):
+        options = self.options
+        problems = [sr.text_problem("security_group", options.security_group, required=True),
+                    sr.text_problem("description", options.description)]
+        problems += [sr.text_problem("rules[%d].description" % i, r.get("description"))
+                     for i, r in enumerate(options.rules or [])]
+        problems += [sr.text_problem("rules[%d].remote_group" % i, r.get("remote_group"), required=True)
+                     for i, r in enumerate(options.rules or []) if r.get("remote_group") is not None]
+        problems = [p for p in problems if p]
+        if problems:
+            raise ModuleFailure("; ".join(problems))
+
+    def resolve_rules(self, wanted, group_ids):
+        rules = list(wanted)
+        for index, spec in enumerate(self.options.rules or []):
+            try:
+                rules.append(sr.normalize_rule(spec, group_ids))
+            except sr.RuleError as exc:
+                raise ModuleFailure("rules[%d]: %s" % (index, exc))
+        return sr.dedupe(rules)
+
+    # -- reading and planning (no write) -----------------------------------------------
+
+    def find_group(self, api, deadline):
+        options, ref = self.options, self.options.security_group
+        group = api.find_group(ref, deadline, is_id=is_uuid(ref))
+        if group is None and options.state == "present" and (not options.create or is_uuid(ref)):
+            raise ModuleFailure("security group %s not found%s" % (
+                ref, " (an id cannot be created; give a name)" if is_uuid(ref) and options.create
+                else " and create is false"))
+        return group
+
+    def remote_group_ids(self, api, group, remote_names, remote_ids, deadline):
+        """name -> id of every remote group the rules name; fails for a name or id that is no group."""
+        name, group_id = (group["name"], group["id"]) if group else (self.options.security_group, None)
+        group_ids = {}
+        if remote_names:
+            group_ids = api.group_ids_by_name(sorted(n for n in remote_names if n != name), deadline)
+        if name in remote_names:
+            group_ids[name] = group_id or sr.NEW_GROUP
+        unknown = sorted(remote_names - set(group_ids))
+        if unknown:
+            raise ModuleFailure("remote_group %s: no security group with that name; nothing was changed"
+                                % ", ".join(unknown))
+        other_ids = sorted(set(normalize_uuid(i) for i in remote_ids) - set([normalize_uuid(group_id or "")]))
+        missing_ids = sorted(set(other_ids) - api.existing_group_ids(other_ids, deadline))
+        if missing_ids:
+            raise ModuleFailure("remote_group %s: no security group with that id; nothing was changed"
+                                % ", ".join(missing_ids))
+        return group_ids
+
+    def plan_ports(self, api, work, deadline):
+        """The chosen servers and the port changes they need (servers and ports are read here)."""
+        options, state = self.options, self.options.state
+        servers = ServerService(self.module.client).list_server_names(deadline)
+        work.chosen, missing = sr.select_servers(servers, options.servers)
+        if missing:
+            raise ModuleFailure("server(s) %s not found (looked up by id and by name among %d servers of "
+                                "this project); nothing was changed" % (", ".join(missing), len(servers)))
+        if work.chosen and not (work.group_id is None and state == "absent"):  # no group: nothing to take off
+            ports = api.list_ports([s["id"] for s in work.chosen], deadline)
+            work.changes, work.skipped, work.portless = sr.plan_ports(
+                work.chosen, ports, work.group_id or sr.NEW_GROUP, state)
+        if work.skipped and not options.skip_ports_without_port_security and state == "present":
+            raise ModuleFailure(
+                "%d port(s) cannot carry security group %s because port security is disabled on them: %s; "
+                "nothing was changed (set skip_ports_without_port_security to leave them alone)" % (
+                    len(work.skipped), work.name, ", ".join("%s (server %s)" % (s["port"], s["server"])
+                                                            for s in work.skipped)),
+                ports_skipped=work.skipped)
+
+    def plan_rules(self, work):
+        options = self.options
+        rules = self.resolve_rules(work.wanted, work.group_ids)
+        work.existing = [sr.rule_from_neutron(r) for r in (work.group or {}).get("security_group_rules") or []]
+        work.plan = sr.plan_rules(rules, work.existing, options.state, options.exclusive) \
+            if work.group or options.state == "present" else sr.RulePlan([], [], [])
+        if options.exclusive and work.group is not None:
+            refusal = sr.exclusive_refusal(work.plan, work.existing, options.max_removal_share)
+            if refusal:
+                raise ModuleFailure("security group %s: %s" % (work.name, refusal))
+
+    # -- the run -----------------------------------------------------------------------
+
+    def run(self):
+        wanted, remote_names, remote_ids = self.validate()
+        deadline = self.started + self.options.timeout
+        self.module.connect()
+        api = NetworkService(self.module.client)
+        group = self.find_group(api, deadline)
+        work = Work(group=group, name=group["name"] if group else self.options.security_group, wanted=wanted,
+                    group_ids=self.remote_group_ids(api, group, remote_names, remote_ids, deadline))
+        # Servers and ports: everything is read before the first write.
+        if self.options.servers:
+            self.plan_ports(api, work, deadline)
+        self.plan_rules(work)
+        before = self.snapshot(work.existing, work.changes, "before")
+        result = dict(conflicts=[], servers=[dict(id=s["id"], name=s.get("name")) for s in work.chosen],
+                      servers_without_ports=[s.get("name") or s["id"] for s in work.portless],
+                      ports_skipped=work.skipped)
+        created_group = group is None and self.options.state == "present"
+        if self.options.check_mode:
+            plan = work.plan
+            after_rules = [r for r in work.existing if r.key not in set(d.key for d in plan.delete)] + plan.create
+            self.report(result, work.group_id, work.name, created_group, plan.create, plan.delete, plan.present,
+                        [c.view() for c in work.changes], before, self.snapshot(after_rules, work.changes, "after"))
+            return
+        progress = Progress(group_id=work.group_id, unchanged=list(work.plan.present))
+        try:
+            before = self.write(api, work, progress, before, result, deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            self.fail_halfway(exc, progress, work, result)
+        after_rules = [r for r in work.existing if r.key not in set(d.key for d in progress.deleted)] + \
+            progress.created
+        after = self.snapshot(after_rules, [], "after")
+        after["ports"] = dict(before["ports"])
+        for view in progress.updated:
+            after["ports"][view["port"]] = view["after"]
+        self.report(result, progress.group_id, work.name, progress.group_created, progress.created, progress.deleted,
+                    progress.unchanged, progress.updated, before, after)
+
+    # -- writes ------------------------------------------------------------------------
+
+    def create_group(self, api, work, progress, deadline, conflicts):
+        """Create the group (or adopt the one a concurrent run created: ``settle_twins``), then plan its rules
+        again against the rules Neutron gave it; the diff's before."""
+        options = self.options
+        group = api.create_group(options.security_group, options.description, deadline)
+        progress.group_id, progress.group_created = group["id"], True
+        group = self.settle_twins(api, group, progress, deadline, conflicts)
+        work.existing[:] = [sr.rule_from_neutron(r) for r in group.get("security_group_rules") or []]
+        group_ids = dict((k, group["id"] if v == sr.NEW_GROUP else v) for k, v in work.group_ids.items())
+        fresh = sr.plan_rules(self.resolve_rules(work.wanted, group_ids), work.existing, options.state,
+                              options.exclusive)
+        work.plan.create, work.plan.delete, work.plan.present = fresh.create, fresh.delete, fresh.present
+        progress.unchanged = list(work.plan.present)
+        for change in work.changes:
+            change.after = [group["id"] if g == sr.NEW_GROUP else g for g in change.after]
+        return self.snapshot(work.existing, work.changes, "before")
+
+    def settle_twins(self, api, ours, progress, deadline, conflicts):
+        """Look again by name after the create: when another run created a group of the name at the same time,
+        every run keeps the oldest (``sr.settle_twins``); ours is deleted when it is the newer one and still as
+        Neutron made it (no port has it yet: this run has not written one), and the kept group is adopted. The
+        group this run goes on with."""
+        name = ours["name"]
+        twins = api.groups_named(name, deadline)
+        if len(twins) < 2:
+            return ours
+        kept, remove_ours = sr.settle_twins(twins, ours["id"])
+        others = ", ".join(g["id"] for g in twins if g["id"] != ours["id"])
+        if not remove_ours:
+            conflicts.append(dict(kind="group_created_concurrently", group=ours["id"], detail=(
+                "another run created a group named %s at the same time (%s); this run's group is the oldest and is "
+                "kept, the other run removes its own" % (name, others))))
+            return ours
+        now = api.find_group(ours["id"], deadline, is_id=True)
+        if not sr.untouched_since_created(ours, now):
+            raise ModuleFailure("security group %s: another run created a group of this name at the same time (%s), "
+                                "and this run's group %s was changed meanwhile, so it is not removed; remove one of "
+                                "them by hand" % (name, others, ours["id"]))
+        api.delete_group(ours["id"], deadline)
+        progress.group_id, progress.group_created = kept["id"], False
+        conflicts.append(dict(kind="group_created_concurrently", group=kept["id"], detail=(
+            "another run created a group named %s at the same time: this run's group %s was deleted and the older "
+            "one, %s, adopted" % (name, ours["id"], kept["id"]))))
+        return kept
+
+    def write(self, api, work, progress, before, result, deadline):
+        """Make the planned writes, recording each in ``progress`` as it is done; returns the diff's before."""
+        if progress.group_id is None and self.options.state == "present":
+            before = self.create_group(api, work, progress, deadline, result["conflicts"])
+        for rule in work.plan.create:
+            made, is_new = api.create_rule(rule.to_api(progress.group_id), deadline,
+                                           matches=lambda found, key=rule.key: sr.rule_from_neutron(found).key == key)
+            if is_new:
+                progress.created.append(sr.rule_from_neutron(made) if made else rule)
+            else:
+                progress.unchanged.append(rule)
+                result["conflicts"].append(dict(kind="rule_exists", rule=rule.view(),
+                                                detail="created by someone else meanwhile (HTTP 409)"))
+        for rule in self.deletes_now(api, work, progress, deadline):
+            if api.delete_rule(rule.id, deadline):
+                progress.deleted.append(rule)
+            progress.deletes_made.append(rule)
+        for change in work.changes:
+            view = self.update_port(api, change, progress.group_id, deadline, result["conflicts"])
+            if view is not None:
+                progress.updated.append(view)
+            progress.ports_made.append(change)
+        return before
+
+    def deletes_now(self, api, work, progress, deadline):
+        """The planned deletes, judged again on the group as it is just before them (one read, only when there is
+        something to delete): a rule already gone is skipped (recorded as made), and ``exclusive``'s removal guard
+        is checked again on the fresh rules of a group that existed before the run, so the deletes never go beyond
+        what the guard allows of the group they change. A rule added after the plan's read is never deleted: only
+        planned rules are."""
+        planned = work.plan.delete
+        if not planned:
+            return []
+        group = api.find_group(progress.group_id, deadline, is_id=True)
+        fresh = [sr.rule_from_neutron(r) for r in (group or {}).get("security_group_rules") or []]
+        delete, gone, refusal = sr.recheck_deletes(planned, fresh, self.options.max_removal_share)
+        progress.deletes_made.extend(gone)
+        if refusal and self.options.exclusive and work.group is not None:  # a group made by this run: no guard
+            raise ModuleFailure("on the group as it is now (read again before the deletes): %s" % refusal)
+        return delete
+
+    def update_port(self, api, change, group_id, deadline, conflicts):
+        """Send the change with If-Match; on 412 read the port again and recompute. None if nothing was left
+        to do (someone else made the same change)."""
+        state, server = self.options.state, change.server.get("name")
+
+        def compute(port):
+            current = list(port.get("security_groups") or [])
+            after = sr.wanted_groups(current, group_id, state)
+            return None if after == current else after
+
+        def send(port, after):
+            try:
+                return api.update_port_groups(port["id"], after, port.get("revision_number"), deadline)
+            except Exception as exc:  # pylint: disable=broad-except
+                if http_status(exc) is None:
+                    raise
+                raise ModuleFailure("updating the security groups of port %s (server %s) failed: HTTP %s: %s" % (
+                    port["id"], server, http_status(exc), error_message(exc)))
+
+        def on_conflict(port):
+            conflicts.append(dict(kind="port_changed", port=port["id"], server=server,
+                                  detail="HTTP 412: the port changed meanwhile (now revision %s, groups %s); "
+                                         "read again" % (port.get("revision_number"), port.get("security_groups"))))
+
+        port = dict(change.port, security_groups=list(change.before))
+        try:
+            updated, sent, attempts = update_with_reread(
+                port, compute, send, lambda p: api.get_port(p["id"], deadline), on_conflict)
+        except KeptChanging as exc:
+            raise ModuleFailure("port %s (server %s) kept changing: %d updates were refused with HTTP 412" % (
+                exc.current["id"], server, exc.attempts))
+        if not sent:
+            return None
+        view = change.view()
+        view.update(before=list(change.before), after=list(updated.get("security_groups") or change.after),
+                    attempts=attempts)
+        return view
+
+    def fail_halfway(self, exc, progress, work, result):
+        """A write failed: fail saying what was done (``changed`` true if anything was), what was not, and the
+        service's own words; a re-run finishes the job."""
+        if isinstance(exc, ModuleFailure):
+            reason = str(exc)
+        elif isinstance(exc, DeadlineExceeded) or self.module.describe_error(exc) is not None:
+            reason = service_message(exc)
+        else:
+            raise exc
+        made_keys = set(r.key for r in progress.created + progress.unchanged)
+        deletes_made = set(id(r) for r in progress.deletes_made)
+        ports_made = set(id(c) for c in progress.ports_made)
+        not_done = [dict(what="create_rule", item=r.view()) for r in work.plan.create if r.key not in made_keys]
+        not_done += [dict(what="delete_rule", item=r.view()) for r in work.plan.delete if id(r) not in deletes_made]
+        not_done += [dict(what="update_port", item=c.view()) for c in work.changes if id(c) not in ports_made]
+        made = (["the group created"] if progress.group_created else []) + [
+            "%d %s" % (len(done), what) for done, what in (
+                (progress.created, "rule(s) created"), (progress.deleted, "rule(s) deleted"),
+                (progress.updated, "port(s) updated")) if done]
+        result.update(
+            security_group=dict(id=progress.group_id, name=work.name, created=progress.group_created),
+            rules_created=[r.view() for r in progress.created],
+            rules_deleted=[r.view() for r in progress.deleted],
+            rules_unchanged=[r.view() for r in progress.unchanged],
+            ports_updated=progress.updated, not_done=not_done, changed=bool(made))
+        raise ModuleFailure("security group %s: a write failed halfway: %s. %s; %d change(s) not made (see not_done); "
+                            "a re-run finishes the job" % (
+                                work.name, reason.rstrip("."), "Made before it: " + ", ".join(made) if made else
+                                "Nothing was written before it", len(not_done)), **result)
+
+    # -- the result --------------------------------------------------------------------
+
+    @staticmethod
+    def snapshot(rules, changes, side):
+        return dict(rules=sorted(r.label() for r in rules),
+                    ports=dict((c.port["id"], list(getattr(c, side))) for c in changes))
+
+    def report(self, result, group_id, name, created_group, created, deleted, unchanged, updated, before, after):
+        result.update(
+            security_group=dict(id=group_id, name=name, created=created_group),
+            rules_created=[r.view() for r in created],
+            rules_deleted=[r.view() for r in deleted],
+            rules_unchanged=[r.view() for r in unchanged],
+            ports_updated=updated,
+        )
+        result["changed"] = bool(created_group or created or deleted or updated)
+        if self.options.diff:
+            result["diff"] = dict(before=before, after=after)
+        self.module.exit(**result)

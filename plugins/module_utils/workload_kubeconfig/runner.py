@@ -1,0 +1,147 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of workload_kubeconfig: read a workload cluster's kubeconfig Secret from the management cluster,
+check it (and, if asked, that the workload API answers with it), and write it to ``dest`` only when the user
+asks for a file. The module file gives the argument spec. The kubeconfig's content never reaches the result, an
+error or the diff."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
+    read_kubeconfig_secret,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+    check_object_names,
+    secret_ref,
+)
+
+FILE_MODE = 0o600
+HIDDEN = "(kubeconfig, not shown)"
+
+
+def secret_options(params):
+    """The Secret's reference options: ``secret``, or ``cluster`` and ``namespace`` (Cluster API's
+    ``<cluster>-kubeconfig``, key ``value``)."""
+    if params.get("secret"):
+        return params["secret"], "secret"
+    return {"name": "%s-kubeconfig" % params["cluster"], "namespace": params.get("namespace"), "key": "value"}, \
+        "cluster"
+
+
+def file_state(path):
+    """``(content, mode)`` of the file at ``path``, ``(None, None)`` when there is none; refuses what is no
+    regular file."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None, None
+    if not stat.S_ISREG(info.st_mode):
+        raise ModuleFailure("dest %s exists and is no regular file; nothing was written" % path)
+    with open(path, "rb") as handle:
+        return handle.read(), stat.S_IMODE(info.st_mode)
+
+
+def file_diff(path, ref, before_content, before_mode, content):
+    """What changes in the file, without its content."""
+    def lines(state, mode):
+        return "" if state is None else "content: %s\nmode: %04o\n" % (state, mode)
+
+    before = None if before_content is None else (HIDDEN if before_content == content else "(another kubeconfig, "
+                                                                                           "not shown)")
+    return {"before_header": path, "after_header": path, "before": lines(before, before_mode),
+            "after": lines("(kubeconfig from %s, not shown)" % ref if before_content != content else HIDDEN,
+                           FILE_MODE)}
+
+
+def write_private_file(path, content):
+    """Write ``content`` to ``path`` with mode 0600 from the start (a new file beside it, renamed over it)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ModuleFailure("the directory of dest %s does not exist; nothing was written" % path)
+    partial = os.path.join(directory, ".%s.%d.partial" % (os.path.basename(path), os.getpid()))
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(partial, FILE_MODE)  # whatever the umask
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.exists(partial):
+            os.unlink(partial)
+        raise
+
+
+@dataclass(frozen=True)
+class WorkloadKubeconfigOptions(ModuleOptions):
+    """What workload_kubeconfig was asked (with check mode and diff): the runner reads nothing else."""
+
+    cluster: Optional[str]
+    namespace: str
+    secret: Optional[dict]
+    check_api: bool
+    dest: Optional[str]
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
+
+
+class WorkloadKubeconfigRunner:
+    """workload_kubeconfig's work. ``module`` is the module base it runs in (a ``KubernetesDictModule``: the
+    connections, the start time, masking, exit and fail); ``options`` what was asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+
+    def run(self):
+        options = self.options
+        deadline = self.module.started + options.timeout
+        given = dict(cluster=options.cluster, namespace=options.namespace, secret=options.secret)
+        if options.cluster:
+            check_object_names(given, dict(cluster="subdomain", namespace="label"))
+        ref = secret_ref(*secret_options(given))
+        workload = read_kubeconfig_secret(self.module.connect_kubernetes(deadline), ref, deadline)
+        self.module.hide(workload.secret_values)
+        result = dict(workload.summary, secret=ref.as_dict(), dest=options.dest, changed=False)
+        if options.check_api:
+            kube = self.module.connect_workload(workload)
+            result["kubernetes_version"] = self.server_version(kube, deadline)
+        if options.dest:
+            self.place_file(options.dest, workload, ref, result)
+        self.module.exit(**result)
+
+    @staticmethod
+    def server_version(kube, deadline):
+        import kubernetes  # pylint: disable=import-outside-toplevel
+        version_api = kubernetes.client.VersionApi(kube.api_client)
+        answer = kube.call(lambda: json.loads(version_api.get_code(_preload_content=False).data),
+                           "reading the workload cluster's version at %s" % kube.host, deadline)
+        return answer.get("gitVersion")
+
+    def place_file(self, path, workload, ref, result):
+        before_content, before_mode = file_state(path)
+        changed = before_content != workload.content or before_mode != FILE_MODE
+        result["changed"] = changed
+        if changed and self.options.diff:
+            result["diff"] = file_diff(path, ref, before_content, before_mode, workload.content)
+        if changed and not self.options.check_mode:
+            try:
+                if before_content == workload.content:
+                    os.chmod(path, FILE_MODE)
+                else:
+                    write_private_file(path, workload.content)
+            except OSError as exc:
+                raise ModuleFailure("cannot write dest %s: %s; nothing was written" % (path, exc.strerror or exc))
