@@ -33,16 +33,17 @@ description:
     C(<namespace>-<name>).
   - Every list names the project the connection is scoped to (an admin's list would hold every project's objects).
   - A list that this user may not read (HTTP 403), an API that does not serve it (404) or a service missing from
-    the catalog makes the kinds that need it C(unknown) (RV(unknown), RV(counts) C(null)): never "no leaks".
+    the catalog makes the kinds that need it C(unknown) (in RV(unknown), and C(null) in RV(counts)), never
+    "no leaks".
   - I(cleanup) is the explicit opt-in to delete findings of the kinds it lists, at most I(max_deletions) per run,
     oldest first. Nothing is deleted while any kind is unknown; never an object whose names, description, tags
     or network name another cluster (or, for the whole project, several clusters); never every object of a kind
-    (every port in scope, every CAPO security group or floating IP of the project, every member of one pool: that
+    (every port in scope, every CAPO security group or floating IP of the project, every member of one pool, which
     is a broken view, not leaks); never an attached floating IP.
   - Each deletion is judged again on a read of the project made just before it; an object that changed, is no
     longer a leak or that the guards now refuse is kept and reported in RV(not_deleted).
   - Cost. One request per list (servers, ports, networks, routers, security groups, floating IPs, load balancers,
-    pools: the servers one more per 1000) and one member list per pool of the clusters' API load balancers, plus
+    pools; the servers one more per 1000) and one member list per pool of the clusters' API load balancers, plus
     one for the project id; per deletion the same lists again and one delete request.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)

@@ -11,8 +11,8 @@ import importlib
 import pytest
 import yaml
 
-MODULES = ("cluster_info", "cluster_pause_ack", "lb_member_wait", "node_registration_audit", "rollout_guard",
-           "route_audit", "secgroup_ensure")
+MODULES = ("cluster_info", "cluster_pause_ack", "lb_member_wait", "node_registration_audit", "resource_leak_audit",
+           "rollout_guard", "route_audit", "secgroup_ensure")
 PACKAGE = "ansible_collections.flightcontrol.openstack.plugins.modules."
 
 
@@ -32,6 +32,7 @@ REQUIRED = {
     "cluster_pause_ack": {"name": "c1"},
     "lb_member_wait": {"pool": "p"},
     "node_registration_audit": {"servers": ["node-*"]},
+    "resource_leak_audit": {},
     "rollout_guard": {"cluster": "c1"},
     "route_audit": {"router": "r", "cluster_cidr": ["10.0.0.0/8"]},
     "secgroup_ensure": {"security_group": "sg"},
