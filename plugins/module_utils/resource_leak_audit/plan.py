@@ -186,8 +186,8 @@ def audit_ports(view, options, networks_by_id):
         if owner.startswith("compute:") and device and device not in server_ids:
             why = "device_owner %s, device_id %s: no server of the project has this id" % (owner, device)
         elif not owner and not device and claimed and port_age is not None and port_age >= options.port_grace_period:
-            why = "no device %s after its creation (port_grace_period %s), on cluster %s's network or made for it" % (
-                duration(port_age), duration(options.port_grace_period), ", ".join(sorted(claimed)))
+            why = "no device, older than port_grace_period (%s), on cluster %s's network or made for it" % (
+                duration(options.port_grace_period), ", ".join(sorted(claimed)))
         else:
             continue
         findings.append(finding(PORTS, port, why, port_age, claimed, PORTS, keep=other_claim(claimed, options.scope)))
@@ -324,9 +324,28 @@ def audit(view, options):
 
 
 def plan_cleanup(result, cleanup, max_deletions):
-    """(to delete, not deleted, refusal) of a clean-up of the kinds in ``cleanup``. Nothing when any kind is
-    unknown (the refusal says which); never a finding with a ``keep`` reason; never every object of a group (a
-    kind, or one pool's members: that means a broken view, not leaks); at most ``max_deletions``, oldest first."""
+    """(to delete, not deleted, refusal) of a clean-up of the kinds in ``cleanup``: ``candidates`` capped at
+    ``max_deletions`` (``capped``)."""
+    candidates, skipped, refusal = candidates_of(result, cleanup)
+    delete, over = capped(candidates, max_deletions)
+    return delete, skipped + over, refusal
+
+
+def capped(candidates, max_deletions):
+    """(the first ``max_deletions`` candidates, the others as not deleted with the cap as the reason)."""
+    cap = max(0, int(max_deletions))
+    return candidates[:cap], over_cap(candidates[cap:], cap)
+
+
+def over_cap(entries, cap):
+    """``entries`` as not deleted: the cap of ``cap`` deletions a run is reached."""
+    return [brief(f, "max_deletions (%d per run) reached; a later run deletes it" % cap) for f in entries]
+
+
+def candidates_of(result, cleanup):
+    """(the findings a clean-up of the kinds in ``cleanup`` may delete, oldest first; not deleted; refusal).
+    Nothing when any kind is unknown (the refusal says which); never a finding with a ``keep`` reason; never every
+    object of a group (a kind, or one pool's members: that means a broken view, not leaks)."""
     chosen = [f for f in result.findings if f["kind"] in cleanup]
     if not chosen:
         return [], [], None
@@ -348,9 +367,7 @@ def plan_cleanup(result, cleanup, max_deletions):
         else:
             candidates.append(entry)
     candidates.sort(key=lambda f: (-(f["age"] or 0), KINDS.index(f["kind"]), f["id"]))
-    cap = max(0, int(max_deletions))
-    skipped += [brief(f, "max_deletions (%d per run) reached; a later run deletes it" % cap) for f in candidates[cap:]]
-    return candidates[:cap], skipped, None
+    return candidates, skipped, None
 
 
 def recheck(entry, fresh, cleanup):
@@ -363,7 +380,7 @@ def recheck(entry, fresh, cleanup):
         return "since the audit it is gone or no longer a leak"
     if now["why"] != entry["why"]:
         return "since the audit: %s" % now["why"]
-    delete, _skipped, refusal = plan_cleanup(fresh, cleanup, len(fresh.findings) + 1)
+    delete, _skipped, refusal = candidates_of(fresh, cleanup)
     if refusal:
         return refusal
     if not any(f["id"] == entry["id"] for f in delete):

@@ -139,28 +139,41 @@ class ResourceLeakAuditRunner(OpenStackModule):
 
     def clean(self, result, data, deadline):
         params = self.params
-        delete, skipped, refusal = leak_plan.plan_cleanup(result, params["cleanup"], params["max_deletions"])
+        candidates, skipped, refusal = leak_plan.candidates_of(result, params["cleanup"])
         data["not_deleted"], data["refused"] = skipped, refusal
         if refusal:
             self.ansible.warn(refusal)
-        for entry in delete:
+        cap = params["max_deletions"]
+        for index, entry in enumerate(candidates):
+            if len(data["deleted"]) >= cap:
+                data["not_deleted"] += leak_plan.over_cap(candidates[index:], cap)
+                break
             record = dict(kind=entry["kind"], id=entry["id"], name=entry["name"], age=entry["age"], why=entry["why"],
                           status="planned")
             if not self.ansible.check_mode:
-                try:
-                    why = leak_plan.recheck(entry, leak_plan.audit(self.reader.read(), self.options()),
-                                            params["cleanup"])
-                    if why is not None:
-                        data["not_deleted"].append(leak_plan.brief(entry, "not deleted: " + why))
-                        continue
-                    record["status"] = self.delete(entry, deadline)
-                except Exception as exc:  # pylint: disable=broad-except
-                    self.fail_deleting(exc, entry, data)
-                if record["status"] == BUSY:
-                    data["not_deleted"].append(leak_plan.brief(entry, "not deleted: the load balancer is busy "
-                                                                      "(409, PENDING_*); a later run deletes it"))
+                record["status"], why = self.delete_fresh(entry, data, deadline)
+                if why is not None:
+                    data["not_deleted"].append(leak_plan.brief(entry, "not deleted: " + why))
                     continue
             data["deleted"].append(record)
+
+    def delete_fresh(self, entry, data, deadline):
+        """Judge ``entry`` again on a fresh read and delete it: (``done`` or ``gone``, None), or (None, why it is
+        kept: the fresh read, a busy load balancer, a policy that forbids it)."""
+        try:
+            why = leak_plan.recheck(entry, leak_plan.audit(self.reader.read(), self.options()), self.params["cleanup"])
+            if why is not None:
+                return None, why
+            status = self.delete(entry, deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) == 403:
+                return None, ("the service's policy forbids this user to delete it (%s)%s" % (
+                    service_message(exc), "; Neutron lets only an admin or the compute service delete a port of a "
+                    "compute device" if entry["kind"] == leak_plan.PORTS else ""))
+            self.fail_deleting(exc, entry, data)
+        if status == BUSY:
+            return None, "the load balancer is busy (409, PENDING_*); a later run deletes it"
+        return status, None
 
     def delete(self, entry, deadline):
         if entry["kind"] == leak_plan.MEMBERS:

@@ -152,6 +152,13 @@ def test_attached_floating_ip_and_servers_are_reported_not_deleted():
     assert not any(f["kind"] == "servers" for f in plan.plan_cleanup(result, list(plan.CLEANABLE), 10)[0])
 
 
+def test_the_evidence_of_a_port_without_device_does_not_change_with_time():
+    view = world(ports=world().ports + [port("p3")])
+    later = options(now=NOW + datetime.timedelta(seconds=30))
+    entry = [f for f in plan.audit(view, options()).findings if f["id"] == "p3"][0]
+    assert plan.recheck(entry, plan.audit(view, later), ["ports"]) is None
+
+
 def test_recheck_keeps_what_changed_since_the_audit():
     view = world(ports=world().ports + [port("p8", "gone-server", "compute:nova")])
     entry = [f for f in plan.audit(view, options()).findings if f["id"] == "p8"][0]
