@@ -40,8 +40,8 @@ def leaks(cloud):
     bare = conn.network.create_port(network_id=network.id, name=live + "-bare-0")
     broken = cloud.api.create_servers([live + "-broken"], network.name, error=True)[0]
     lb = conn.load_balancer.find_load_balancer(PREFIX + "default-%s-kubeapi" % live)
-    pool = next(p for p in conn.load_balancer.pools() if lb.id in [x["id"] for x in p.loadbalancers])
-    subnet = next(iter(conn.network.subnets(network_id=network.id)))
+    pool = [p for p in conn.load_balancer.pools() if lb.id in [x["id"] for x in p.loadbalancers]][0]
+    subnet = list(conn.network.subnets(network_id=network.id))[0]
     ghost = conn.load_balancer.create_member(pool.id, name=lb.name + "-6443-ghost", address="10.6.0.250",
                                              protocol_port=6443, subnet_id=subnet.id)
     wait_active(conn, lb.id)

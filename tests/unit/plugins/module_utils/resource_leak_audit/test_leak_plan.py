@@ -137,7 +137,8 @@ def test_cleanup_never_deletes_what_another_cluster_claims():
     result = plan.audit(view, options())
     by_id = dict((f["id"], f) for f in result.findings)
     assert "several clusters (a, b)" in by_id["p7"]["keep"]
-    delete, skipped, _ = plan.plan_cleanup(result, ["ports"], 10)
+    delete, skipped, refusal = plan.plan_cleanup(result, ["ports"], 10)
+    assert refusal is None
     assert [d["id"] for d in delete] == ["p8"] and skipped[0]["id"] == "p7"
     scoped = plan.audit(view, options(scope="a"))
     assert "also names cluster b" in dict((f["id"], f) for f in scoped.findings)["p7"]["keep"]
@@ -147,7 +148,8 @@ def test_attached_floating_ip_and_servers_are_reported_not_deleted():
     view = world(floating_ips=[fip("fip-1", "gone", port_id="px"), fip("fip-3", "gone"), fip("fip-2", "a")],
                  servers=world().servers + [server("bad", "ERROR")])
     result = plan.audit(view, options())
-    delete, skipped, _ = plan.plan_cleanup(result, ["floating_ips"], 10)
+    delete, skipped, refusal = plan.plan_cleanup(result, ["floating_ips"], 10)
+    assert refusal is None
     assert [d["id"] for d in delete] == ["fip-3"] and "attached to port px" in skipped[0]["reason"]
     assert not any(f["kind"] == "servers" for f in plan.plan_cleanup(result, list(plan.CLEANABLE), 10)[0])
 
