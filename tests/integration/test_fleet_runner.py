@@ -182,6 +182,9 @@ def test_fleet_flight_check_through_ansible_runner(minicloud, fleet, collections
     assert checks[drifted]["checks"]["security_groups"]["rules_created"] == 1
     assert checks[repaired]["checks"]["security_groups"]["rules_created"] == 1 and checks[repaired]["ok"]
     assert checks[clean]["ok"] and checks[clean]["repaired"] == []
+    # the leaks check runs report-only on each cluster of the inventory: CAPO's objects of a live cluster are none
+    assert checks[clean]["checks"]["leaks"]["status"] == "ok" and checks[clean]["checks"]["leaks"]["unknown"] == []
+    assert checks["by-hand"]["checks"]["leaks"]["status"] == "skipped"  # no capi_cluster_* variables
     # Each cluster was checked with its own Nodes (its own API) and only its own worker's server.
     for host in (drifted, clean, repaired, "by-hand"):
         registration = checks[host]["checks"]["node_registration"]["counts"]

@@ -40,6 +40,7 @@ REQUIRED = {
     "cluster_pause_ack": {"name": "c1"},
     "lb_member_wait": {"pool": "p"},
     "node_registration_audit": {"servers": ["node-*"]},
+    "resource_leak_audit": {},
     "rollout_guard": {"cluster": "c1"},
     "route_audit": {"router": "r", "cluster_cidr": ["10.0.0.0/8"]},
     "secgroup_ensure": {"security_group": "sg"},

@@ -1,0 +1,46 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Octavia reads of a whole project (load balancers, pools, each pool's members), one API request each under the
+retry policy, and the deletion of one member. Plain dicts with Octavia's own field names."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
+
+BUSY = "busy"
+
+
+class LoadBalancerListing(ServiceBase):
+    proxy = "load_balancer"
+
+    def list_loadbalancers(self, project_id, deadline):
+        return self._get("/lbaas/loadbalancers", "list load balancers of project %s" % project_id, deadline,
+                         params={"project_id": project_id})["loadbalancers"]
+
+    def list_pools(self, project_id, deadline):
+        return self._get("/lbaas/pools", "list pools of project %s" % project_id, deadline,
+                         params={"project_id": project_id})["pools"]
+
+    def list_members(self, pool_id, deadline):
+        return self._get("/lbaas/pools/%s/members" % pool_id, "list members of pool %s" % pool_id, deadline)["members"]
+
+    def delete_member(self, pool_id, member_id, deadline):
+        """True when this call deleted the member, False when it was gone already, BUSY when Octavia refused
+        with 409 (the load balancer is PENDING_*: a later run deletes it)."""
+        trace = WriteTrace()
+        try:
+            self.client.call(lambda: self.api.delete("/lbaas/pools/%s/members/%s" % (pool_id, member_id),
+                                                     raise_exc=True),
+                             "DELETE member %s" % member_id, deadline, kind=IDEMPOTENT, trace=trace)
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) == 404:
+                return trace.maybe_committed
+            if http_status(exc) == 409:
+                return BUSY
+            raise
+        return True

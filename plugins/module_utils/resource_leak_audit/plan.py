@@ -1,0 +1,409 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""resource_leak_audit's decisions, pure functions over plain data (no API access, no clock).
+
+What Cluster API Provider OpenStack (CAPO) leaves behind in a project, found on one read of the project (a
+``View``): ports whose server is gone, ports of a cluster that never got a device, load-balancer members whose
+address is no server of the pool's cluster, security groups and floating IPs of clusters that no longer exist,
+servers in ERROR. Which clusters an object belongs to is read from CAPO's names, descriptions and tags
+(``claims``). A clean-up takes at most ``max_deletions`` findings, never every object of a kind (or of a pool),
+never an object another cluster claims, and nothing at all while any part of the view is unknown.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+
+#: CAPO's names: network, subnet and router ``k8s-clusterapi-cluster-<namespace>-<name>``, API load balancer
+#: ``<that>-kubeapi``, its members ``<lb>-<port>-<machine>``, security groups
+#: ``k8s-cluster-<namespace>-<name>-secgroup-<role>``, and the description of the ports and floating IPs it makes.
+PREFIX = "k8s-clusterapi-cluster-"
+LB_SUFFIX = "-kubeapi"
+SG_PREFIX = "k8s-cluster-"
+SG_INFIX = "-secgroup-"
+DESCRIPTION = "Created by cluster-api-provider-openstack cluster "
+
+PORTS = "ports"
+MEMBERS = "members"
+SECURITY_GROUPS = "security_groups"
+FLOATING_IPS = "floating_ips"
+SERVERS = "servers"
+KINDS = (PORTS, MEMBERS, SECURITY_GROUPS, FLOATING_IPS, SERVERS)
+CLEANABLE = (PORTS, MEMBERS, SECURITY_GROUPS, FLOATING_IPS)
+
+#: The lists each kind's audit reads: a kind is unknown when any of them could not be read.
+NEEDS = {
+    PORTS: ("servers", "ports", "networks"),
+    MEMBERS: ("loadbalancers", "pools", "members", "servers", "ports", "networks"),
+    SECURITY_GROUPS: ("security_groups", "networks", "routers", "loadbalancers", "servers", "ports"),
+    FLOATING_IPS: ("floating_ips", "networks", "routers", "loadbalancers"),
+    SERVERS: ("servers", "ports", "networks"),
+}
+VIEWS = ("servers", "ports", "networks", "routers", "security_groups", "floating_ips", "loadbalancers", "pools",
+         "members")
+UTC = datetime.timezone.utc
+
+
+class View:
+    """One read of the project: a list per view (``members``: pool id -> its members), None where the list could
+    not be read; ``unknown``: view -> why."""
+
+    def __init__(self, **lists):
+        for name in VIEWS:
+            setattr(self, name, lists.get(name))
+        self.unknown = dict(lists.get("unknown") or {})
+
+
+class Options:
+    """What the audit looks at: ``scope`` (a CAPO cluster resource name ``<namespace>-<name>``, None for the whole
+    project), ``clusters`` (resource names the user says exist), ``now`` (aware datetime), ``port_grace_period``
+    (seconds)."""
+
+    def __init__(self, scope=None, clusters=(), now=None, port_grace_period=3600):
+        self.scope = scope
+        self.clusters = set(clusters or ())
+        self.now = now
+        self.port_grace_period = port_grace_period
+
+
+class Audit:
+    """``findings`` (dicts, each with ``kind``, ``id``, ``name``, ``why``, ``age``, ``cluster``, ``claims``,
+    ``group``, ``keep``: why a clean-up must leave it, or None), ``population`` (group -> how many objects it has),
+    ``unknown`` (kind -> why), ``present`` (the clusters seen to exist)."""
+
+    def __init__(self, findings, population, unknown, present):
+        self.findings = findings
+        self.population = population
+        self.unknown = unknown
+        self.present = present
+
+
+def cluster_resource(text):
+    """CAPO's cluster resource name of ``namespace/name`` (``namespace-name``); a resource name is kept."""
+    text = str(text).strip()
+    return text.replace("/", "-", 1) if "/" in text else text
+
+
+def parse_time(text):
+    """An aware UTC datetime of an OpenStack time (``2026-05-01T10:00:00Z``, with or without the Z or fractions),
+    None when there is none or it cannot be read."""
+    if not text:
+        return None
+    value = str(text).strip().replace(" ", "T")
+    if value.endswith("Z"):
+        value = value[:-1] + "+00:00"
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def age(obj, now, field="created_at"):
+    created = parse_time(obj.get(field))
+    if created is None or now is None:
+        return None
+    return max(0, int((now - created).total_seconds()))
+
+
+def name_claims(name):
+    """The clusters a CAPO name names: network/router/subnet, API load balancer, its members, security groups."""
+    name = name or ""
+    if name.startswith(SG_PREFIX) and SG_INFIX in name:
+        return set([name[len(SG_PREFIX):].rsplit(SG_INFIX, 1)[0]])
+    if not name.startswith(PREFIX):
+        return set()
+    rest = name[len(PREFIX):]
+    if LB_SUFFIX + "-" in rest:
+        return set([rest.split(LB_SUFFIX + "-", 1)[0]])
+    if rest.endswith(LB_SUFFIX):
+        return set([rest[:-len(LB_SUFFIX)]])
+    return set([rest]) if rest else set()
+
+
+def claims(obj, networks_by_id=None):
+    """The clusters ``obj`` says it belongs to: by its name, its CAPO description, its tags
+    (``k8s-clusterapi-cluster-<resource>``) and, for a port, the name of its network."""
+    found = name_claims(obj.get("name"))
+    description = obj.get("description") or ""
+    if description.startswith(DESCRIPTION) and description[len(DESCRIPTION):].strip():
+        found.add(description[len(DESCRIPTION):].strip())
+    for tag in obj.get("tags") or []:
+        if str(tag).startswith(PREFIX) and len(str(tag)) > len(PREFIX):
+            found.add(str(tag)[len(PREFIX):])
+    network = (networks_by_id or {}).get(obj.get("network_id"))
+    if network is not None:
+        found |= name_claims(network.get("name"))
+    return found
+
+
+def present_clusters(view, options):
+    """The clusters that exist: those the user lists, and those whose network, router or API load balancer is in
+    the project (a cluster's servers sit on its network, so the network stands for them)."""
+    present = set(options.clusters)
+    for obj in (view.networks or []) + (view.routers or []) + (view.loadbalancers or []):
+        present |= name_claims(obj.get("name"))
+    return present
+
+
+def live_ports(view):
+    """The ports whose device is a server of the project."""
+    server_ids = set(s["id"] for s in view.servers or [])
+    return [p for p in view.ports or [] if (p.get("device_owner") or "").startswith("compute:")
+            and p.get("device_id") in server_ids]
+
+
+def finding(kind, obj, why, age_, claimed, group, cluster=None, keep=None, name=None):
+    return dict(kind=kind, id=obj["id"], name=name if name is not None else obj.get("name"), why=why, age=age_,
+                cluster=cluster if cluster is not None else (sorted(claimed)[0] if len(claimed) == 1 else None),
+                claims=sorted(claimed), group=group, keep=keep)
+
+
+def other_claim(claimed, scope):
+    """Why a clean-up must leave an object that names another cluster (or several), else None."""
+    if scope is not None:
+        others = sorted(c for c in claimed if c != scope)
+        if others:
+            return "it also names cluster %s (by its name, description, tags or network)" % ", ".join(others)
+    elif len(claimed) > 1:
+        return "its name, description, tags or network name several clusters (%s)" % ", ".join(sorted(claimed))
+    return None
+
+
+def audit_ports(view, options, networks_by_id):
+    server_ids = set(s["id"] for s in view.servers or [])
+    findings, population = [], 0
+    for port in view.ports or []:
+        claimed = claims(port, networks_by_id)
+        if options.scope is not None and options.scope not in claimed:
+            continue
+        population += 1
+        owner, device = port.get("device_owner") or "", port.get("device_id") or ""
+        port_age = age(port, options.now)
+        if owner.startswith("compute:") and device and device not in server_ids:
+            why = "device_owner %s, device_id %s: no server of the project has this id" % (owner, device)
+        elif not owner and not device and claimed and port_age is not None and port_age >= options.port_grace_period:
+            why = "no device, older than port_grace_period (%s), on cluster %s's network or made for it" % (
+                duration(options.port_grace_period), ", ".join(sorted(claimed)))
+        else:
+            continue
+        findings.append(finding(PORTS, port, why, port_age, claimed, PORTS, keep=other_claim(claimed, options.scope)))
+    return findings, {PORTS: population}
+
+
+def cluster_addresses(view, resource, networks_by_id):
+    """(the addresses of the servers of the cluster, how they were chosen): the fixed IPs of the live servers'
+    ports on the cluster's network, or of every live server of the project when the cluster has no CAPO network."""
+    ports = live_ports(view)
+    nets = [n["id"] for n in networks_by_id.values() if n.get("name") == PREFIX + resource]
+    if nets:
+        ports = [p for p in ports if p.get("network_id") in nets]
+        how = "no server on network %s%s has this address" % (PREFIX, resource)
+    else:
+        how = "no server of the project has this address (the cluster has no network %s%s)" % (PREFIX, resource)
+    return set(ip.get("ip_address") for p in ports for ip in p.get("fixed_ips") or []), how
+
+
+def audit_members(view, options, networks_by_id):
+    findings, population = [], {}
+    for lb in view.loadbalancers or []:
+        lb_claims = name_claims(lb.get("name"))
+        if len(lb_claims) != 1 or not (lb.get("name") or "").endswith(LB_SUFFIX):
+            continue
+        resource = sorted(lb_claims)[0]
+        if options.scope is not None and resource != options.scope:
+            continue
+        addresses, how = cluster_addresses(view, resource, networks_by_id)
+        for pool in view.pools or []:
+            if lb["id"] not in [x["id"] if isinstance(x, dict) else x for x in pool.get("loadbalancers") or []]:
+                continue
+            group = "members of pool %s" % (pool.get("name") or pool["id"])
+            members = (view.members or {}).get(pool["id"]) or []
+            population[group] = len(members)
+            for member in members:
+                if member.get("address") in addresses:
+                    continue
+                claimed = set([resource]) | name_claims(member.get("name"))
+                why = "address %s in pool %s of cluster %s: %s" % (member.get("address"), pool.get("name") or pool["id"],
+                                                                   resource, how)
+                entry = finding(MEMBERS, member, why, age(member, options.now), claimed, group, cluster=resource,
+                                keep=other_claim(claimed, options.scope if options.scope else resource))
+                entry.update(pool_id=pool["id"], address=member.get("address"), loadbalancer=lb.get("name"))
+                findings.append(entry)
+    return findings, population
+
+
+def audit_security_groups(view, options, present):
+    in_use = set(g for p in live_ports(view) for g in p.get("security_groups") or [])
+    findings, population = [], 0
+    for group in view.security_groups or []:
+        claimed = claims(group)
+        if not claimed:
+            continue
+        population += 1
+        if options.scope is not None and options.scope not in claimed:
+            continue
+        if claimed & present or group["id"] in in_use:
+            continue
+        why = ("cluster %s has no network, router or API load balancer in the project, is not in clusters, and no "
+               "server's port carries the group" % ", ".join(sorted(claimed)))
+        findings.append(finding(SECURITY_GROUPS, group, why, age(group, options.now), claimed, SECURITY_GROUPS,
+                                keep=other_claim(claimed, options.scope)))
+    return findings, {SECURITY_GROUPS: population}
+
+
+def audit_floating_ips(view, options, present):
+    findings, population = [], 0
+    for fip in view.floating_ips or []:
+        claimed = claims(fip)
+        if not claimed:
+            continue
+        population += 1
+        if options.scope is not None and options.scope not in claimed or claimed & present:
+            continue
+        keep = other_claim(claimed, options.scope)
+        if fip.get("port_id"):
+            keep = keep or "it is attached to port %s (delete the port's leak first)" % fip["port_id"]
+        why = ("cluster %s has no network, router or API load balancer in the project and is not in clusters"
+               % ", ".join(sorted(claimed)))
+        findings.append(finding(FLOATING_IPS, fip, why, age(fip, options.now), claimed, FLOATING_IPS, keep=keep,
+                                name=fip.get("floating_ip_address")))
+    return findings, {FLOATING_IPS: population}
+
+
+def audit_servers(view, options, networks_by_id):
+    ports_of = {}
+    for port in view.ports or []:
+        ports_of.setdefault(port.get("device_id"), set()).update(claims(port, networks_by_id))
+    findings = []
+    for server in view.servers or []:
+        claimed = ports_of.get(server["id"], set()) | claims(server)
+        if options.scope is not None and options.scope not in claimed:
+            continue
+        if (server.get("status") or "").upper() != "ERROR":
+            continue
+        findings.append(finding(SERVERS, server, "server in ERROR (reported only, never deleted by this module)",
+                                age(server, options.now, "created"), claimed, SERVERS,
+                                keep="servers in ERROR are only reported"))
+    return findings, {}
+
+
+def unknown_kinds(view):
+    """kind -> why its audit cannot be complete (the views it needs that could not be read)."""
+    result = {}
+    for kind in KINDS:
+        missing = [v for v in NEEDS[kind] if v in view.unknown]
+        if missing:
+            result[kind] = "; ".join("%s: %s" % (v, view.unknown[v]) for v in missing)
+    return result
+
+
+def audit(view, options):
+    """The ``Audit`` of one read. A kind whose views are not all read has no findings and is in ``unknown``: a
+    view that could not be read is never taken for "no leaks"."""
+    networks_by_id = dict((n["id"], n) for n in view.networks or [])
+    present = present_clusters(view, options)
+    unknown = unknown_kinds(view)
+    findings, population = [], {}
+    steps = ((PORTS, lambda: audit_ports(view, options, networks_by_id)),
+             (MEMBERS, lambda: audit_members(view, options, networks_by_id)),
+             (SECURITY_GROUPS, lambda: audit_security_groups(view, options, present)),
+             (FLOATING_IPS, lambda: audit_floating_ips(view, options, present)),
+             (SERVERS, lambda: audit_servers(view, options, networks_by_id)))
+    for kind, step in steps:
+        if kind in unknown:
+            continue
+        found, counted = step()
+        findings += found
+        population.update(counted)
+    findings.sort(key=lambda f: (KINDS.index(f["kind"]), -(f["age"] or 0), f["name"] or "", f["id"]))
+    return Audit(findings, population, unknown, present)
+
+
+def plan_cleanup(result, cleanup, max_deletions):
+    """(to delete, not deleted, refusal) of a clean-up of the kinds in ``cleanup``: ``candidates`` capped at
+    ``max_deletions`` (``capped``)."""
+    candidates, skipped, refusal = candidates_of(result, cleanup)
+    delete, over = capped(candidates, max_deletions)
+    return delete, skipped + over, refusal
+
+
+def capped(candidates, max_deletions):
+    """(the first ``max_deletions`` candidates, the others as not deleted with the cap as the reason)."""
+    cap = max(0, int(max_deletions))
+    return candidates[:cap], over_cap(candidates[cap:], cap)
+
+
+def over_cap(entries, cap):
+    """``entries`` as not deleted: the cap of ``cap`` deletions a run is reached."""
+    return [brief(f, "max_deletions (%d per run) reached; a later run deletes it" % cap) for f in entries]
+
+
+def candidates_of(result, cleanup):
+    """(the findings a clean-up of the kinds in ``cleanup`` may delete, oldest first; not deleted; refusal).
+    Nothing when any kind is unknown (the refusal says which); never a finding with a ``keep`` reason; never every
+    object of a group (a kind, or one pool's members: that means a broken view, not leaks)."""
+    chosen = [f for f in result.findings if f["kind"] in cleanup]
+    if not chosen:
+        return [], [], None
+    if result.unknown:
+        refusal = ("the audit's view is partial (%s); a clean-up needs the whole view, so nothing is deleted"
+                   % "; ".join("%s unknown: %s" % kv for kv in sorted(result.unknown.items())))
+        return [], [brief(f, "refused: " + refusal) for f in chosen], refusal
+    skipped, candidates = [], []
+    by_group = {}
+    for entry in chosen:
+        by_group.setdefault(entry["group"], []).append(entry)
+    for entry in chosen:
+        size = result.population.get(entry["group"], 0)
+        if entry["keep"]:
+            skipped.append(brief(entry, "refused: " + entry["keep"]))
+        elif len(by_group[entry["group"]]) >= size:
+            skipped.append(brief(entry, "refused: it would delete every one of the %d %s; that looks like a broken "
+                                        "view, not leaks" % (size, entry["group"].replace("_", " "))))
+        else:
+            candidates.append(entry)
+    candidates.sort(key=lambda f: (-(f["age"] or 0), KINDS.index(f["kind"]), f["id"]))
+    return candidates, skipped, None
+
+
+def recheck(entry, fresh, cleanup):
+    """None when ``entry`` may still be deleted on ``fresh`` (the ``Audit`` of a read made just before its
+    deletion), else why not: the object is gone or changed, no longer a leak, or the guards now refuse it."""
+    if fresh.unknown:
+        return "the view is partial now (%s)" % "; ".join("%s unknown" % k for k in sorted(fresh.unknown))
+    now = next((f for f in fresh.findings if f["kind"] == entry["kind"] and f["id"] == entry["id"]), None)
+    if now is None:
+        return "since the audit it is gone or no longer a leak"
+    if now["why"] != entry["why"]:
+        return "since the audit: %s" % now["why"]
+    delete, _skipped, refusal = candidates_of(fresh, cleanup)
+    if refusal:
+        return refusal
+    if not any(f["id"] == entry["id"] for f in delete):
+        return "the guards now refuse it (another cluster's claim, or every object of its group)"
+    return None
+
+
+def brief(entry, reason):
+    return dict(kind=entry["kind"], id=entry["id"], name=entry["name"], age=entry["age"], reason=reason)
+
+
+def counts(result):
+    """kind -> number of findings, None for a kind that is unknown."""
+    return dict((kind, None if kind in result.unknown else len([f for f in result.findings if f["kind"] == kind]))
+                for kind in KINDS)
+
+
+def duration(seconds):
+    seconds = int(seconds)
+    if seconds < 60:
+        return "%ds" % seconds
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return "%dm%s" % (minutes, "%02ds" % sec if sec else "")
+    hours, minutes = divmod(minutes, 60)
+    return "%dh%s" % (hours, "%02dm" % minutes if minutes else "")

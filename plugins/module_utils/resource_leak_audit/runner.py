@@ -1,0 +1,226 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of resource_leak_audit: read the project (a list refused with 403, or a service missing from the
+catalog, makes that view unknown), judge with ``resource_leak_audit.plan``, and with ``cleanup`` delete what the
+plan allows, each deletion judged again on a fresh read. The module file gives the argument spec."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    ModuleFailure,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.project_service import (
+    ProjectNetworkService,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import ServerService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.listing import BUSY, LoadBalancerListing
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
+    describe_fault,
+    http_status,
+    is_sdk_error,
+    service_message,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import ksa_exceptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.resource_leak_audit import plan as leak_plan
+
+#: Answers to a list that mean "this view cannot be read by this user" (never "empty"): a policy that forbids
+#: it (403), an API that does not serve it (404).
+REFUSED = (403, 404)
+
+
+def refusal_of(exc):
+    """Why a list could not be read, when the answer means the view is unknown to this user; else None."""
+    if http_status(exc) in REFUSED:
+        return service_message(exc)
+    if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.EndpointNotFound):
+        return "the service is not in the catalog (%s)" % exc
+    return None
+
+
+class Reader:
+    """One read of the project into a ``plan.View``: each list once; a refused list is an unknown view."""
+
+    def __init__(self, client, deadline, scope):
+        self.network = ProjectNetworkService(client)
+        self.servers = ServerService(client)
+        self.octavia = LoadBalancerListing(client)
+        self.deadline = deadline
+        self.scope = scope
+        self.project_id = None
+
+    def attempt(self, lists, unknown, name, read):
+        try:
+            lists[name] = read()
+        except Exception as exc:  # pylint: disable=broad-except
+            why = refusal_of(exc)
+            if why is None:
+                raise
+            unknown[name] = why
+
+    def read(self):
+        deadline = self.deadline
+        if self.project_id is None:
+            self.project_id = self.network.project_id(deadline)
+        lists, unknown = {}, {}
+        self.attempt(lists, unknown, "servers", lambda: self.servers.list_servers(deadline))
+        for kind in ("ports", "networks", "routers", "security_groups", "floating_ips"):
+            self.attempt(lists, unknown, kind, lambda k=kind: self.network.list_kind(k, self.project_id, deadline))
+        self.attempt(lists, unknown, "loadbalancers", lambda: self.octavia.list_loadbalancers(self.project_id, deadline))
+        if "loadbalancers" in lists:
+            self.attempt(lists, unknown, "pools", lambda: self.octavia.list_pools(self.project_id, deadline))
+        else:
+            unknown["pools"] = unknown["members"] = "the load balancers could not be listed"
+        if "pools" in lists:
+            self.attempt(lists, unknown, "members", lambda: self.members(lists))
+        return leak_plan.View(unknown=unknown, **lists)
+
+    def members(self, lists):
+        """pool id -> members, for the pools of CAPO's API load balancers (of the scope's cluster): one list each."""
+        wanted = set()
+        for lb in lists["loadbalancers"]:
+            claimed = leak_plan.name_claims(lb.get("name"))
+            if (lb.get("name") or "").endswith(leak_plan.LB_SUFFIX) and claimed and (
+                    self.scope is None or self.scope in claimed):
+                wanted.add(lb["id"])
+        result = {}
+        for pool in lists["pools"]:
+            if wanted & set(x["id"] if isinstance(x, dict) else x for x in pool.get("loadbalancers") or []):
+                result[pool["id"]] = self.octavia.list_members(pool["id"], self.deadline)
+        return result
+
+
+@dataclass(frozen=True)
+class ResourceLeakAuditOptions(ModuleOptions):
+    """What resource_leak_audit was asked (its parameters, check mode and diff)."""
+
+    cluster: Optional[str]
+    clusters: list
+    port_grace_period: int
+    cleanup: list
+    max_deletions: int
+    fail_on_findings: bool
+    timeout: int
+    check_mode: bool = False
+    diff: bool = False
+
+
+class ResourceLeakAuditRunner:
+    """``module`` the OpenStack module base (connection, start time, warnings, exit and fail); ``options`` what was
+    asked."""
+
+    def __init__(self, module, options):
+        self.module = module
+        self.options = options
+        self.clock = module.clock
+        self.started = module.started
+        self.reader = None
+
+    def plan_options(self):
+        options = self.options
+        scope = leak_plan.cluster_resource(options.cluster) if options.cluster else None
+        if options.cluster is not None and not scope:
+            raise ModuleFailure("cluster is empty; name the cluster as namespace/name (or leave it out for the "
+                                "whole project)")
+        known = [leak_plan.cluster_resource(c) for c in options.clusters or [] if str(c).strip()]
+        now = leak_plan.datetime.datetime.fromtimestamp(self.clock.time(), leak_plan.UTC)
+        return leak_plan.Options(scope=scope, clusters=known, now=now, port_grace_period=options.port_grace_period)
+
+    def run(self):
+        options = self.options
+        deadline = self.started + options.timeout
+        self.module.connect()
+        plan_options = self.plan_options()
+        self.reader = Reader(self.module.client, deadline, plan_options.scope)
+        result = leak_plan.audit(self.reader.read(), plan_options)
+        data = dict(scope=self.reader.scope or "project", findings=result.findings, counts=leak_plan.counts(result),
+                    unknown=result.unknown, clusters_present=sorted(result.present), deleted=[], not_deleted=[],
+                    refused=None)
+        if options.cleanup:
+            self.clean(result, data, deadline)
+        self.conclude(data)
+
+    def conclude(self, data):
+        gone = set((d["kind"], d["id"]) for d in data["deleted"] if d["status"] in ("done", "planned", "gone"))
+        data["remaining"] = [f for f in data["findings"] if (f["kind"], f["id"]) not in gone]
+        data["healthy"] = not data["remaining"] and not data["unknown"]
+        data["changed"] = any(d["status"] in ("done", "planned") for d in data["deleted"])
+        if self.options.diff:
+            def listing(entries):
+                out = dict((k, []) for k in leak_plan.KINDS)
+                for f in entries:
+                    out[f["kind"]].append("%s (%s)" % (f["name"], f["id"]) if f["name"] else f["id"])
+                return out
+            data["diff"] = dict(before=listing(data["findings"]), after=listing(data["remaining"]))
+        if self.options.fail_on_findings and (data["remaining"] or data["unknown"]):
+            raise ModuleFailure("leaks remain: %s%s" % (
+                ", ".join("%s %s" % (n, k.replace("_", " ")) for k, n in sorted(data["counts"].items()) if n) or "none",
+                "; unknown: %s" % "; ".join("%s (%s)" % kv for kv in sorted(data["unknown"].items()))
+                if data["unknown"] else ""), **data)
+        self.module.exit(**data)
+
+    def clean(self, result, data, deadline):
+        options = self.options
+        candidates, skipped, refusal = leak_plan.candidates_of(result, options.cleanup)
+        data["not_deleted"], data["refused"] = skipped, refusal
+        if refusal:
+            self.module.warn(refusal)
+        cap = options.max_deletions
+        for index, entry in enumerate(candidates):
+            if len(data["deleted"]) >= cap:
+                data["not_deleted"] += leak_plan.over_cap(candidates[index:], cap)
+                break
+            record = dict(kind=entry["kind"], id=entry["id"], name=entry["name"], age=entry["age"], why=entry["why"],
+                          status="planned")
+            if not options.check_mode:
+                record["status"], why = self.delete_fresh(entry, data, deadline)
+                if why is not None:
+                    data["not_deleted"].append(leak_plan.brief(entry, "not deleted: " + why))
+                    continue
+            data["deleted"].append(record)
+
+    def delete_fresh(self, entry, data, deadline):
+        """Judge ``entry`` again on a fresh read and delete it: (``done`` or ``gone``, None), or (None, why it is
+        kept: the fresh read, a busy load balancer, a policy that forbids it)."""
+        try:
+            why = leak_plan.recheck(entry, leak_plan.audit(self.reader.read(), self.plan_options()),
+                                    self.options.cleanup)
+            if why is not None:
+                return None, why
+            status = self.delete(entry, deadline)
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) == 403:
+                return None, ("the service's policy forbids this user to delete it (%s)%s" % (
+                    service_message(exc), "; Neutron lets only an admin or the compute service delete a port of a "
+                    "compute device" if entry["kind"] == leak_plan.PORTS else ""))
+            self.fail_deleting(exc, entry, data)
+        if status == BUSY:
+            return None, "the load balancer is busy (409, PENDING_*); a later run deletes it"
+        return status, None
+
+    def delete(self, entry, deadline):
+        if entry["kind"] == leak_plan.MEMBERS:
+            done = self.reader.octavia.delete_member(entry["pool_id"], entry["id"], deadline)
+        else:
+            done = self.reader.network.delete_object(entry["kind"], entry["id"], deadline)
+        if done == BUSY:
+            return BUSY
+        return "done" if done else "gone"
+
+    def fail_deleting(self, exc, entry, data):
+        known = describe_fault(exc) is not None or is_sdk_error(exc)
+        message = str(exc) if isinstance(exc, DeadlineExceeded) else (
+            service_message(exc) if known else self.module.describe_error(exc))
+        if message is None:
+            raise exc
+        data["changed"] = any(d["status"] == "done" for d in data["deleted"])
+        raise ModuleFailure("deleting %s %s (%s: %s) failed: %s; deleted before it: %s" % (
+            entry["kind"].replace("_", " "), entry["name"] or entry["id"], entry["id"], entry["why"], message,
+            ", ".join(d["name"] or d["id"] for d in data["deleted"]) or "none"), **data)
