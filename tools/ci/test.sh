@@ -3,8 +3,9 @@
 # CPU, and the summary). Where the machine has cores to spare, steps run side by side:
 # - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
 # - the minicloud tests, then the role scenarios (molecule), run on a cloud of their own while the integration
-#   tests run, and their output comes after the integration tests' (the integration tests leave a part of two
-#   cores idle, waiting for the cloud; these fill it: most of their time is waiting too).
+#   tests run, then the conformance tier on the real control plane once its build is done; their output comes
+#   after the integration tests' (the integration tests leave a part of two cores idle, waiting for the cloud;
+#   these fill it: most of their time is waiting too).
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
 # the scenarios, on free ports in a temporary folder: they come up in the background while the checks run, and
 # are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is the first worker's
@@ -68,6 +69,10 @@ set -m  # the background steps get a process group of their own, which cleanup()
         "${make}" minicloud-tests
     MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule \
         COLLECTION_BUILT=yes
+    # the background build's output, then build.sh once more: nothing to do when it succeeded, its error if not
+    "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
+        cat '${upstream_log}'; bash tools/upstream/build.sh"
+    "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes
 ) > "${scenarios_log}" 2>&1 &
 background+=($!)
 set +m
@@ -77,11 +82,7 @@ status=0
 wait "${background[0]}" || status=$?
 background=()
 echo
-echo "============ minicloud tests and molecule (ran side by side with the integration tests) ============"
+echo "==== minicloud tests, molecule, the upstream build and the conformance tier (beside the integration tests) ===="
 cat "${scenarios_log}"
 [ "${status}" -eq 0 ] || exit "${status}"
-# the background build's output, then build.sh once more: nothing to do when it succeeded, its error if not
-"${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
-    cat '${upstream_log}'; bash tools/upstream/build.sh"
-"${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes
 "${step}" --summary
