@@ -2,11 +2,6 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
-
 class ModuleDocFragment(object):
     # The Kubernetes connection given as one dictionary option: in the OpenStack modules that also read a Kubernetes
     # API (their top-level validate_certs, ca_cert, client_cert and client_key are the OpenStack ones) and in

@@ -2,11 +2,6 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
-
 class ModuleDocFragment(object):
     # The one rule of the options that name objects (servers, members, replace pairs): core/names.py.
     DOCUMENTATION = r'''

@@ -2,10 +2,6 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 DOCUMENTATION = r'''
 name: capi_clusters
 short_description: Cluster API workload clusters of a management cluster as inventory hosts

@@ -3,10 +3,6 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 DOCUMENTATION = r'''
 module: node_registration_audit
 short_description: Find Nova servers of a cluster that never became Kubernetes Nodes, and delete a few of them

@@ -2,10 +2,6 @@
 """What the documentation says, held against the code: versions, the roles' metadata and argument specs, the
 action groups, the connection options the roles pass, the example inventory and the list of benchmarks."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import os
 import re

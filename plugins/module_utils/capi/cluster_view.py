@@ -16,10 +16,6 @@ conditions         status.v1beta2.conditions (new style)        status.condition
 =================  ==========================================  ==============================================
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     BLOCK_MOVE_ANNOTATION,
     CONTROL_PLANE_LABEL,

@@ -12,10 +12,6 @@ jittered pause after a failure (reset by the next event); a 410 Gone (answer or 
 fresh list. Blocking calls: the event source runs ``follow`` in a thread of its own.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import random
 

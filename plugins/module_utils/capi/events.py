@@ -35,10 +35,6 @@ Every event has ``cluster`` (``{namespace, name}``), ``host`` (the capi_clusters
 ``meta.hosts`` (the same, so that ansible-rulebook limits a playbook to that cluster's host).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import DEFAULT_HOSTNAME_FORMAT

@@ -12,10 +12,6 @@ security groups (``controlPlaneSecurityGroup``, ``workerSecurityGroup``, ``basti
 ``status.initialization.provisioned``.  What a provider does not report is None (or an empty list).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import re
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import (

@@ -11,10 +11,6 @@ v1beta2 objects with the new conditions under ``status.conditions`` and the old 
 ``status.infrastructureReady`` / ``status.controlPlaneReady`` to ``status.initialization.*``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 BLOCK_MOVE_ANNOTATION = "clusterctl.cluster.x-k8s.io/block-move"
 # Set by clusterctl move on the source's objects it has made on the target, before it deletes them.

@@ -7,10 +7,6 @@ Every call goes through ``KubernetesClient.call`` (retries, deadline, counting).
 plain dicts (what the API sent), so the decision modules never see client classes.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_GROUPS,
     CLUSTER_NAME_LABEL,

@@ -4,10 +4,6 @@
 """The runner of cluster_info: read a Cluster, its control plane, infrastructure and Machines, and return
 ``cluster_view.build_view`` of them. The module file gives the argument spec."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import asdict, dataclass
 from typing import Optional
 

@@ -20,10 +20,6 @@ that carries its own ``cluster.x-k8s.io/paused`` annotation stays paused and is 
 block-move annotation was seen; ``assess`` and ``judge`` are pure over that record.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     BLOCK_MOVE_ANNOTATION,
     DELETE_FOR_MOVE_ANNOTATION,

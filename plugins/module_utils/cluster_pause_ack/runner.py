@@ -8,10 +8,6 @@ The wait follows the objects by watch where the API serves it (one list and one 
 quiet period measured from the events), else by polling lists; ``observed_with`` in the result says
 which, and why polling when it was not the user's choice."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import asdict, dataclass
 from typing import Optional
 

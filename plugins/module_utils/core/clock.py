@@ -5,10 +5,6 @@
 wall-clock time a plan compares with the API's timestamps (``time``, ``utc_now``). Tests pass a fake with
 the same methods."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 import time
 

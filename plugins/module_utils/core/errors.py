@@ -8,10 +8,6 @@ Services, plans and clients raise these; none of them knows about Ansible.  The 
 and its ``data`` as result fields, so a user never sees a traceback for them.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 
 class FlightcontrolError(Exception):
     """An error with a message a person can act on; ``data`` goes into the failed result."""

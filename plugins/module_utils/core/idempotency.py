@@ -14,10 +14,6 @@ nothing: the time one request is given (``api_timeout``) has passed once more si
 attempt still being worked on by the service had that long to show.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import MaybeCommitted
 

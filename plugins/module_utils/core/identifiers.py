@@ -4,10 +4,6 @@
 """Recognising OpenStack ids (UUIDs, written with or without dashes) and comparing IP addresses however
 they were written."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import ipaddress
 import re
 

@@ -10,10 +10,6 @@ A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``Kubernete
 message a person can act on, never a traceback.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import math
 
 from ansible.module_utils.basic import AnsibleModule

@@ -16,10 +16,6 @@
 Pure: names in, no API access.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import fnmatch
 import re
 

@@ -5,10 +5,6 @@
 reads (``ModuleOptions``), and the module file builds it from its parameters. The runner reads nothing else of
 the module's parameters."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import fields
 
 

@@ -3,10 +3,6 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Result helpers: every module returns ``changed``, ``elapsed`` and ``api_calls`` the same way."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 
 def complete(data, started, now, api_calls, retried=None):
     """Add the fields every result carries to ``data`` and return it."""

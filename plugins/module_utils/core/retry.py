@@ -30,10 +30,6 @@ a cloud.  Classification of exceptions is done by ``classify``, a pure function 
 and headers that callers extract from whatever library raised.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import email.utils
 import random
 import time

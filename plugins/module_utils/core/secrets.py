@@ -5,10 +5,6 @@
 string, must stay readable) and a kubeconfig given as a dict. Their values are masked in the invocation log
 and in results like the values of ``no_log`` options."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 SECRET_KEY_WORDS = ("password", "secret", "token", "key", "credential")
 
 

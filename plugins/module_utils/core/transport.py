@@ -10,10 +10,6 @@ come after the service did the work. keystoneauth re-raises requests' errors as 
 original is found along the exception chain.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 try:
     import urllib3
     BEFORE_SENDING = (urllib3.exceptions.ConnectTimeoutError, ConnectionRefusedError)  # NewConnectionError too

@@ -10,10 +10,6 @@ is DONE or FAILED, or the deadline passes, and it never sleeps past the deadline
 injectable (``monotonic()`` and ``sleep()``), so waits are unit-tested in microseconds.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 
 DONE = "done"

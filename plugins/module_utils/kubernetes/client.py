@@ -11,10 +11,6 @@ to the time left before the caller's deadline), and every API call a module make
 one policy, and honest request counts.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import os
 import re

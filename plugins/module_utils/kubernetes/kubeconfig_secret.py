@@ -12,10 +12,6 @@ is wrong with it. Certificate and key data never reach a file: on Linux they bec
 files (mode 0600, removed when the process ends) are used.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import base64
 import binascii
 import copy

@@ -3,10 +3,6 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The base class of the Kubernetes modules: kubernetes.core's connection options, errors a person can act on."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError

@@ -8,10 +8,6 @@ deadline, counting).  The answer is read as JSON, not into the client's models (
 per Node costs more than the request).  Plain data out, the shape route_audit's ``nodes`` option has.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 
 PAGE_SIZE = 500

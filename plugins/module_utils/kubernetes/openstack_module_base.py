@@ -5,10 +5,6 @@
 rollout_guard). Apart from ``kubernetes.module_base`` so that a Kubernetes-only module does not import
 openstacksdk at every start."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     connect_kubernetes,
     describe_kubernetes_error,

@@ -18,10 +18,6 @@ mend. Opening a watch and every list go through ``KubernetesClient.call`` (the o
 the deadline, request counting).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import threading
 

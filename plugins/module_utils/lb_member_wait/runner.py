@@ -5,10 +5,6 @@
 the member list and the load balancer's GET where the tree cannot serve) until ``octavia.members.judge`` says done
 or failed. The module file gives the argument spec."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass
 from typing import Optional
 

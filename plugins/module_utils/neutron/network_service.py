@@ -8,10 +8,6 @@ what is written here), returning plain dicts with the services' own field names.
 raise on an HTTP error by default: every call passes ``raise_exc=True`` so faults reach the retry policy.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import if_match_put

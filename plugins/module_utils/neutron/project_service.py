@@ -5,10 +5,6 @@
 one object, each one API request under the retry policy. Every list names the project: an admin's list would
 otherwise hold every project's objects, while Nova lists only the project's servers. Plain dicts out."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase, deleted
 

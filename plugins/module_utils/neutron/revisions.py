@@ -4,10 +4,6 @@
 """Updates that must not lose a concurrent change: sent with ``If-Match: revision_number=N``; on HTTP 412
 the object is read again and the update computed anew from what it holds now."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import KeptChanging
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status

@@ -9,10 +9,6 @@ is a constant number of requests however many nodes: the router, the extensions,
 their subnets, the ports of those networks, and the project's quota.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     ResolveError,

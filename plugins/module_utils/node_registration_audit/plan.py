@@ -9,10 +9,6 @@ registered within the timeout (or are in ERROR), and which of those a clean-up m
 nothing at all when no server is a Node (then the Node source is broken, not the servers).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError, ResolveError

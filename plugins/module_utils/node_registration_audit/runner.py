@@ -5,10 +5,6 @@
 ``node_registration_audit.plan``, and with state=cleaned delete what the plan allows. The module file gives the
 argument spec."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass
 from typing import Optional
 

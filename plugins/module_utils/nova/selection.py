@@ -9,10 +9,6 @@ server only; otherwise an entry with ``*`` is a glob pattern on names; without `
 Pure: server dicts (``id``, ``name``) in, no API access.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core import names
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import (

@@ -7,10 +7,6 @@ Every request goes through the clients' ``call`` (one retry policy, the deadline
 Plain dicts out.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase, deleted
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.pagination import list_all_pages
 

@@ -4,10 +4,6 @@
 """Octavia reads of a whole project (load balancers, pools, each pool's members), one API request each under the
 retry policy, and the deletion of one member. Plain dicts with Octavia's own field names."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase

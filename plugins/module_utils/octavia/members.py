@@ -7,10 +7,6 @@ An observation is ``{"loadbalancer": {...}, "pool": {...}, "members": [{...}, ..
 fields Octavia returns (id, name, address, protocol_port, provisioning_status, operating_status).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import ipaddress
 import re
 

@@ -6,10 +6,6 @@
 Everything returned is a plain dict with Octavia's own field names, so decisions stay pure.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError

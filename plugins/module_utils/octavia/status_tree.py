@@ -9,10 +9,6 @@ allows it). A pool appears under each listener that uses it, and not at all when
 pool has to be read with the member list.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 #: What a poll needs of each member; the status tree carries these and nothing else.
 MEMBER_FIELDS = ("id", "name", "address", "protocol_port", "provisioning_status", "operating_status")
 LOADBALANCER_FIELDS = ("id", "name", "provisioning_status", "operating_status")

@@ -8,10 +8,6 @@ over.  Every HTTP request the SDK sends (token requests included) is counted at 
 every API call a module makes goes through ``OpenStackClient.call`` so the one retry policy applies.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import CREATE, READ, RetryPolicy

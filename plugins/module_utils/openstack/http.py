@@ -5,10 +5,6 @@
 
 The one place that reads an HTTP status from an exception of openstacksdk, keystoneauth or requests."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import Fault, parse_retry_after
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.transport import failed_before_sending
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (

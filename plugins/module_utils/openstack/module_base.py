@@ -4,10 +4,6 @@
 """The base of the modules that talk to OpenStack: openstack.cloud's connection options, the connection,
 and the words for the OpenStack libraries' errors."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure

@@ -4,10 +4,6 @@
 """Following an OpenStack list across pages: ``limit`` and ``marker`` (the last item's id), as long as the
 answer carries a ``next`` link (``<key>_links``, Nova's form)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 PAGE_SIZE = 1000
 
 

@@ -4,10 +4,6 @@
 """The base of every OpenStack service class: one proxy of the connection, every request through
 ``OpenStackClient.call`` (the retry policy, the deadline, request counting)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 

@@ -6,10 +6,6 @@
 Every other file imports the libraries from here, so ``SDK_IMPORT_ERROR`` is the one place that
 knows whether they are installed."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import os
 import re
 import sys

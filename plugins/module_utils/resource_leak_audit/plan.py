@@ -11,10 +11,6 @@ servers in ERROR. Which clusters an object belongs to is read from CAPO's names,
 never an object another cluster claims, and nothing at all while any part of the view is unknown.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 
 #: CAPO's names: network, subnet and router ``k8s-clusterapi-cluster-<namespace>-<name>``, API load balancer

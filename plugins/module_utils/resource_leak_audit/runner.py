@@ -5,10 +5,6 @@
 catalog, makes that view unknown), judge with ``resource_leak_audit.plan``, and with ``cleanup`` delete what the
 plan allows, each deletion judged again on a fresh read. The module file gives the argument spec."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass
 from typing import Optional
 

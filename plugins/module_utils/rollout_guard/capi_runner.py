@@ -9,10 +9,6 @@ and the load balancer) and writes nothing; ``act`` makes the holds, releases and
 ``plan.next_action`` calls for, reading again after each; ``judge`` turns the last action into a verdict.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass, field
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (

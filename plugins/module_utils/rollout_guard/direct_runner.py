@@ -8,10 +8,6 @@ Each poll: ``look`` reads the pool's members and the load balancer (no write); `
 ``plan.direct_next`` and deletes the old member it releases; ``judge`` turns the action into a verdict.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass, field
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (

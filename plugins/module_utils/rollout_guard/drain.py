@@ -20,10 +20,6 @@ seconds. Octavia reports connections per listener, not per member: with other me
 are rarely idle, so under load the drain lasts ``drain_timeout``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass
 
 DRAIN, WAIT, RELEASE = "drain", "wait", "release"

@@ -4,10 +4,6 @@
 """Drain before release, for both modes of rollout_guard: weight 0 on the old member, wait, then let the runner
 release it; put the weight back on members this run drained but did not release (``drain.py`` decides)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain
 
 # Seconds a stopped run takes to put drained members' weights back.

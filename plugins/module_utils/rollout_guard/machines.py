@@ -14,10 +14,6 @@ Which Machines are old (to be replaced), in this order:
    up-to-date replicas than replicas (a rollout someone else started); Machines that appear later are new.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig

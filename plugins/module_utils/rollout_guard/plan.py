@@ -19,10 +19,6 @@ Serving means provisioning_status ACTIVE and operating_status ONLINE with a heal
 without one (what lb_member_wait calls HEALTHY).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import PRE_DRAIN_HOOK_PREFIX
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import normalize_address
 

@@ -3,10 +3,6 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a rollout run did and saw, in the shape of rollout_guard's results (both modes)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import DONE, FAILED, WAITING, Verdict
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import MEMBER_FIELDS

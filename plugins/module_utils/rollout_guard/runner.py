@@ -5,10 +5,6 @@
 (``direct_runner``). The module file gives the argument spec and builds the runners' options
 (``RolloutOptions``) from its parameters."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass
 from typing import Optional
 

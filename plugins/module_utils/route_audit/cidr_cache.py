@@ -12,10 +12,6 @@ entry. Networks are of classes that compute their hash once (``ipaddress`` compu
 lookup in a dict or a set).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import functools
 import ipaddress
 

@@ -23,10 +23,6 @@ first, and only when no stale route is left the wrong routes of the destinations
 (they carry no working traffic).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import bisect
 import ipaddress
 

@@ -11,10 +11,6 @@ checked on that read; a plain update with ``If-Match`` is conditional on the rev
 that was not on the router when the plan was made (another writer added it since) is never removed: the
 repair only ever removes routes it read before its first write (``removable``)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import ipaddress
 from dataclasses import dataclass, field
 

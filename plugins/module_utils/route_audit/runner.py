@@ -6,10 +6,6 @@ Neutron has it (a constant number of requests), the audit (``route_audit.plan``)
 repair (``route_audit.repair``). The module file gives the argument spec and builds the runner's options
 (``RouteAuditOptions``) from its parameters."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import functools
 import ipaddress
 from dataclasses import dataclass

@@ -13,10 +13,6 @@ which is what a packet filter sees.
 Everything here works on plain dicts with Neutron's field names and is unit-tested without a cloud.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import ipaddress
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import RuleError

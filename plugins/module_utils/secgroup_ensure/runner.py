@@ -5,10 +5,6 @@
 with ``secgroup_ensure.plan``, then write (the group, rules, ports with If-Match), recording each write so that
 a failure halfway says what was made and what was not. The module file gives the argument spec."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from dataclasses import dataclass, field
 from typing import Optional
 

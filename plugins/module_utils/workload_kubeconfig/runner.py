@@ -6,10 +6,6 @@ check it (and, if asked, that the workload API answers with it), and write it to
 asks for a file. The module file gives the argument spec. The kubeconfig's content never reaches the result, an
 error or the diff."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import os
 import stat

@@ -1,8 +1,5 @@
 # -*- coding: utf-8 -*-
 """The capi_events source with a queue and canned watch streams: no cluster."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import asyncio
 import copy

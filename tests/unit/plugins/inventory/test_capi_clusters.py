@@ -1,10 +1,6 @@
 # -*- coding: utf-8 -*-
 """The capi_clusters inventory: Cluster API objects -> hosts, variables and groups (no cloud)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 
 import pytest

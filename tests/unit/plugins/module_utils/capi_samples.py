@@ -5,10 +5,6 @@ Shapes follow Cluster API v1.10 (v1beta1 with ``status.v1beta2``) and v1.11 (v1b
 ``status.deprecated.v1beta1``) and CAPO v1beta1; the pause tests move them through time.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 
 T0 = "2026-11-21T10:00:00Z"

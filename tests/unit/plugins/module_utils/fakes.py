@@ -1,10 +1,6 @@
 # -*- coding: utf-8 -*-
 """Test doubles shared by the unit tests: a clock that only moves when told, a call that follows a script."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 
 class FakeClock:
     def __init__(self, start=1000.0):

@@ -1,8 +1,5 @@
 # -*- coding: utf-8 -*-
 """The pure guards: what a destructive plan may leave, identities, numbers, names and error words."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import ipaddress
 import json

@@ -4,10 +4,6 @@ package in plugins/module_utils named after it (and every feature package is a m
 feature packages, and imports only go downwards: a feature package imports API packages and ``core``, never
 another feature package; an API package imports only the API packages below it; ``core`` imports only itself."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import ast
 from pathlib import Path
 

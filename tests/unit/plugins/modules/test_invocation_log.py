@@ -1,9 +1,6 @@
 # -*- coding: utf-8 -*-
 """What a module hands to syslog when it starts (AnsibleModule logs its invocation): no secret of a ``cloud``
 dict or of a kubeconfig given as a dict."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import json
 import types

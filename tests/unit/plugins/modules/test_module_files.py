@@ -2,10 +2,6 @@
 """Every module file imports, and is what the layout promises: its documentation, one class holding its
 argument spec (the class the fuzz suite reads), and ``main``."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import importlib
 import os
 

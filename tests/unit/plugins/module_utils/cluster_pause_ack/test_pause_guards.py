@@ -1,8 +1,5 @@
 # -*- coding: utf-8 -*-
 """The refusals of cluster_pause_ack before its write: an unpause during a move, a reference not served."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import pytest
 

@@ -1,10 +1,6 @@
 # -*- coding: utf-8 -*-
 """The small shared helpers: the clock's wall time, address normalising, the error classes' data."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 import time
 

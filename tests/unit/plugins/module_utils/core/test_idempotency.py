@@ -1,8 +1,5 @@
 # -*- coding: utf-8 -*-
 """The retry policy's idempotency classes and the adoption of a create whose answer was lost."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import random
 

@@ -1,9 +1,6 @@
 # -*- coding: utf-8 -*-
 """Did a failed connection send the request? Real connections on this machine: refused, and closed after the
 request was read."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import socket
 import threading

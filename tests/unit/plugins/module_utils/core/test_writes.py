@@ -1,8 +1,5 @@
 # -*- coding: utf-8 -*-
 """The write ledger: every write a client makes is recorded, and a failure after one says changed: true."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import random
 

@@ -3,10 +3,6 @@
 K8S_AUTH_IMPERSONATE_*, an Impersonate-User header and one Impersonate-Group header per group on every request;
 the proxy's headers made as kubernetes.core makes them."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import pytest
 
 kubernetes = pytest.importorskip("kubernetes")

@@ -1,10 +1,6 @@
 # -*- coding: utf-8 -*-
 """The If-Match update with re-read that secgroup_ensure (port groups) and route_audit (address pairs) share."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import pytest
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import KeptChanging

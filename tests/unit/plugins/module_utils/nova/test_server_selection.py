@@ -2,10 +2,6 @@
 """The ``servers`` option of secgroup_ensure and node_registration_audit: one rule for a name several
 servers have, and one for names with glob characters (``core.names``)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import pytest
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core import names

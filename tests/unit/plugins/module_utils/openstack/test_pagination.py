@@ -1,10 +1,6 @@
 # -*- coding: utf-8 -*-
 """Following Nova's pages: limit, marker, next links."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.pagination import list_all_pages
 
 

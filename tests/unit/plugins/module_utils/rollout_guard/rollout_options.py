@@ -1,10 +1,6 @@
 # -*- coding: utf-8 -*-
 """rollout_guard's options as the module builds them, with its defaults: a test names what it changes."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.runner import RolloutOptions
 
 DEFAULTS = dict(mode="capi", cluster="c1", namespace="default", api_version=None, pool=None, loadbalancer=None,

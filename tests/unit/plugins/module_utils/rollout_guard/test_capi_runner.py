@@ -2,10 +2,6 @@
 """rollout_guard mode=capi, one poll against fakes: looking writes nothing; the act step makes the hold
 the plan calls for (not in check mode) and looks again before the action is judged."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 from types import SimpleNamespace
 

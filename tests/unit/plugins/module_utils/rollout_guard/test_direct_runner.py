@@ -2,10 +2,6 @@
 """rollout_guard mode=direct, one poll against fakes: looking writes nothing; the act step deletes the old
 member once its replacement serves, and never while the load balancer is busy or in check mode."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 from types import SimpleNamespace
 

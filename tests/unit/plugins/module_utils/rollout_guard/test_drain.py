@@ -3,10 +3,6 @@
 are idle or drain_timeout passed, then release; weights go back when the pool cannot carry its floor without the
 drained members, and when the run stops before releasing them."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 from types import SimpleNamespace
 

@@ -1,9 +1,6 @@
 # -*- coding: utf-8 -*-
 """A node that exists is never gone: nodes read from Kubernetes without a pod CIDR or without a usable address
 are incomplete, reported, and their routes left alone. And a result of many nodes is summarised."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import pytest
 from hypothesis import given, settings

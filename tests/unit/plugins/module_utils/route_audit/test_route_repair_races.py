@@ -5,9 +5,6 @@ repair, routes added, removed or pointed elsewhere, with and without extraroute-
 The router is a fake that checks, at every write the repair makes, what the write does to the router as it
 stands then: a removal never takes a route that was not there when the plan was made, never a foreign route,
 and never leaves a node's pod CIDR without a route."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import dataclasses
 

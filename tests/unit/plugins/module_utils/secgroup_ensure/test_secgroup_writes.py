@@ -1,8 +1,5 @@
 # -*- coding: utf-8 -*-
 """The decisions secgroup_ensure makes at the moment of its writes: twin groups of two runs, deletes re-judged."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as sr
 
