@@ -24,6 +24,8 @@ DESCRIPTION = "Created by cluster-api-provider-openstack cluster "
 
 PORTS = "ports"
 MEMBERS = "members"
+#: the group the ports of a gone server are judged in (a clean-up never deletes every port of a server)
+COMPUTE_PORTS = "ports of servers"
 SECURITY_GROUPS = "security_groups"
 FLOATING_IPS = "floating_ips"
 SERVERS = "servers"
@@ -170,24 +172,32 @@ def other_claim(claimed, scope):
 
 
 def audit_ports(view, options, networks_by_id):
+    """Ports whose server is gone, judged among the ports of servers (group ``COMPUTE_PORTS``: a server list that
+    came back empty or short makes every one of them look orphaned, which the clean-up refuses), and ports without
+    a device past the grace period, judged among all the ports in scope."""
     server_ids = set(s["id"] for s in view.servers or [])
-    findings, population = [], 0
+    findings, population = [], {PORTS: 0, COMPUTE_PORTS: 0}
     for port in view.ports or []:
         claimed = claims(port, networks_by_id)
         if options.scope is not None and options.scope not in claimed:
             continue
-        population += 1
+        population[PORTS] += 1
         owner, device = port.get("device_owner") or "", port.get("device_id") or ""
         port_age = age(port, options.now)
-        if owner.startswith("compute:") and device and device not in server_ids:
-            why = "device_owner %s, device_id %s: no server of the project has this id" % (owner, device)
+        if owner.startswith("compute:") and device:
+            population[COMPUTE_PORTS] += 1
+            if device in server_ids:
+                continue
+            why, group = "device_owner %s, device_id %s: no server of the project has this id" % (owner, device), (
+                COMPUTE_PORTS)
         elif not owner and not device and claimed and port_age is not None and port_age >= options.port_grace_period:
             why = "no device, older than port_grace_period (%s), on cluster %s's network or made for it" % (
                 duration(options.port_grace_period), ", ".join(sorted(claimed)))
+            group = PORTS
         else:
             continue
-        findings.append(finding(PORTS, port, why, port_age, claimed, PORTS, keep=other_claim(claimed, options.scope)))
-    return findings, {PORTS: population}
+        findings.append(finding(PORTS, port, why, port_age, claimed, group, keep=other_claim(claimed, options.scope)))
+    return findings, population
 
 
 def cluster_addresses(view, resource, networks_by_id):
