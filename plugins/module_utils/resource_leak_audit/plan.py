@@ -188,8 +188,8 @@ def audit_ports(view, options, networks_by_id):
             population[COMPUTE_PORTS] += 1
             if device in server_ids:
                 continue
-            why, group = "device_owner %s, device_id %s: no server of the project has this id" % (owner, device), (
-                COMPUTE_PORTS)
+            why = "device_owner %s, device_id %s: no server of the project has this id" % (owner, device)
+            group = COMPUTE_PORTS
         elif not owner and not device and claimed and port_age is not None and port_age >= options.port_grace_period:
             why = "no device, older than port_grace_period (%s), on cluster %s's network or made for it" % (
                 duration(options.port_grace_period), ", ".join(sorted(claimed)))
