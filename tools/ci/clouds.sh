@@ -16,7 +16,7 @@ start)
         rm -f "${dir}.rc"
         (
             status=0
-            MINICLOUD_STATE_DIR="${dir}" "${python}" -m minicloud up --port-offset auto --timeout 300 \
+            MINICLOUD_STATE_DIR="${dir}" "${python}" -m minicloud up --port-offset auto --timeout 600 \
                 > "${dir}.log" 2>&1 || status=$?
             echo "${status}" > "${dir}.rc"
         ) &
