@@ -4,7 +4,7 @@
 """Deployments (apps/v1) as plain records: namespace, name, labels and the images of their containers.
 
 One list request (all namespaces, or one namespace), read as JSON through ``KubernetesClient.call`` (retries,
-deadline, counting) and the client's ``ApiClient`` (no apps models are built).
+deadline, counting) without building the client's models.
 """
 
 import json
@@ -22,13 +22,12 @@ def deployment_record(deployment):
 
 def list_deployments(kube, deadline, namespace=None):
     """Every Deployment (of ``namespace``, else of all namespaces) as ``deployment_record`` dicts, sorted."""
-    path = "/apis/apps/v1/namespaces/%s/deployments" % namespace if namespace else "/apis/apps/v1/deployments"
-
-    def request():
-        answer = kube.api_client.call_api(
-            path, "GET", header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
-            _preload_content=False, _return_http_data_only=True)
-        return json.loads(answer.data)
+    if namespace:
+        def request():
+            return json.loads(kube.apps.list_namespaced_deployment(namespace, _preload_content=False).data)
+    else:
+        def request():
+            return json.loads(kube.apps.list_deployment_for_all_namespaces(_preload_content=False).data)
 
     found = kube.call(request, "listing Deployments in %s" % (namespace or "all namespaces"), deadline)
     return sorted((deployment_record(d) for d in found.get("items") or []),
