@@ -101,3 +101,20 @@ def test_the_monitor_window_through_ansible_blocks_when_named(cloud, run_module,
     assert "lets a dead member take traffic for up to 15 s" in result["monitor"]["finding"]
     assert result["views"]["versions"]["status"] == "ok" and result["views"]["control_plane"]["status"] == "ok"
     assert result["api_calls"] > 0
+
+
+def test_the_rollout_role_stops_at_a_critical_finding_before_any_change(cloud, playbooks, providers):
+    """control_plane_rollout's preflight runs the report, prints it, and by default stops on a critical finding
+    (here CAPO 0.13 without ORC) before it changes anything."""
+    from rollouts import hooks_left, machines, run_role
+    from rollouts import seed_cluster as seed_on_servers
+
+    providers(capi="v1.12.2", capo="v0.13.1", orc=None)
+    name = seed_on_servers(cloud, control_plane=1, monitor=True)
+    before = sorted(m["metadata"]["name"] for m in machines(cloud, name))
+    rc, output, _ = run_role(playbooks, cloud, {"control_plane_rollout_cluster": name}, timeout=300)
+    assert rc != 0, output
+    assert "Readiness of Cluster default/%s: " % name in output and "blocking: orc_missing" in output
+    assert "Preflight | nothing the readiness report marks as blocking" in output
+    assert "CAPO v0.13.1 needs ORC" in output
+    assert sorted(m["metadata"]["name"] for m in machines(cloud, name)) == before and hooks_left(cloud, name) == {}
