@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: cluster_readiness
 short_description: Is a Cluster API cluster on OpenStack fit for a control-plane rollout or an upgrade?
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reports, before a change, what could make it unsafe, each as a finding with a C(severity) (C(info),
     C(warning), C(critical)), the numbers and what to do. Read only.
