@@ -112,7 +112,7 @@ def test_the_rollout_role_stops_at_a_critical_finding_before_any_change(cloud, p
     providers(capi="v1.12.2", capo="v0.13.1", orc=None)
     name = seed_on_servers(cloud, control_plane=1, monitor=True)
     before = sorted(m["metadata"]["name"] for m in machines(cloud, name))
-    rc, output, _ = run_role(playbooks, cloud, {"control_plane_rollout_cluster": name}, timeout=300)
+    rc, output, _result = run_role(playbooks, cloud, {"control_plane_rollout_cluster": name}, timeout=300)
     assert rc != 0, output
     assert "Readiness of Cluster default/%s: " % name in output and "blocking: orc_missing" in output
     assert "Preflight | nothing the readiness report marks as blocking" in output

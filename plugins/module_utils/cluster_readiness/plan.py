@@ -85,10 +85,10 @@ def finding(code, severity, view, message, action, **numbers):
             "numbers": numbers}
 
 
-def unknown_finding(view, reason, severity=WARNING):
+def unknown_finding(view, reason, severity=WARNING, action=None):
     return finding(view + "_unknown", severity, view, "%s: unknown (%s)" % (view.replace("_", " "), reason),
-                   "give the module read access to what it names, or check that part by hand; an unknown view is "
-                   "never reported as fine")
+                   action or "give the module read access to what it names, or check that part by hand; an unknown "
+                   "view is never reported as fine")
 
 
 def manifest_label(provider):
@@ -352,7 +352,8 @@ def judge_writers(objects):
                          "manager": entry.get("manager"), "operation": entry.get("operation"),
                          "time": entry.get("time"), "api_version": version})
     if not visible:
-        return [], [unknown_finding(view, "no object read carries managedFields", INFO)], UNKNOWN
+        return [], [unknown_finding(view, "no object read carries managedFields", INFO,
+                                    "read the objects' managers by hand (kubectl get --show-managed-fields)")], UNKNOWN
     if not rows:
         return rows, [], OK
     managers = sorted(set(r["manager"] or "?" for r in rows))
@@ -369,7 +370,8 @@ def judge_monitor(check, asked=True):
     ``asked``: no OpenStack connection was given, an info-level unknown)."""
     view = "monitor"
     if is_unknown(check):
-        return None, [unknown_finding(view, check.reason, WARNING if asked else INFO)], UNKNOWN
+        action = None if asked else "give an OpenStack connection (cloud or auth) to judge the API pool's monitor"
+        return None, [unknown_finding(view, check.reason, WARNING if asked else INFO, action)], UNKNOWN
     monitor = check["health_monitor"]
     if not check["finding"]:
         return check, [], OK

@@ -17,7 +17,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     dig,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status, status_message
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import status_message
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.deployments import list_deployments
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     check_object_names,

@@ -40,7 +40,7 @@ def test_supported_versions_with_matching_images_have_no_finding():
 @pytest.mark.parametrize("version", ["v1.11.3", "v1.10.0", "v1.9.5"])
 def test_capi_v1_11_and_older_is_out_of_support_with_the_table_named(version):
     core = provider("cluster-api", "CoreProvider", version, "capi-system")
-    _, found, status = plan.judge_versions([core], [])
+    _data, found, status = plan.judge_versions([core], [])
     assert status == plan.FINDINGS and codes(found) == ["capi_out_of_support"]
     assert found[0]["severity"] == plan.WARNING
     assert found[0]["numbers"] == {"version": version, "oldest_supported": "v1.12"}
@@ -50,14 +50,14 @@ def test_capi_v1_11_and_older_is_out_of_support_with_the_table_named(version):
 def test_an_image_that_disagrees_with_the_inventory_is_named():
     image = deployment("capi-system", "capi-controller-manager",
                        "registry.k8s.io/cluster-api/cluster-api-controller:v1.12.3", "cluster-api")
-    _, found, _ = plan.judge_versions([CORE], [image])
+    _data, found, _status = plan.judge_versions([CORE], [image])
     assert codes(found) == ["provider_image_mismatch"]
     assert found[0]["numbers"] == {"provider": "cluster-api", "inventory_version": "v1.12.2",
                                    "image_tags": ["v1.12.3"]}
 
 
 def test_no_inventory_is_unknown_not_fine():
-    _, found, status = plan.judge_versions(plan.Unknown("providers.clusterctl.cluster.x-k8s.io: HTTP 404"), [])
+    _data, found, status = plan.judge_versions(plan.Unknown("providers.clusterctl.cluster.x-k8s.io: HTTP 404"), [])
     assert status == plan.UNKNOWN and codes(found) == ["versions_unknown"]
     assert "HTTP 404" in found[0]["message"] and found[0]["severity"] == plan.WARNING
 
@@ -69,12 +69,12 @@ def test_images_that_cannot_be_listed_are_said_so():
 
 
 def test_no_core_provider_is_an_unknown_version():
-    _, found, _ = plan.judge_versions([CAPO], [])
+    _data, found, _status = plan.judge_versions([CAPO], [])
     assert codes(found) == ["capi_version_unknown"]
 
 
 def orc(providers, deployments, served=None):
-    rows, _, status = plan.judge_versions(providers, deployments)
+    rows, _found, status = plan.judge_versions(providers, deployments)
     return plan.judge_orc(rows, deployments, served or {}, status)
 
 
@@ -99,9 +99,9 @@ def test_older_capo_needs_no_orc_and_no_capo_skips():
 
 
 def test_orc_is_unknown_when_its_absence_cannot_be_seen():
-    _, found, status = orc([CORE, CAPO], plan.Unknown("HTTP 403"))
+    _data, found, status = orc([CORE, CAPO], plan.Unknown("HTTP 403"))
     assert status == plan.UNKNOWN and codes(found) == ["orc_unknown"]
-    _, found, status = orc(plan.Unknown("not served"), [])
+    _data, found, status = orc(plan.Unknown("not served"), [])
     assert status == plan.UNKNOWN and codes(found) == ["orc_unknown"]
 
 
@@ -126,7 +126,7 @@ def test_a_single_replica_without_surge_is_critical_in_both_contracts(v1beta2):
 
 
 def test_surge_defaults_to_one_and_other_shapes():
-    rollout, found, _ = plan.judge_control_plane(kcp(1))
+    rollout, found, _status = plan.judge_control_plane(kcp(1))
     assert rollout["max_surge"] == 1 and not rollout["max_surge_set"]
     assert codes(found) == ["kcp_single_replica"] and found[0]["severity"] == plan.INFO
     assert codes(plan.judge_control_plane(kcp(3, "0"))[1]) == ["kcp_no_surge"]
@@ -135,7 +135,7 @@ def test_surge_defaults_to_one_and_other_shapes():
 
 def test_a_control_plane_that_cannot_be_read_or_judged_is_unknown():
     for value in (plan.Unknown("HTTP 403"), None, {"kind": "TalosControlPlane", "spec": {}}):
-        _, found, status = plan.judge_control_plane(value)
+        _data, found, status = plan.judge_control_plane(value)
         assert status == plan.UNKNOWN and codes(found) == ["control_plane_unknown"]
 
 
@@ -164,7 +164,7 @@ def test_a_health_check_covering_control_plane_machines_is_a_warning_with_the_ma
 
 
 def test_health_checks_that_cannot_be_listed_are_unknown():
-    _, found, status = plan.judge_health_checks(plan.Unknown("kind MachineHealthCheck not served"), [], "c1")
+    _data, found, status = plan.judge_health_checks(plan.Unknown("kind MachineHealthCheck not served"), [], "c1")
     assert status == plan.UNKNOWN and codes(found) == ["health_checks_unknown"]
 
 
@@ -178,8 +178,8 @@ def test_objects_last_written_in_v1beta1_name_their_managers():
                        ("argocd", "cluster.x-k8s.io/v1beta1", "2026-11-02T00:00:00Z")),
                written("Machine", "m1", ("argocd", "cluster.x-k8s.io/v1beta1", "2026-11-01T00:00:00Z"),
                        ("capi", "cluster.x-k8s.io/v1beta2", "2026-11-03T00:00:00Z")),
-               written("OpenStackCluster", "c1", ("capo", "infrastructure.cluster.x-k8s.io/v1beta1",
-                                                   "2026-11-03T00:00:00Z"))]
+               written("OpenStackCluster", "c1",
+                       ("capo", "infrastructure.cluster.x-k8s.io/v1beta1", "2026-11-03T00:00:00Z"))]
     rows, found, status = plan.judge_writers(objects)
     assert [r["object"] for r in rows] == ["Cluster ns/c1"] and status == plan.FINDINGS
     assert codes(found) == ["v1beta1_writers"] and found[0]["numbers"] == {"objects": 1, "managers": ["argocd"]}
@@ -187,7 +187,7 @@ def test_objects_last_written_in_v1beta1_name_their_managers():
 
 
 def test_without_managed_fields_the_writers_are_unknown():
-    _, found, status = plan.judge_writers([{"kind": "Cluster", "metadata": {"name": "c1"}}])
+    _data, found, status = plan.judge_writers([{"kind": "Cluster", "metadata": {"name": "c1"}}])
     assert status == plan.UNKNOWN and codes(found) == ["v1beta1_writers_unknown"]
     assert found[0]["severity"] == plan.INFO
 
@@ -196,21 +196,21 @@ MONITOR = {"id": "hm", "name": "hm-1", "delay": 10, "max_retries_down": 6, "time
 
 
 def test_the_monitor_window_over_the_limit_and_no_monitor():
-    _, found, status = plan.judge_monitor(window_check("pool-1", MONITOR, 30))
+    _data, found, status = plan.judge_monitor(window_check("pool-1", MONITOR, 30))
     assert status == plan.FINDINGS and codes(found) == ["monitor_window_long"]
     assert found[0]["numbers"] == {"window": 60, "limit": 30, "delay": 10, "max_retries_down": 6, "timeout": 5}
     assert "up to 60 s (delay 10 s x max_retries_down 6, each check up to timeout 5 s), more than 30 s" in found[0][
         "message"]
-    _, found, _ = plan.judge_monitor(window_check("pool-1", None, 30))
+    _data, found, _status = plan.judge_monitor(window_check("pool-1", None, 30))
     assert codes(found) == ["monitor_missing"] and "pool pool-1 has no health monitor" in found[0]["message"]
     check, found, status = plan.judge_monitor(window_check("pool-1", MONITOR, 60))
     assert (found, status, check["window"]) == ([], plan.OK, 60)
 
 
 def test_a_monitor_not_asked_for_is_an_info_unknown_and_a_failed_read_a_warning():
-    _, found, status = plan.judge_monitor(plan.Unknown("no OpenStack connection"), asked=False)
+    _data, found, status = plan.judge_monitor(plan.Unknown("no OpenStack connection"), asked=False)
     assert status == plan.UNKNOWN and found[0]["severity"] == plan.INFO
-    _, found, _ = plan.judge_monitor(plan.Unknown("HTTP 403"))
+    _data, found, _status = plan.judge_monitor(plan.Unknown("HTTP 403"))
     assert found[0]["severity"] == plan.WARNING and found[0]["code"] == "monitor_unknown"
 
 
