@@ -118,3 +118,17 @@ def test_the_rollout_role_stops_at_a_critical_finding_before_any_change(cloud, p
     assert "Preflight | nothing the readiness report marks as blocking" in output
     assert "CAPO v0.13.1 needs ORC" in output
     assert sorted(m["metadata"]["name"] for m in machines(cloud, name)) == before and hooks_left(cloud, name) == {}
+
+
+def test_without_a_cluster_only_the_pool_monitor_is_judged(cloud, run_module):
+    lb = "rd-lb-%s" % uuid.uuid4().hex[:6]
+    created = cloud.json("lb", "create", lb, "--members", 0)
+    try:
+        run = run_module(MODULE, {"cloud": "minicloud", "pool": created["pool"]["name"], "fail_on": ["monitor_missing"]})
+    finally:
+        cloud.cli("lb", "delete", lb, check=False)
+    assert run.rc != 0 and run.result["blocking"] == ["monitor_missing"]
+    assert "has no health monitor" in run.result["msg"] and run.result["monitor"]["health_monitor"] is None
+    views = run.result["views"]
+    assert views.pop("monitor")["status"] == "findings"
+    assert set(view["status"] for view in views.values()) == {"skipped"} and len(views) == 5

@@ -105,6 +105,9 @@ class ClusterReadinessRunner:
         self.deadline = self.started + options.timeout
         objects = self.read_cluster() if options.name else None
         views, findings, data = {}, [], {}
+        if not options.name:
+            views.update((view, {"status": plan.SKIPPED, "reason": "no Cluster (name) given"})
+                         for view in plan.VIEWS if view != "monitor")
         steps = [self.versions_views, self.cluster_views] if options.name else []
         for step in steps + [self.monitor_view]:
             step(objects, views, findings, data)
