@@ -124,7 +124,8 @@ def test_without_a_cluster_only_the_pool_monitor_is_judged(cloud, run_module):
     lb = "rd-lb-%s" % uuid.uuid4().hex[:6]
     created = cloud.json("lb", "create", lb, "--members", 0)
     try:
-        run = run_module(MODULE, {"cloud": "minicloud", "pool": created["pool"]["name"], "fail_on": ["monitor_missing"]})
+        run = run_module(MODULE, {"cloud": "minicloud", "pool": created["pool"]["name"],
+                                  "fail_on": ["monitor_missing"]})
     finally:
         cloud.cli("lb", "delete", lb, check=False)
     assert run.rc != 0 and run.result["blocking"] == ["monitor_missing"]

@@ -54,7 +54,8 @@ def test_critical_and_warning_findings_need_a_person_info_does_not():
 def test_views_that_could_not_be_read_are_partial_never_ok():
     result = summary(dict(findings=[finding("monitor_unknown", "warning")], views=views(monitor=1)))
     assert result["checks"]["readiness"]["status"] == "partial" and result["ok"]
-    assert line(result) == "readiness: PARTIAL - nothing found among what could be read (unknown, not readable: monitor)"
+    assert line(result) == ("readiness: PARTIAL - nothing found among what could be read "
+                            "(unknown, not readable: monitor)")
 
 
 def test_a_failed_report_is_an_error_that_needs_a_person():
