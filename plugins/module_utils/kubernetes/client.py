@@ -271,6 +271,7 @@ class KubernetesClient:
         self.custom = kubernetes.client.CustomObjectsApi(self.api_client)
         self._core = None
         self._apis = None
+        self._apps = None
 
     # The core and discovery APIs are made when first used: importing CoreV1Api (every model of the core group)
     # costs about 1.3 s of CPU, which a module that reads no Node would pay at every start.
@@ -279,6 +280,12 @@ class KubernetesClient:
         if self._core is None:
             self._core = kubernetes.client.CoreV1Api(self.api_client)
         return self._core
+
+    @property
+    def apps(self):
+        if self._apps is None:
+            self._apps = kubernetes.client.AppsV1Api(self.api_client)
+        return self._apps
 
     @property
     def apis(self):

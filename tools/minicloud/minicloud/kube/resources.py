@@ -93,6 +93,9 @@ KINDS: tuple[Kind, ...] = (
          categories=("cluster-api",)),
     Kind("OpenStackMachine", "openstackmachines", INFRA_GROUP, ("v1beta1",), short_names=("osm",),
          categories=("cluster-api",)),
+    # clusterctl's inventory and the providers' controllers (seeded by minicloud.kube.providers)
+    Kind("Provider", "providers", "clusterctl.cluster.x-k8s.io", ("v1alpha3",), status_subresource=False),
+    Kind("Deployment", "deployments", "apps", ("v1",), custom=False, short_names=("deploy",)),
 )
 
 # The kinds CAPI core (and its kubeadm providers) reconcile: they get the Paused condition.

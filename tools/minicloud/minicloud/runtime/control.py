@@ -378,6 +378,13 @@ class Minicloud:
         except ApiException as exc:
             raise MinicloudError(f"Kubernetes API: {exc.status} {exc.reason}: {exc.body}") from None
 
+    def seed_capi_providers(self, remove: bool = False, **versions) -> list[str]:
+        """clusterctl's inventory and the providers' controller Deployments (``kube.providers.seed_providers``);
+        with ``remove``, take away what was seeded."""
+        from minicloud.kube import providers
+
+        return self._kube_call(providers.delete_providers if remove else providers.seed_providers, **versions)
+
     def capi_provider_mode(self) -> dict:
         from minicloud.kube import capo_mode
 

@@ -1,0 +1,424 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""cluster_readiness' decisions, pure functions over plain data (no API access, no clock).
+
+Is a Cluster API cluster on OpenStack fit for a control-plane change? Each view (what is installed, ORC, the
+load balancer's health monitor, KubeadmControlPlane's rollout, MachineHealthChecks, v1beta1 writers) gives
+findings with a severity, the numbers and what to do. A view that could not be read is ``unknown`` (a finding of
+its own), never fine. Which findings block is the user's choice (``blocking``).
+"""
+
+import re
+
+INFO = "info"
+WARNING = "warning"
+CRITICAL = "critical"
+SEVERITIES = (INFO, WARNING, CRITICAL)
+
+OK = "ok"
+FINDINGS = "findings"
+UNKNOWN = "unknown"
+SKIPPED = "skipped"
+
+VIEWS = ("versions", "orc", "monitor", "control_plane", "health_checks", "v1beta1_writers")
+
+#: The support table, in one place. Source: the Cluster API release and support policy and the CAPO release
+#: notes, checked 2026-11: CAPI v1.10 and v1.11 are out of support, v1beta1 is no longer served from v1.16,
+#: CAPO v0.12 and later need ORC (openstack-resource-controller).
+SUPPORT = {
+    "checked": "2026-11",
+    "source": "Cluster API release and support policy; CAPO release notes",
+    "capi_oldest_supported": "v1.12",
+    "capi_v1beta1_removed_in": "v1.16",
+    "capo_needs_orc_from": "v0.12",
+}
+CAPI_OLDEST_SUPPORTED = (1, 12)
+CAPI_V1BETA1_REMOVED = (1, 16)
+CAPO_NEEDS_ORC = (0, 12)
+
+#: clusterctl's names: the core provider and CAPO in its inventory, the label on a provider's objects.
+CORE_PROVIDER = "CoreProvider"
+INFRASTRUCTURE_PROVIDER = "InfrastructureProvider"
+CAPO_NAME = "openstack"
+PROVIDER_LABEL = "cluster.x-k8s.io/provider"
+TYPE_PREFIXES = {"CoreProvider": "", "BootstrapProvider": "bootstrap-", "ControlPlaneProvider": "control-plane-",
+                 "InfrastructureProvider": "infrastructure-", "IPAMProvider": "ipam-",
+                 "RuntimeExtensionProvider": "runtime-extension-", "AddonProvider": "addon-"}
+#: ORC: its API group, and the words its provider and image carry.
+ORC_GROUP = "openstack.k-orc.cloud"
+ORC_WORDS = ("openstack-resource-controller", "orc")
+CAPI_GROUPS = ("cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io")
+SKIP_REMEDIATION = "cluster.x-k8s.io/skip-remediation"
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+class Unknown(object):
+    """A view that could not be read, and why (``reason`` names the request and its answer)."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+def is_unknown(value):
+    return isinstance(value, Unknown)
+
+
+def parse_version(text):
+    """``v1.11.3`` -> (1, 11, 3); None when it is no version."""
+    found = _VERSION.match(text or "")
+    if not found:
+        return None
+    return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0))
+
+
+def image_tag(image):
+    """The tag of an image reference (``...:v1.11.3``), None for a digest or no tag."""
+    name = (image or "").split("@")[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else None
+
+
+def finding(code, severity, view, message, action, **numbers):
+    return {"code": code, "severity": severity, "view": view, "message": message, "action": action,
+            "numbers": numbers}
+
+
+def unknown_finding(view, reason, severity=WARNING, action=None):
+    return finding(view + "_unknown", severity, view, "%s: unknown (%s)" % (view.replace("_", " "), reason),
+                   action or "give the module read access to what it names, or check that part by hand; an unknown "
+                   "view is never reported as fine")
+
+
+def manifest_label(provider):
+    """clusterctl's ``cluster.x-k8s.io/provider`` label of a provider's objects (``infrastructure-openstack``)."""
+    if provider.get("type") == CORE_PROVIDER:
+        return "cluster-api"
+    return TYPE_PREFIXES.get(provider.get("type"), "") + (provider.get("providerName") or "")
+
+
+def provider_rows(providers, deployments):
+    """One row per clusterctl Provider: name, type, namespace, version, and the images of its controller
+    Deployments (``deployments`` records; an Unknown gives ``images: None``)."""
+    rows = []
+    for provider in providers:
+        metadata = provider.get("metadata") or {}
+        row = {"name": provider.get("providerName") or metadata.get("name"), "type": provider.get("type"),
+               "namespace": metadata.get("namespace"), "version": provider.get("version"), "images": None}
+        if not is_unknown(deployments):
+            label = manifest_label(provider)
+            row["images"] = sorted(set(
+                image for d in deployments if d["namespace"] == row["namespace"]
+                and d["labels"].get(PROVIDER_LABEL, label) == label for image in d["images"]))
+        rows.append(row)
+    return sorted(rows, key=lambda r: (r["type"] or "", r["name"] or ""))
+
+
+def find_provider(rows, kind, name=None):
+    for row in rows:
+        if row["type"] == kind and (name is None or row["name"] == name):
+            return row
+    return None
+
+
+def _capi_findings(core):
+    view = "versions"
+    if core is None:
+        return [finding("capi_version_unknown", WARNING, view, "no core provider (cluster-api) in clusterctl's "
+                        "inventory: the installed Cluster API version is unknown",
+                        "install providers with clusterctl, or check the version of the capi-controller-manager "
+                        "image by hand")]
+    version = parse_version(core["version"])
+    if version is None:
+        return [finding("capi_version_unknown", WARNING, view, "the core provider's version %r is no version"
+                        % core["version"], "check the capi-controller-manager image by hand")]
+    if version[:2] < CAPI_OLDEST_SUPPORTED:
+        return [finding("capi_out_of_support", WARNING, view,
+                        "Cluster API %s is out of support (the oldest supported minor is %s, as of %s)" % (
+                            core["version"], SUPPORT["capi_oldest_supported"], SUPPORT["checked"]),
+                        "upgrade Cluster API to %s or later with clusterctl upgrade, one minor at a time"
+                        % SUPPORT["capi_oldest_supported"], version=core["version"],
+                        oldest_supported=SUPPORT["capi_oldest_supported"])]
+    return []
+
+
+def _image_findings(rows):
+    found = []
+    for row in rows:
+        tags = sorted(set(t for t in (image_tag(i) for i in row["images"] or []) if t))
+        if row["version"] and tags and row["version"] not in tags:
+            found.append(finding(
+                "provider_image_mismatch", WARNING, "versions",
+                "provider %s (%s) is recorded at %s in clusterctl's inventory but its controller runs %s" % (
+                    row["name"], row["type"], row["version"], ", ".join(tags)),
+                "finish or repeat the provider's upgrade with clusterctl upgrade, so that the inventory and the "
+                "controller agree", provider=row["name"], inventory_version=row["version"], image_tags=tags))
+    return found
+
+
+def judge_versions(providers, deployments):
+    """(rows, findings, status) of what is installed: clusterctl's Provider objects (or Unknown) and the
+    Deployments' images (or Unknown)."""
+    if is_unknown(providers):
+        return [], [unknown_finding("versions", providers.reason)], UNKNOWN
+    rows = provider_rows(providers, deployments)
+    found = _capi_findings(find_provider(rows, CORE_PROVIDER)) + _image_findings(rows)
+    if is_unknown(deployments):
+        found.append(finding("controller_images_unknown", INFO, "versions",
+                             "the controllers' images are unknown (%s); the versions are clusterctl's inventory "
+                             "only" % deployments.reason, "allow listing Deployments to compare them"))
+    return rows, found, FINDINGS if found else OK
+
+
+def orc_evidence(rows, deployments, served_groups):
+    """Where ORC was seen: its API group served, a Provider or a Deployment image naming it."""
+    seen = []
+    if ORC_GROUP in (served_groups or {}):
+        seen.append("API group %s served" % ORC_GROUP)
+    for row in rows:
+        if (row["name"] or "").lower() in ORC_WORDS:
+            seen.append("provider %s" % row["name"])
+    if not is_unknown(deployments):
+        for record in deployments:
+            if any(ORC_WORDS[0] in image for image in record["images"]):
+                seen.append("Deployment %s/%s" % (record["namespace"], record["name"]))
+    return seen
+
+
+def judge_orc(rows, deployments, served_groups, versions_status):
+    """(orc dict, findings, status): whether CAPO 0.12 or later has ORC beside it."""
+    capo = find_provider(rows, INFRASTRUCTURE_PROVIDER, CAPO_NAME)
+    seen = orc_evidence(rows, deployments, served_groups)
+    capo_version = parse_version(capo["version"]) if capo else None
+    data = {"present": True if seen else None, "seen": seen, "capo_version": capo["version"] if capo else None}
+    if seen:
+        return data, [], OK
+    if versions_status == UNKNOWN:
+        return data, [unknown_finding("orc", "ORC's API group is not served and the installed providers are "
+                                      "unknown")], UNKNOWN
+    if capo is None:
+        return data, [], SKIPPED  # no CAPO in clusterctl's inventory: nothing here needs ORC
+    if capo_version is None:
+        return data, [unknown_finding("orc", "CAPO's version %r is no version" % capo["version"])], UNKNOWN
+    if capo_version[:2] < CAPO_NEEDS_ORC:
+        return data, [], OK
+    if is_unknown(deployments):
+        return data, [unknown_finding("orc", "ORC's API group is not served and Deployments could not be listed: "
+                                      + deployments.reason)], UNKNOWN
+    data["present"] = False
+    return data, [finding(
+        "orc_missing", CRITICAL, "orc",
+        "CAPO %s needs ORC (openstack-resource-controller) from %s on, and it is not installed (no API group %s, no "
+        "provider or controller image of it)" % (capo["version"], SUPPORT["capo_needs_orc_from"], ORC_GROUP),
+        "install ORC before changing anything: CAPO's controllers cannot resolve images and other OpenStack "
+        "resources without it", capo_version=capo["version"])], FINDINGS
+
+
+def _int_or_none(value):
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def kcp_rollout(control_plane):
+    """replicas, strategy and maxSurge of a KubeadmControlPlane, v1beta2 (``spec.rollout.strategy``) or v1beta1
+    (``spec.rolloutStrategy``); an unset maxSurge is KCP's default, 1."""
+    spec = control_plane.get("spec") or {}
+    strategy = (spec.get("rollout") or {}).get("strategy") or spec.get("rolloutStrategy") or {}
+    surge = (strategy.get("rollingUpdate") or {}).get("maxSurge")
+    metadata = control_plane.get("metadata") or {}
+    return {"kind": control_plane.get("kind"), "name": metadata.get("name"), "replicas": spec.get("replicas"),
+            "strategy": strategy.get("type") or "RollingUpdate",
+            "max_surge": 1 if surge is None else _int_or_none(surge), "max_surge_set": surge is not None}
+
+
+def judge_control_plane(control_plane):
+    """(rollout dict, findings, status) of the control plane object (None: the Cluster names none; Unknown)."""
+    view = "control_plane"
+    if is_unknown(control_plane):
+        return None, [unknown_finding(view, control_plane.reason)], UNKNOWN
+    if control_plane is None or control_plane.get("kind") != "KubeadmControlPlane":
+        what = "the Cluster's control plane is not there" if control_plane is None else (
+            "the control plane is a %s, whose rollout is not judged here" % control_plane.get("kind"))
+        return None, [unknown_finding(view, what)], UNKNOWN
+    rollout = kcp_rollout(control_plane)
+    replicas, surge = rollout["replicas"], rollout["max_surge"]
+    numbers = dict(replicas=replicas, max_surge=surge, strategy=rollout["strategy"])
+    if replicas is None or surge is None:
+        return rollout, [unknown_finding(view, "replicas %r, maxSurge %r" % (replicas, surge))], UNKNOWN
+    if replicas == 1 and surge == 0:
+        found = [finding("kcp_single_replica_no_surge", CRITICAL, view,
+                         "KubeadmControlPlane %s has a single replica and maxSurge 0: a rollout deletes the only "
+                         "control-plane Machine before its replacement exists, the API is down in between"
+                         % rollout["name"], "set the rollout strategy's maxSurge to 1 (or scale to 3 replicas) "
+                         "before the rollout", **numbers)]
+    elif replicas == 1:
+        found = [finding("kcp_single_replica", INFO, view,
+                         "KubeadmControlPlane %s has a single replica: the rollout surges to 2 and back, with one "
+                         "etcd member and no redundancy before and after" % rollout["name"],
+                         "scale to 3 replicas for a control plane that survives the loss of a Machine", **numbers)]
+    elif surge == 0:
+        found = [finding("kcp_no_surge", INFO, view,
+                         "KubeadmControlPlane %s rolls with maxSurge 0: each step runs on %d of %d control-plane "
+                         "Machines" % (rollout["name"], replicas - 1, replicas),
+                         "set maxSurge to 1 to keep every replica during the rollout", **numbers)]
+    else:
+        found = []
+    return rollout, found, FINDINGS if found else OK
+
+
+def selector_matches(selector, labels):
+    """A label selector (matchLabels, matchExpressions) against ``labels``; an empty selector matches all."""
+    selector = selector or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values") or []
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def covered_machines(health_check, machines, cluster):
+    """Names of the control-plane ``machines`` of ``cluster`` the MachineHealthCheck may remediate (its
+    selector matches, no skip-remediation annotation)."""
+    if (health_check.get("spec") or {}).get("clusterName") != cluster:
+        return []
+    names = []
+    for machine in machines:
+        metadata = machine.get("metadata") or {}
+        labels = metadata.get("labels") or {}
+        if "cluster.x-k8s.io/control-plane" not in labels or SKIP_REMEDIATION in (metadata.get("annotations") or {}):
+            continue
+        if selector_matches((health_check.get("spec") or {}).get("selector"), labels):
+            names.append(metadata.get("name"))
+    return sorted(names)
+
+
+def judge_health_checks(health_checks, machines, cluster):
+    """(rows, findings, status): MachineHealthChecks that cover control-plane Machines of ``cluster``."""
+    view = "health_checks"
+    for value in (health_checks, machines):
+        if is_unknown(value):
+            return [], [unknown_finding(view, value.reason)], UNKNOWN
+    rows, found = [], []
+    for check in health_checks:
+        name = (check.get("metadata") or {}).get("name")
+        covered = covered_machines(check, machines, cluster)
+        rows.append({"name": name, "control_plane_machines": covered})
+        if covered:
+            found.append(finding(
+                "mhc_covers_control_plane", WARNING, view,
+                "MachineHealthCheck %s covers %d control-plane Machine(s) (%s): it may remediate (delete) one in "
+                "the middle of a guarded rollout" % (name, len(covered), ", ".join(covered)),
+                "for the rollout's time annotate the control-plane Machines with %s, or narrow the check's "
+                "selector to worker Machines" % SKIP_REMEDIATION, machine_health_check=name, machines=covered))
+    return rows, found, FINDINGS if found else OK
+
+
+def last_write(obj):
+    """The newest managedFields entry of an object (by time), None when it has none."""
+    entries = [e for e in (obj.get("metadata") or {}).get("managedFields") or [] if isinstance(e, dict)]
+    if not entries:
+        return None
+    return sorted(entries, key=lambda e: e.get("time") or "")[-1]
+
+
+def judge_writers(objects):
+    """(rows, findings, status): the objects of CAPI's own groups whose last write was in v1beta1
+    (``objects``: plain objects read, or Unknown)."""
+    view = "v1beta1_writers"
+    if is_unknown(objects):
+        return [], [unknown_finding(view, objects.reason, INFO)], UNKNOWN
+    rows, visible = [], 0
+    for obj in objects:
+        entry = last_write(obj)
+        if entry is None:
+            continue
+        visible += 1
+        version = entry.get("apiVersion") or ""
+        if version.rsplit("/", 1)[0] in CAPI_GROUPS and version.endswith("/v1beta1"):
+            metadata = obj.get("metadata") or {}
+            rows.append({"object": "%s %s/%s" % (obj.get("kind"), metadata.get("namespace"), metadata.get("name")),
+                         "manager": entry.get("manager"), "operation": entry.get("operation"),
+                         "time": entry.get("time"), "api_version": version})
+    if not visible:
+        return [], [unknown_finding(view, "no object read carries managedFields", INFO,
+                                    "read the objects' managers by hand (kubectl get --show-managed-fields)")], UNKNOWN
+    if not rows:
+        return rows, [], OK
+    managers = sorted(set(r["manager"] or "?" for r in rows))
+    return rows, [finding(
+        "v1beta1_writers", WARNING, view,
+        "%d object(s) were last written in v1beta1, by %s: Cluster API stops serving v1beta1 in %s" % (
+            len(rows), ", ".join(managers), SUPPORT["capi_v1beta1_removed_in"]),
+        "move these clients (GitOps tools, scripts, older providers) to v1beta2 before upgrading to %s"
+        % SUPPORT["capi_v1beta1_removed_in"], objects=len(rows), managers=managers)], FINDINGS
+
+
+def judge_monitor(check, asked=True):
+    """(check, findings, status) of the pool's health monitor (``health_monitor.window_check`` or Unknown; not
+    ``asked``: no OpenStack connection was given, an info-level unknown)."""
+    view = "monitor"
+    if is_unknown(check):
+        action = None if asked else "give an OpenStack connection (cloud or auth) to judge the API pool's monitor"
+        return None, [unknown_finding(view, check.reason, WARNING if asked else INFO, action)], UNKNOWN
+    monitor = check["health_monitor"]
+    if not check["finding"]:
+        return check, [], OK
+    code, action = ("monitor_missing", "create a health monitor on the pool (e.g. HTTPS GET /readyz, delay 5, "
+                    "max_retries_down 2)") if not monitor else (
+        "monitor_window_long", "lower the monitor's delay or max_retries_down so that delay x max_retries_down is "
+        "at most %d s" % check["limit"])
+    numbers = dict(window=check["window"], limit=check["limit"])
+    if monitor:
+        numbers.update(delay=monitor.get("delay"), max_retries_down=monitor.get("max_retries_down"),
+                       timeout=monitor.get("timeout"))
+    return check, [finding(code, WARNING, view, check["finding"], action, **numbers)], FINDINGS
+
+
+#: Every finding code, so that a code given as blocking that no finding has is refused (a typo would block
+#: nothing); ``unknown`` stands for every ``*_unknown``.
+CODES = ("capi_out_of_support", "capi_version_unknown", "provider_image_mismatch", "controller_images_unknown",
+         "orc_missing", "kcp_single_replica_no_surge", "kcp_single_replica", "kcp_no_surge",
+         "mhc_covers_control_plane", "v1beta1_writers", "monitor_missing", "monitor_window_long", "unknown") + tuple(
+    view + "_unknown" for view in VIEWS)
+
+
+def unknown_codes(fail_on):
+    return sorted(set(code for code in fail_on or () if code not in CODES))
+
+
+def mark_blocking(findings, fail_on, fail_on_severity):
+    """Each finding with ``blocking``: its code is in ``fail_on`` (``unknown``: every view that could not be read),
+    or its severity is at least ``fail_on_severity``. The blocking findings' codes."""
+    codes = set(fail_on or ())
+    rank = SEVERITIES.index(fail_on_severity) if fail_on_severity else None
+    for item in findings:
+        item["blocking"] = bool(item["code"] in codes or ("unknown" in codes and item["code"].endswith("_unknown"))
+                                or (rank is not None and SEVERITIES.index(item["severity"]) >= rank))
+    return [item["code"] for item in findings if item["blocking"]]
+
+
+def summary(title, findings, views):
+    """One line for a person, then one line per finding, most severe first."""
+    counts = dict((severity, sum(1 for f in findings if f["severity"] == severity)) for severity in SEVERITIES)
+    unknown = sorted(name for name, view in views.items() if view["status"] == UNKNOWN)
+    blocking = [f["code"] for f in findings if f.get("blocking")]
+    head = "%s: %s" % (title, "ready" if not findings else "%d finding(s): %d critical, %d warning, %d info" % (
+        len(findings), counts[CRITICAL], counts[WARNING], counts[INFO]))
+    if unknown:
+        head += "; unknown: %s" % ", ".join(unknown)
+    head += "; blocking: %s" % (", ".join(blocking) if blocking else "none")
+    ordered = sorted(findings, key=lambda f: -SEVERITIES.index(f["severity"]))
+    return [head] + ["%s%s: %s. To do: %s" % (f["severity"].upper(), " (blocking)" if f.get("blocking") else "",
+                                              f["message"], f["action"]) for f in ordered]
