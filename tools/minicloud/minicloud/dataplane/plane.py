@@ -21,7 +21,7 @@ from minicloud.dataplane.endpoints import FOLDER, LOOPBACK, Registry, member_key
 from minicloud.dataplane.haproxy import Instance, binary
 from minicloud.dataplane.render import Addresses, Paths, render
 from minicloud.octavia_provider.modes import BACKEND_DOWN, Mode
-from minicloud.runtime.paths import StateDir
+from minicloud.core.paths import StateDir
 
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 0.25

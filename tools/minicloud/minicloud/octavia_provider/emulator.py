@@ -1,7 +1,7 @@
 """The provider emulator's engine: a timed queue worked by one background thread.
 
 It runs inside the octavia-api process. Each job runs while holding the service
-lock (:data:`minicloud.runtime.wsgi.SERVICE_LOCK`), so it sees only committed API
+lock (:data:`minicloud.core.wsgi.SERVICE_LOCK`), so it sees only committed API
 transactions and its status reports (written by the driver agent) never race
 an API request for sqlite's single writer. Waiting between steps happens
 outside the lock.
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from minicloud.octavia_provider import modes, planner
 from minicloud.octavia_provider.tree import OctaviaDb
-from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
-from minicloud.runtime.wsgi import SERVICE_LOCK
+from minicloud.core.paths import STATE_DIR_ENV, StateDir
+from minicloud.core.wsgi import SERVICE_LOCK
 
 LOG = logging.getLogger(__name__)
 MODE_POLL_SECONDS = 0.3

@@ -20,15 +20,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from minicloud.core import clouds
+from minicloud.core.paths import StateDir, resolve_state_dir
+from minicloud.core.settings import Settings
 from minicloud.octavia_provider import modes
-from minicloud.runtime import clouds, processes
+from minicloud.runtime import processes
 from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
-from minicloud.runtime.paths import StateDir, resolve_state_dir
 from minicloud.seeding import neutron_routers as routers
 from minicloud.seeding import openstack as seed
 from minicloud.traffic.faults import FaultRule
 from minicloud.traffic.store import TrafficStore
-from minicloud.runtime.settings import Settings
 from minicloud.upstream import clusters as upstream_clusters
 from minicloud.upstream.control_plane import UpstreamControlPlane
 

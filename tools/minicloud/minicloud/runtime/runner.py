@@ -20,13 +20,13 @@ import sys
 import traceback
 import warnings
 
-from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
-from minicloud.runtime.settings import HOST, Settings
-from minicloud.runtime.wsgi import SeedEndpoint, SerializedApp, bind
+from minicloud.core.paths import STATE_DIR_ENV, StateDir
+from minicloud.core.settings import HOST, Settings
+from minicloud.core.wsgi import SeedEndpoint, SerializedApp, bind
+from minicloud.kube.controllers.capo import OpenStack
 from minicloud.services import get_service
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
-from minicloud.kube.controllers.capo import OpenStack
 from minicloud.upstream import capo_lb
 from minicloud.upstream.control_plane import UpstreamControlPlane
 

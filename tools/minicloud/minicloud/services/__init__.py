@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from minicloud.runtime.paths import StateDir
-from minicloud.runtime.settings import Settings
+from minicloud.core.paths import StateDir
+from minicloud.core.settings import Settings
 
 
 class Service:

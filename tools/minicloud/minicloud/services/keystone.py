@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minicloud.runtime import settings as s
+from minicloud.core import settings as s
 from minicloud.services import Service, sqlite_url
 
 

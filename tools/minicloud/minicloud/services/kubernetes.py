@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minicloud.runtime.settings import HOST
+from minicloud.core.settings import HOST
 from minicloud.services import Service
 
 KUBECONFIG = "kubeconfig"

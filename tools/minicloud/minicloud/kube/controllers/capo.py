@@ -18,9 +18,10 @@ import time
 
 from openstack import exceptions as sdk_exceptions
 
+from minicloud.core import clouds
+from minicloud.core.paths import StateDir
 from minicloud.kube.controllers.rollout import MemberView
-from minicloud.runtime import clouds, processes
-from minicloud.runtime.paths import StateDir
+from minicloud.runtime import processes
 from minicloud.seeding import cluster_network as network
 from minicloud.seeding import openstack as seed
 

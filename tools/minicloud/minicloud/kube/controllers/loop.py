@@ -67,7 +67,7 @@ class ControllerLoop:
 
     def _add_rollouts(self, store: Store, root: Path) -> None:
         from minicloud.kube.controllers import capo, history, kcp
-        from minicloud.runtime.paths import StateDir
+        from minicloud.core.paths import StateDir
 
         def connection_factory():
             local = threading.local()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from minicloud.runtime import settings as s
-from minicloud.runtime.paths import StateDir
+from minicloud.core import settings as s
+from minicloud.core.paths import StateDir
 
 CLOUD = "minicloud"
 ADMIN_CLOUD = "minicloud-admin"
