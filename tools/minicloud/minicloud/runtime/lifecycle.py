@@ -21,9 +21,10 @@ from minicloud.core.paths import StateDir
 from minicloud.core.settings import EMULATED, HOST, Settings
 from minicloud.dataplane import plane as dataplane
 from minicloud.runtime import processes
-from minicloud.services import Service, all_services
+from minicloud.services import all_services
 from minicloud.services import keystone as keystone_service
 from minicloud.services import neutron as neutron_service
+from minicloud.services.base import Service
 from minicloud.services.octavia import Octavia
 from minicloud.upstream.binaries import UpstreamError
 from minicloud.upstream.control_plane import UpstreamControlPlane
