@@ -150,5 +150,6 @@ def test_a_layer_imports_alone_in_a_fresh_interpreter(rank):
     loaded = json.loads(run.stdout.strip().splitlines()[-1])
     # a package is loaded before its modules: one that imports nothing (minicloud.runtime, loaded for
     # runtime.processes) brings nothing of its layer with it
-    above = [m for m in loaded if m != LAZY_ROOT and m not in EMPTY_PACKAGES and (layer_of(m) is None or layer_of(m) > rank)]
+    above = [m for m in loaded if m != LAZY_ROOT and m not in EMPTY_PACKAGES
+             and (layer_of(m) is None or layer_of(m) > rank)]
     assert above == []

@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from minicloud.octavia_provider import modes, planner
-from minicloud.octavia_provider.tree import OctaviaDb
 from minicloud.core.paths import STATE_DIR_ENV, StateDir
 from minicloud.core.wsgi import SERVICE_LOCK
+from minicloud.octavia_provider import modes, planner
+from minicloud.octavia_provider.tree import OctaviaDb
 
 LOG = logging.getLogger(__name__)
 MODE_POLL_SECONDS = 0.3
