@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from minicloud.runtime.control import Minicloud
-from minicloud.runtime.settings import free_port_offset
+from minicloud.core.settings import free_port_offset
 from minicloud.seeding.openstack import SeedError
 
 from harness import REPO, bench_parser, write_doc

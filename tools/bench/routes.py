@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from minicloud.runtime.control import Minicloud
-from minicloud.runtime.settings import free_port_offset
+from minicloud.core.settings import free_port_offset
 
 from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, write_doc
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from minicloud.runtime import clouds
+from minicloud.core import clouds
 
 from harness import BIN, baseline_bin, bench_parser, collections_path, run_playbook, running_cloud, write_doc
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minicloud.runtime.control import Minicloud
-from minicloud.runtime.settings import free_port_offset
+from minicloud.core.settings import free_port_offset
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "minicloud.md"

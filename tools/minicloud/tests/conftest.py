@@ -24,7 +24,7 @@ def shared_cloud(tmp_path_factory):
     """A cloud of this test run's own, or the one up already in MINICLOUD_TESTS_STATE_DIR (left up afterwards;
     ``make test`` lends its role scenarios' cloud, which they use after these tests)."""
     from minicloud.runtime.control import Minicloud
-    from minicloud.runtime.settings import free_port_offset
+    from minicloud.core.settings import free_port_offset
 
     given = os.environ.get("MINICLOUD_TESTS_STATE_DIR")
     if given:

@@ -13,7 +13,7 @@ from minicloud.kube.credentials import Credentials
 from minicloud.kube.resources import by_kind
 from minicloud.kube.store import Store
 from minicloud.kube.workloads import INITIAL_NAMESPACES, WorkloadDispatch, WorkloadRegistry
-from minicloud.runtime.wsgi import bind
+from minicloud.core.wsgi import bind
 
 
 class KubeServer:

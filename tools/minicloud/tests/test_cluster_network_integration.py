@@ -158,7 +158,7 @@ def test_a_cluster_without_a_load_balancer_is_not_rolled_and_the_refusal_says_wh
 
 
 def test_the_router_gets_its_gateway_on_the_external_network_public(cloud):
-    from minicloud.runtime import clouds
+    from minicloud.core import clouds
 
     admin = clouds.connect(cloud.state, clouds.ADMIN_CLOUD)
     public = admin.network.create_network(name="public", is_router_external=True, provider_network_type="flat",

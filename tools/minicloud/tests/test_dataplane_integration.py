@@ -16,7 +16,7 @@ if importlib.util.find_spec("octavia") is None or shutil.which("haproxy") is Non
 from minicloud.dataplane.apiserver import Endpoint, certificate  # noqa: E402
 from minicloud.dataplane import health, plane  # noqa: E402
 from minicloud.dataplane.endpoints import Registry  # noqa: E402
-from minicloud.runtime.paths import StateDir  # noqa: E402
+from minicloud.core.paths import StateDir  # noqa: E402
 from minicloud.seeding.openstack import wait_until  # noqa: E402
 
 pytestmark = [pytest.mark.integration]

@@ -11,7 +11,7 @@ REQUIRED = ("glance", "keystone", "neutron", "nova", "octavia", "octavia_lib", "
 if any(importlib.util.find_spec(name) is None for name in REQUIRED):
     pytest.skip("the OpenStack packages are not installed", allow_module_level=True)
 
-from minicloud.runtime.settings import Settings  # noqa: E402
+from minicloud.core.settings import Settings  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

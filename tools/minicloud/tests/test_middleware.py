@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from minicloud.runtime.wsgi import DropConnection
+from minicloud.core.wsgi import DropConnection
 from minicloud.traffic.faults import FaultRule
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore

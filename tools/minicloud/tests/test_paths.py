@@ -1,4 +1,4 @@
-from minicloud.runtime.paths import StateDir, resolve_state_dir
+from minicloud.core.paths import StateDir, resolve_state_dir
 
 
 def test_explicit_wins(tmp_path, monkeypatch):

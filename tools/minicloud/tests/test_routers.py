@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from minicloud.runtime.settings import DEFAULT_MAX_ROUTES, Settings
+from minicloud.core.settings import DEFAULT_MAX_ROUTES, Settings
 from minicloud.seeding.neutron_routers import NODE_MAC_PREFIX, parse_route, pod_cidrs, unique_macs
 from minicloud.seeding.openstack import SeedError
 

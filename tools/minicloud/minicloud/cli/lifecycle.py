@@ -5,7 +5,7 @@ from __future__ import annotations
 from minicloud.cli.common import port_offset, print_json
 from minicloud.octavia_provider.modes import MODES
 from minicloud.runtime.control import Minicloud
-from minicloud.runtime.settings import KUBERNETES_KINDS, Settings, free_port_offset
+from minicloud.core.settings import KUBERNETES_KINDS, Settings, free_port_offset
 
 
 def cmd_up(cloud: Minicloud, args) -> int:

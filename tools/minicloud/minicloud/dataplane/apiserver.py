@@ -12,6 +12,8 @@ refused (a vanished VM sends no RST), and established connections get no further
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
 import socket
 import ssl
@@ -20,6 +22,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 LOOPBACK = "127.0.0.1"
 VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.0", "platform": "linux/amd64"}
@@ -34,19 +41,10 @@ def certificate(folder: Path) -> tuple[Path, Path]:
     cert, key = folder / "apiserver.crt", folder / "apiserver.key"
     if cert.exists() and key.exists():
         return cert, key
-    import datetime
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
     folder.mkdir(parents=True, exist_ok=True)
     private = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
     now = datetime.datetime.now(datetime.timezone.utc)
-    import ipaddress
-
     built = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())
              .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
              .not_valid_after(now + datetime.timedelta(days=3650))

@@ -14,6 +14,7 @@ import csv
 import io
 from dataclasses import dataclass
 
+from minicloud.octavia_provider.modes import BACKEND_DOWN
 from minicloud.octavia_provider.planner import (ACTIVE, ERROR, NO_MONITOR, OFFLINE, ONLINE, StatusUpdate,
                                                 roll_up_health)
 from minicloud.octavia_provider.tree import MEMBER, LbTree
@@ -125,8 +126,6 @@ def health_update(tree: LbTree, observed: dict[str, str]) -> dict:
 def mode_settled(tree: LbTree, mode, previous) -> bool:
     """True when the members a backend-down mode change affects show it: ERROR where ``mode`` takes
     their backend down, ONLINE where ``previous`` had and ``mode`` gives it back."""
-    from minicloud.octavia_provider.modes import BACKEND_DOWN
-
     def down(which, member) -> bool:
         return which is not None and which.name == BACKEND_DOWN and which.matches(member.name, member.address)
 

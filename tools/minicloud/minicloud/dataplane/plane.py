@@ -15,13 +15,14 @@ import socket
 import time
 from pathlib import Path
 
-from minicloud.dataplane import health, model
+from minicloud.core.paths import StateDir
+from minicloud.dataplane import health, loadrun, model
 from minicloud.dataplane.apiserver import Endpoint, certificate
 from minicloud.dataplane.endpoints import FOLDER, LOOPBACK, Registry, member_key
-from minicloud.dataplane.haproxy import Instance, binary
+from minicloud.dataplane.haproxy import HaproxyMissing, Instance, binary
 from minicloud.dataplane.render import Addresses, Paths, render
 from minicloud.octavia_provider.modes import BACKEND_DOWN, Mode
-from minicloud.runtime.paths import StateDir
+from minicloud.octavia_provider.tree import LbTree
 
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 0.25
@@ -66,8 +67,6 @@ def running(state: StateDir) -> list[str]:
 
 def stop_all(state: StateDir) -> list[str]:
     """Stop every load balancer's HAProxy and every load generator of this state folder (``down``)."""
-    from minicloud.dataplane import loadrun
-
     stopped = [f"load/{name}" for name in loadrun.stop_all(state.root)]
     return stopped + [f"haproxy/{lb_id}" for lb_id in running(state) if instance(state, lb_id).stop()]
 
@@ -168,3 +167,21 @@ class DataPlane:
                 continue  # reloading: the new worker's socket is not there yet
             observed[lb_id] = (health.member_statuses(health.parse_stat(text)), health.listener_statistics(text))
         return observed
+
+    def health_update(self, tree: LbTree, observed: dict[str, str]) -> dict:
+        """The status update HAProxy's checks call for (:func:`.health.health_update`)."""
+        return health.health_update(tree, observed)
+
+    def mode_settled(self, tree: LbTree, mode: Mode, previous: Mode | None) -> bool:
+        """Whether the checks show a mode change yet (:func:`.health.mode_settled`)."""
+        return health.mode_settled(tree, mode, previous)
+
+
+def data_plane_or_none(state: StateDir, db_path: Path) -> DataPlane | None:
+    """The data plane of the provider emulator (:mod:`minicloud.octavia_provider.emulator`), or None without
+    HAProxy: operating statuses are planned then."""
+    try:
+        return DataPlane(state, db_path)
+    except HaproxyMissing as exc:
+        LOG.error("provider emulator: no data plane, operating statuses are planned: %s", exc)
+        return None

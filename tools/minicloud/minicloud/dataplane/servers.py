@@ -56,18 +56,3 @@ class ServerEndpoints:
             self.registry.forget_member(address, API_PORT)
         self._running.clear()
 
-
-def serving_servers(store, clusters) -> dict[str, str]:
-    """Control-plane servers of the clusters with OpenStack resources: key -> address, from the
-    OpenStackMachines (``clusters``: their contexts, see :func:`minicloud.kube.controllers.kcp.openstack_clusters`)."""
-    from minicloud.kube.controllers.machines import OSM
-
-    result = {}
-    for ctx in clusters:
-        for machine in ctx.machines:
-            name = machine["metadata"]["name"]
-            status = (store.find(OSM, ctx.namespace, name) or {}).get("status", {})
-            addresses = status.get("addresses") or []
-            if status.get("instanceID") and addresses:
-                result[f"{ctx.namespace}/{name}/{status['instanceID']}"] = addresses[0]["address"]
-    return result

@@ -13,7 +13,7 @@ import yaml
 from kubernetes import client, config
 
 from minicloud.kube import convert, seed, workloads
-from minicloud.kube.controllers import paused
+from minicloud.kube.controllers import kcp, paused, rollout
 from minicloud.kube.resources import CAPI_CONTRACT, KINDS, Kind, by_kind
 
 INTERNAL_AGENT = "minicloud-internal"
@@ -198,8 +198,6 @@ class KubeAdmin:
     def start_rollout(self, name: str, namespace: str = "default", capo_wait: str = "member") -> dict:
         """Ask KCP to roll every control-plane Machine of cluster ``name`` (seeded with
         ``--openstack``): bump the KCP's rollout annotation and record how CAPO waits."""
-        from minicloud.kube.controllers import kcp, rollout
-
         if capo_wait not in rollout.CAPO_WAITS:
             raise ValueError(f"capo_wait must be one of {', '.join(rollout.CAPO_WAITS)}")
         osc = self._get_named(by_kind("OpenStackCluster"), namespace, name)

@@ -329,6 +329,14 @@ def create_app(store: Store, token: str) -> Flask:
     app = Flask("minicloud.kube")
     api = KubeApi(store, token)
     register(app)  # /openapi/v2, /openapi/v3
+    _add_checks(app, api)
+    _add_discovery(app)
+    _add_resources(app, api)
+    return app
+
+
+def _add_checks(app: Flask, api: KubeApi) -> None:
+    """Authentication first, and every error answered as a Kubernetes Status."""
 
     @app.before_request
     def authenticate():
@@ -352,6 +360,10 @@ def create_app(store: Store, token: str) -> Flask:
     def internal(exc):
         traceback.print_exc()
         return _json(ApiError(500, "InternalError", f"Internal error occurred: {exc}", {}).status(), 500)
+
+
+def _add_discovery(app: Flask) -> None:
+    """Version, health and the API discovery documents."""
 
     @app.get("/version/", strict_slashes=False)
     def version():
@@ -392,6 +404,9 @@ def create_app(store: Store, token: str) -> Flask:
             raise errors.not_found_path(request.path)
         return _json(found)
 
+
+def _add_resources(app: Flask, api: KubeApi) -> None:
+    """Every resource path of the core group and of the named groups, served by ``api``."""
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
     @app.route("/api/<version>/<path:rest>", methods=methods)
@@ -401,5 +416,3 @@ def create_app(store: Store, token: str) -> Flask:
     @app.route("/apis/<group>/<version>/<path:rest>", methods=methods)
     def named(group, version, rest):
         return api.handle(group, version, rest)
-
-    return app

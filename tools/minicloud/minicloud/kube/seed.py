@@ -197,124 +197,154 @@ def cluster_objects(name: str, namespace: str = "default", control_plane: int = 
     ``servers`` (machine name -> id, address). Without it, ids and addresses are made up.
     """
     kcp_name = kcp_name_of(name)
-    lb_ip = str(FLOATING_NETWORK.network_address + 100 + int(_suffix(name, length=2).encode().hex(), 16) % 100)
+    lb_ip = _endpoint_host(name, openstack)
+    infra = _openstack_cluster(name, namespace, lb_ip)
     if openstack:
-        lb = openstack.get("loadbalancer")
-        # without a load balancer CAPO's endpoint is the first control-plane machine's address
-        lb_ip = lb["ip"] if lb else next(iter(openstack["servers"].values()))["address"]
-    objects = [
-        SeedObject("Cluster", {
-            "metadata": _meta(name, namespace, name),
-            "spec": {"paused": False,
-                     "clusterNetwork": {"pods": {"cidrBlocks": [str(POD_NETWORK)]},
-                                        "services": {"cidrBlocks": ["10.96.0.0/12"]}},
-                     "controlPlaneEndpoint": {"host": lb_ip, "port": 6443},
-                     "infrastructureRef": _ref(INFRA_GROUP, "OpenStackCluster", name),
-                     "controlPlaneRef": _ref(CONTROLPLANE_GROUP, "KubeadmControlPlane", kcp_name)},
-        }, None, {
-            "phase": "Provisioned",
-            "initialization": {"infrastructureProvisioned": True, "controlPlaneInitialized": True},
-            "conditions": _ready("Available", "InfrastructureReady", "ControlPlaneAvailable",
-                                 "ControlPlaneInitialized", "WorkersAvailable"),
-            "deprecated": {"v1beta1": {"conditions": _old_ready("Ready", "ControlPlaneReady", "InfrastructureReady",
-                                                                "ControlPlaneInitialized")}},
-        }),
-        SeedObject("OpenStackCluster", {
-            "apiVersion": f"{INFRA_GROUP}/v1beta1", "kind": "OpenStackCluster",
-            "metadata": _meta(name, namespace, name),
-            "spec": {"identityRef": {"cloudName": "openstack", "name": f"{name}-cloud-config"},
-                     "apiServerLoadBalancer": {"enabled": True}, "externalNetwork": {"filter": {"name": "public"}},
-                     "managedSecurityGroups": {"allowAllInClusterTraffic": True}},
-        }, ("Cluster", name), {
-            "ready": True,
-            "apiServerLoadBalancer": {"id": _uuid(namespace, name, "lb"),
-                                      "name": f"k8s-clusterapi-cluster-{namespace}-{name}-kubeapi",
-                                      "ip": lb_ip, "internalIP": str(NODE_NETWORK.network_address + 256 + 3),
-                                      "tags": []},
-            "network": {"id": _uuid(namespace, name, "net"), "name": f"k8s-clusterapi-cluster-{namespace}-{name}"},
-            "conditions": _old_ready("Ready", "APIServerIngressReadyCondition", "NetworkReady", "SecurityGroupsReady"),
-        }),
-        SeedObject("KubeadmControlPlane", {
-            "metadata": dict(_meta(kcp_name, namespace, name), annotations={SEEDING_ANNOTATION: "true"}),
-            "spec": {"replicas": control_plane, "version": KUBERNETES_VERSION,
-                     "machineTemplate": {"spec": {"infrastructureRef": _ref(INFRA_GROUP, "OpenStackMachineTemplate",
-                                                                            f"{name}-control-plane")}},
-                     "kubeadmConfigSpec": {}},
-        }, ("Cluster", name), {
-            "initialization": {"controlPlaneInitialized": True},
-            "replicas": control_plane, "readyReplicas": control_plane, "availableReplicas": control_plane,
-            "upToDateReplicas": control_plane, "version": KUBERNETES_VERSION,
-            "selector": f"{CLUSTER_NAME_LABEL}={name},{CONTROL_PLANE_LABEL}",
-            "conditions": _ready("Available", "Initialized", "MachinesReady", "EtcdClusterHealthy"),
-            "deprecated": {"v1beta1": {"conditions": _old_ready("Ready", "Available", "MachinesReady"),
-                                       "readyReplicas": control_plane, "updatedReplicas": control_plane,
-                                       "unavailableReplicas": 0}},
-        }),
-    ]
-    if openstack:
-        infra = next(o for o in objects if o.kind == "OpenStackCluster")
-        if openstack.get("loadbalancer"):
-            # the controllers roll (and delete the servers of) clusters with a load balancer only
-            infra.body["metadata"]["annotations"] = {OPENSTACK_ANNOTATION: "true",
-                                                     POOL_ANNOTATION: openstack["pool_id"]}
-            infra.status["apiServerLoadBalancer"] = dict(openstack["loadbalancer"], tags=[])
-        else:
-            infra.body["spec"]["apiServerLoadBalancer"] = {"enabled": False}
-            del infra.status["apiServerLoadBalancer"]
-        infra.status["network"] = dict(openstack["network"], tags=[],
-                                       subnets=[dict(s, tags=[]) for s in openstack["network"]["subnets"]])
-        if openstack.get("router"):
-            infra.status["router"] = dict(openstack["router"], tags=[])
-        if openstack.get("externalNetwork"):
-            infra.status["externalNetwork"] = dict(openstack["externalNetwork"], tags=[])
-        else:
-            del infra.body["spec"]["externalNetwork"]
-        for field, role in (("controlPlaneSecurityGroup", "controlPlane"), ("workerSecurityGroup", "worker")):
-            if (openstack.get("securityGroups") or {}).get(role):
-                infra.status[field] = dict(openstack["securityGroups"][role])
+        _with_openstack(infra, openstack)
+    objects = [_cluster(name, namespace, kcp_name, lb_ip), infra,
+               _control_plane(name, namespace, kcp_name, control_plane)]
     for i, machine in enumerate(control_plane_machine_names(name, namespace, control_plane)):
         server = openstack["servers"][machine] if openstack else None
         objects += _machine(name, namespace, machine, {CONTROL_PLANE_LABEL: ""}, ("KubeadmControlPlane", kcp_name),
                             i, first_pod_index, server)
     if workers:
-        deployment = f"{name}-md-0"
-        machine_set = machine_set_name(name, namespace)
-        selector = {CLUSTER_NAME_LABEL: name, DEPLOYMENT_LABEL: deployment}
-        template = {"clusterName": name, "version": KUBERNETES_VERSION,
-                    "bootstrap": {"configRef": _ref(BOOTSTRAP_GROUP, "KubeadmConfigTemplate", deployment)},
-                    "infrastructureRef": _ref(INFRA_GROUP, "OpenStackMachineTemplate", deployment)}
-        counts = {"replicas": workers, "readyReplicas": workers, "availableReplicas": workers,
-                  "upToDateReplicas": workers,
-                  "deprecated": {"v1beta1": {"readyReplicas": workers, "availableReplicas": workers,
-                                             "updatedReplicas": workers, "unavailableReplicas": 0,
-                                             "conditions": _old_ready("Ready", "Available")}}}
-        objects.append(SeedObject("MachineDeployment", {
-            "metadata": _meta(deployment, namespace, name),
-            "spec": {"clusterName": name, "replicas": workers, "selector": {"matchLabels": selector},
-                     "template": {"metadata": {"labels": selector}, "spec": template}},
-        }, ("Cluster", name), {"phase": "Running", "conditions": _ready("Available", "MachinesReady"), **counts}))
-        set_labels = {**selector, SET_LABEL: machine_set}
-        objects.append(SeedObject("MachineSet", {
-            "metadata": dict(_meta(machine_set, namespace, name, **{DEPLOYMENT_LABEL: deployment}),
-                             annotations={SEEDING_ANNOTATION: "true"}),
-            "spec": {"clusterName": name, "replicas": workers, "selector": {"matchLabels": set_labels},
-                     "template": {"metadata": {"labels": set_labels}, "spec": template}},
-        }, ("MachineDeployment", deployment), {"conditions": _ready("MachinesReady"), **counts}))
-        for i, machine in enumerate(worker_machine_names(name, namespace, workers)):
-            server = openstack["servers"].get(machine) if openstack else None
-            objects += _machine(name, namespace, machine, {DEPLOYMENT_LABEL: deployment, SET_LABEL: machine_set},
-                                ("MachineSet", machine_set), control_plane + i, first_pod_index, server)
+        objects += _workers(name, namespace, workers, control_plane, first_pod_index, openstack)
+    return objects + _secrets(name, namespace, kcp_name, lb_ip, kubeconfig)
+
+
+def _endpoint_host(name: str, openstack: dict | None) -> str:
+    """The control plane endpoint's host: the load balancer's address (made up without ``openstack``)."""
+    if openstack:
+        lb = openstack.get("loadbalancer")
+        # without a load balancer CAPO's endpoint is the first control-plane machine's address
+        return lb["ip"] if lb else next(iter(openstack["servers"].values()))["address"]
+    return str(FLOATING_NETWORK.network_address + 100 + int(_suffix(name, length=2).encode().hex(), 16) % 100)
+
+
+def _cluster(name: str, namespace: str, kcp_name: str, lb_ip: str) -> SeedObject:
+    return SeedObject("Cluster", {
+        "metadata": _meta(name, namespace, name),
+        "spec": {"paused": False,
+                 "clusterNetwork": {"pods": {"cidrBlocks": [str(POD_NETWORK)]},
+                                    "services": {"cidrBlocks": ["10.96.0.0/12"]}},
+                 "controlPlaneEndpoint": {"host": lb_ip, "port": 6443},
+                 "infrastructureRef": _ref(INFRA_GROUP, "OpenStackCluster", name),
+                 "controlPlaneRef": _ref(CONTROLPLANE_GROUP, "KubeadmControlPlane", kcp_name)},
+    }, None, {
+        "phase": "Provisioned",
+        "initialization": {"infrastructureProvisioned": True, "controlPlaneInitialized": True},
+        "conditions": _ready("Available", "InfrastructureReady", "ControlPlaneAvailable",
+                             "ControlPlaneInitialized", "WorkersAvailable"),
+        "deprecated": {"v1beta1": {"conditions": _old_ready("Ready", "ControlPlaneReady", "InfrastructureReady",
+                                                            "ControlPlaneInitialized")}},
+    })
+
+
+def _openstack_cluster(name: str, namespace: str, lb_ip: str) -> SeedObject:
+    return SeedObject("OpenStackCluster", {
+        "apiVersion": f"{INFRA_GROUP}/v1beta1", "kind": "OpenStackCluster",
+        "metadata": _meta(name, namespace, name),
+        "spec": {"identityRef": {"cloudName": "openstack", "name": f"{name}-cloud-config"},
+                 "apiServerLoadBalancer": {"enabled": True}, "externalNetwork": {"filter": {"name": "public"}},
+                 "managedSecurityGroups": {"allowAllInClusterTraffic": True}},
+    }, ("Cluster", name), {
+        "ready": True,
+        "apiServerLoadBalancer": {"id": _uuid(namespace, name, "lb"),
+                                  "name": f"k8s-clusterapi-cluster-{namespace}-{name}-kubeapi",
+                                  "ip": lb_ip, "internalIP": str(NODE_NETWORK.network_address + 256 + 3),
+                                  "tags": []},
+        "network": {"id": _uuid(namespace, name, "net"), "name": f"k8s-clusterapi-cluster-{namespace}-{name}"},
+        "conditions": _old_ready("Ready", "APIServerIngressReadyCondition", "NetworkReady", "SecurityGroupsReady"),
+    })
+
+
+def _with_openstack(infra: SeedObject, openstack: dict) -> None:
+    """The OpenStackCluster's status names the real resources (``openstack``, see :func:`cluster_objects`)."""
+    if openstack.get("loadbalancer"):
+        # the controllers roll (and delete the servers of) clusters with a load balancer only
+        infra.body["metadata"]["annotations"] = {OPENSTACK_ANNOTATION: "true",
+                                                 POOL_ANNOTATION: openstack["pool_id"]}
+        infra.status["apiServerLoadBalancer"] = dict(openstack["loadbalancer"], tags=[])
+    else:
+        infra.body["spec"]["apiServerLoadBalancer"] = {"enabled": False}
+        del infra.status["apiServerLoadBalancer"]
+    infra.status["network"] = dict(openstack["network"], tags=[],
+                                   subnets=[dict(s, tags=[]) for s in openstack["network"]["subnets"]])
+    if openstack.get("router"):
+        infra.status["router"] = dict(openstack["router"], tags=[])
+    if openstack.get("externalNetwork"):
+        infra.status["externalNetwork"] = dict(openstack["externalNetwork"], tags=[])
+    else:
+        del infra.body["spec"]["externalNetwork"]
+    for field, role in (("controlPlaneSecurityGroup", "controlPlane"), ("workerSecurityGroup", "worker")):
+        if (openstack.get("securityGroups") or {}).get(role):
+            infra.status[field] = dict(openstack["securityGroups"][role])
+
+
+def _control_plane(name: str, namespace: str, kcp_name: str, control_plane: int) -> SeedObject:
+    return SeedObject("KubeadmControlPlane", {
+        "metadata": dict(_meta(kcp_name, namespace, name), annotations={SEEDING_ANNOTATION: "true"}),
+        "spec": {"replicas": control_plane, "version": KUBERNETES_VERSION,
+                 "machineTemplate": {"spec": {"infrastructureRef": _ref(INFRA_GROUP, "OpenStackMachineTemplate",
+                                                                        f"{name}-control-plane")}},
+                 "kubeadmConfigSpec": {}},
+    }, ("Cluster", name), {
+        "initialization": {"controlPlaneInitialized": True},
+        "replicas": control_plane, "readyReplicas": control_plane, "availableReplicas": control_plane,
+        "upToDateReplicas": control_plane, "version": KUBERNETES_VERSION,
+        "selector": f"{CLUSTER_NAME_LABEL}={name},{CONTROL_PLANE_LABEL}",
+        "conditions": _ready("Available", "Initialized", "MachinesReady", "EtcdClusterHealthy"),
+        "deprecated": {"v1beta1": {"conditions": _old_ready("Ready", "Available", "MachinesReady"),
+                                   "readyReplicas": control_plane, "updatedReplicas": control_plane,
+                                   "unavailableReplicas": 0}},
+    })
+
+
+def _workers(name: str, namespace: str, workers: int, control_plane: int, first_pod_index: int,
+             openstack: dict | None) -> list[SeedObject]:
+    """The MachineDeployment ``NAME-md-0``, its MachineSet and their Machines (after the control plane's)."""
+    deployment = f"{name}-md-0"
+    machine_set = machine_set_name(name, namespace)
+    selector = {CLUSTER_NAME_LABEL: name, DEPLOYMENT_LABEL: deployment}
+    template = {"clusterName": name, "version": KUBERNETES_VERSION,
+                "bootstrap": {"configRef": _ref(BOOTSTRAP_GROUP, "KubeadmConfigTemplate", deployment)},
+                "infrastructureRef": _ref(INFRA_GROUP, "OpenStackMachineTemplate", deployment)}
+    counts = {"replicas": workers, "readyReplicas": workers, "availableReplicas": workers,
+              "upToDateReplicas": workers,
+              "deprecated": {"v1beta1": {"readyReplicas": workers, "availableReplicas": workers,
+                                         "updatedReplicas": workers, "unavailableReplicas": 0,
+                                         "conditions": _old_ready("Ready", "Available")}}}
+    objects = [SeedObject("MachineDeployment", {
+        "metadata": _meta(deployment, namespace, name),
+        "spec": {"clusterName": name, "replicas": workers, "selector": {"matchLabels": selector},
+                 "template": {"metadata": {"labels": selector}, "spec": template}},
+    }, ("Cluster", name), {"phase": "Running", "conditions": _ready("Available", "MachinesReady"), **counts})]
+    set_labels = {**selector, SET_LABEL: machine_set}
+    objects.append(SeedObject("MachineSet", {
+        "metadata": dict(_meta(machine_set, namespace, name, **{DEPLOYMENT_LABEL: deployment}),
+                         annotations={SEEDING_ANNOTATION: "true"}),
+        "spec": {"clusterName": name, "replicas": workers, "selector": {"matchLabels": set_labels},
+                 "template": {"metadata": {"labels": set_labels}, "spec": template}},
+    }, ("MachineDeployment", deployment), {"conditions": _ready("MachinesReady"), **counts}))
+    for i, machine in enumerate(worker_machine_names(name, namespace, workers)):
+        server = openstack["servers"].get(machine) if openstack else None
+        objects += _machine(name, namespace, machine, {DEPLOYMENT_LABEL: deployment, SET_LABEL: machine_set},
+                            ("MachineSet", machine_set), control_plane + i, first_pod_index, server)
+    return objects
+
+
+def _secrets(name: str, namespace: str, kcp_name: str, lb_ip: str, kubeconfig: str | None) -> list[SeedObject]:
+    """The cluster's CA and kubeconfig Secrets (a kubeconfig naming the endpoint only, without ``kubeconfig``)."""
     ca = base64.b64encode(f"seeded CA of {name}".encode()).decode()
     if kubeconfig is None:
         kubeconfig = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
                       f"    server: https://{lb_ip}:6443\n")
-    for secret, data in ((f"{name}-ca", {"tls.crt": ca, "tls.key": ca}),
-                         (f"{name}-kubeconfig", {"value": base64.b64encode(kubeconfig.encode()).decode()})):
-        objects.append(SeedObject("Secret", {
-            "apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
-            "metadata": _meta(secret, namespace, name), "data": data,
-        }, ("KubeadmControlPlane", kcp_name)))
-    return objects
+    return [SeedObject("Secret", {
+        "apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+        "metadata": _meta(secret, namespace, name), "data": data,
+    }, ("KubeadmControlPlane", kcp_name))
+        for secret, data in ((f"{name}-ca", {"tls.crt": ca, "tls.key": ca}),
+                             (f"{name}-kubeconfig", {"value": base64.b64encode(kubeconfig.encode()).decode()}))]
 
 
 def free_pod_indexes(nodes: list[dict], count: int) -> int:

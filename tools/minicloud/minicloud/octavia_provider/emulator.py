@@ -1,7 +1,7 @@
 """The provider emulator's engine: a timed queue worked by one background thread.
 
 It runs inside the octavia-api process. Each job runs while holding the service
-lock (:data:`minicloud.runtime.wsgi.SERVICE_LOCK`), so it sees only committed API
+lock (:data:`minicloud.core.wsgi.SERVICE_LOCK`), so it sees only committed API
 transactions and its status reports (written by the driver agent) never race
 an API request for sqlite's single writer. Waiting between steps happens
 outside the lock.
@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from minicloud.core.paths import STATE_DIR_ENV, StateDir
+from minicloud.core.wsgi import SERVICE_LOCK
 from minicloud.octavia_provider import modes, planner
 from minicloud.octavia_provider.tree import OctaviaDb
-from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
-from minicloud.runtime.wsgi import SERVICE_LOCK
 
 LOG = logging.getLogger(__name__)
 MODE_POLL_SECONDS = 0.3
@@ -114,13 +114,11 @@ class Emulator:
         return self.dataplane.observe()
 
     def _follow_data_plane(self, observed: dict) -> None:
-        from minicloud.dataplane.health import health_update
-
         if self.dataplane.inputs_changed():
             self._sync_all()
         for lb_id, (statuses, listeners) in observed.items():
             tree = self.db.tree(lb_id)
-            update = health_update(tree, statuses) if tree else {}
+            update = self.dataplane.health_update(tree, statuses) if tree else {}
             if update:
                 self._report(update)
             self._report_statistics(lb_id, listeners)
@@ -138,13 +136,11 @@ class Emulator:
             LOG.warning("provider emulator: statistics of %s not taken: %s", lb_id, exc)
 
     def _acknowledge_when_settled(self) -> None:
-        from minicloud.dataplane.health import mode_settled
-
         if self._settling is None:
             return
         mode, previous, deadline = self._settling
         trees = [self.db.tree(lb_id) for lb_id in self.db.live_loadbalancers()]
-        if time.monotonic() < deadline and not all(mode_settled(t, mode, previous) for t in trees if t):
+        if time.monotonic() < deadline and not all(self.dataplane.mode_settled(t, mode, previous) for t in trees if t):
             return
         modes.acknowledge(self.applied_file, mode)
         self._settling = None
@@ -238,16 +234,18 @@ _EMULATOR: Emulator | None = None
 _EMULATOR_LOCK = threading.Lock()
 
 
-def get() -> Emulator:
-    """The process-wide emulator, configured from Octavia's config and the state folder."""
+def get(data_plane: Callable[[StateDir, Path], object] | None = None) -> Emulator:
+    """The process-wide emulator, configured from Octavia's config and the state folder. The first call (the
+    service's start, :mod:`minicloud.services.octavia`) hands in ``data_plane(state, octavia_db)``, what makes
+    the data plane (:func:`minicloud.dataplane.plane.data_plane_or_none`), if any."""
     global _EMULATOR
     with _EMULATOR_LOCK:
         if _EMULATOR is None:
-            _EMULATOR = _from_octavia_config()
+            _EMULATOR = _from_octavia_config(data_plane)
         return _EMULATOR
 
 
-def _from_octavia_config() -> Emulator:
+def _from_octavia_config(data_plane: Callable[[StateDir, Path], object] | None) -> Emulator:
     from octavia_lib.api.drivers import driver_lib
     from oslo_config import cfg
 
@@ -272,15 +270,5 @@ def _from_octavia_config() -> Emulator:
 
     db_path = Path(conf.database.connection.removeprefix("sqlite:///"))
     return Emulator(OctaviaDb(db_path), state.octavia_mode, state.octavia_mode_applied, report,
-                    dataplane=_data_plane(state, db_path), stats_reporter=report_statistics)
+                    dataplane=data_plane(state, db_path) if data_plane else None, stats_reporter=report_statistics)
 
-
-def _data_plane(state: StateDir, db_path: Path):
-    from minicloud.dataplane.haproxy import HaproxyMissing
-    from minicloud.dataplane.plane import DataPlane
-
-    try:
-        return DataPlane(state, db_path)
-    except HaproxyMissing as exc:
-        LOG.error("provider emulator: no data plane, operating statuses are planned: %s", exc)
-        return None

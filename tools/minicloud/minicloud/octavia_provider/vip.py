@@ -12,8 +12,8 @@ import threading
 
 from octavia_lib.api.drivers import exceptions as driver_exceptions
 
-from minicloud.runtime import clouds
-from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
+from minicloud.core import clouds
+from minicloud.core.paths import STATE_DIR_ENV, StateDir
 
 DEVICE_OWNER = "Octavia"
 

@@ -20,15 +20,25 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from minicloud.core import clouds
+from minicloud.core.paths import StateDir, resolve_state_dir
+from minicloud.core.settings import Settings
+from minicloud.dataplane import loadrun, plane
+from minicloud.dataplane.endpoints import Registry
+from minicloud.kube import capo_mode
+from minicloud.kube import seed as kube_seed
+from minicloud.kube.controllers import capo, history
+from minicloud.kube.controllers import rollout as decisions
 from minicloud.octavia_provider import modes
-from minicloud.runtime import clouds, processes
+from minicloud.runtime import processes
 from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
-from minicloud.runtime.paths import StateDir, resolve_state_dir
+from minicloud.seeding import cluster_network
+from minicloud.seeding import drift as drifts
 from minicloud.seeding import neutron_routers as routers
 from minicloud.seeding import openstack as seed
+from minicloud.traffic import hidden_extensions
 from minicloud.traffic.faults import FaultRule
 from minicloud.traffic.store import TrafficStore
-from minicloud.runtime.settings import Settings
 from minicloud.upstream import clusters as upstream_clusters
 from minicloud.upstream.control_plane import UpstreamControlPlane
 
@@ -124,20 +134,14 @@ class Minicloud:
 
     def dataplane_settings(self) -> dict:
         """The load balancers' data plane settings (``check_interval_cap``: seconds, or None for the delay)."""
-        from minicloud.dataplane import plane
-
         return plane.load_settings(self.state)
 
     def set_dataplane(self, **changes) -> dict:
         """Change data plane settings; octavia-api renders every load balancer again."""
-        from minicloud.dataplane import plane
-
         return plane.save_settings(self.state, **changes)
 
     def lb_vip(self, lb: str, port: int = 6443) -> str:
         """``host:port`` on loopback where the load balancer ``lb``'s listener on ``port`` takes connections."""
-        from minicloud.dataplane.endpoints import Registry
-
         found = self._internal().load_balancer.find_load_balancer(lb, ignore_missing=True)
         if found is None:
             raise MinicloudError(f"no load balancer {lb!r}")
@@ -149,19 +153,13 @@ class Minicloud:
     def load_start(self, name: str, lb: str, rate: float = 20.0, clients: int = 4, watches: int = 2,
                    port: int = 6443) -> dict:
         """Start a load generator through ``lb``'s VIP (see minicloud.dataplane.load)."""
-        from minicloud.dataplane import loadrun
-
         return loadrun.start(self.state.root, name, self.lb_vip(lb, port), lb, rate, clients, watches)
 
     def load_stop(self, name: str) -> bool:
-        from minicloud.dataplane import loadrun
-
         return loadrun.stop(self.state.root, name)
 
     def load_report(self, name: str, since: float | None = None, until: float | None = None) -> dict:
         """Requests and failures of a load generator (between epoch seconds ``since`` and ``until``)."""
-        from minicloud.dataplane import loadrun
-
         return loadrun.report(self.state.root, name, since, until)
 
     def _octavia_running(self) -> bool:
@@ -226,8 +224,6 @@ class Minicloud:
     def hide_extension(self, alias: str) -> list[str]:
         """Make the service answer as an older one without API extension ``alias`` (see
         ``minicloud.traffic.hidden_extensions``); returns the hidden aliases."""
-        from minicloud.traffic import hidden_extensions
-
         self.traffic.hide_extension(hidden_extensions.service_of(alias), alias)
         return self.traffic.hidden_extensions()
 
@@ -354,7 +350,7 @@ class Minicloud:
         return config.new_client_from_config(config_file=str(self.kubeconfig))
 
     def _kube_admin(self, target: bool = False):
-        from minicloud.kube.admin import KubeAdmin
+        from minicloud.kube.admin import KubeAdmin  # needs the optional kubernetes client
 
         kubeconfig = self.target_kubeconfig if target else self.kubeconfig
         if not kubeconfig.exists():
@@ -386,8 +382,6 @@ class Minicloud:
         return self._kube_call(providers.delete_providers if remove else providers.seed_providers, **versions)
 
     def capi_provider_mode(self) -> dict:
-        from minicloud.kube import capo_mode
-
         mode = modes.load(capo_mode.mode_file(self.state.root), capo_mode.CapoMode).to_dict()
         mode["applied"] = modes.applied_generation(capo_mode.applied_file(self.state.root)) >= mode["generation"]
         return mode
@@ -395,8 +389,6 @@ class Minicloud:
     def set_capi_provider_mode(self, name: str, delay: float | None = None, wait: bool = True) -> dict:
         """Choose how the infrastructure provider reacts to a pause (block-move, silent, stuck). With
         ``wait``, return once the controllers applied it, if the Kubernetes API is running."""
-        from minicloud.kube import capo_mode
-
         mode = capo_mode.CapoMode(name, capo_mode.DEFAULT_DELAY if delay is None else float(delay))
         self.state.root.mkdir(parents=True, exist_ok=True)
         written = modes.save(capo_mode.mode_file(self.state.root), mode)
@@ -421,8 +413,6 @@ class Minicloud:
         network (pod CIDR rules, one route per Node). The controllers can then roll the control plane
         (:meth:`capi_rollout`; not without a load balancer). ``drift``: kinds of drift to leave on it
         (``minicloud.seeding.drift.KINDS``); the result's ``openstack.drift`` says what was drifted."""
-        from minicloud.seeding import drift as drifts
-
         if self._upstream():
             return self._create_upstream_cluster(name, namespace, control_plane, workers, api_version, openstack,
                                                  monitor, load_balancer, drift)
@@ -457,10 +447,6 @@ class Minicloud:
         """Seed clusters with OpenStack resources: every network first, then every load balancer at once
         (one wait for all), then the Kubernetes objects, routes and drift. ``phases`` gets the seconds of
         each phase (``network``, ``load_balancers``, ``kubernetes``, ``routes_and_drift``)."""
-        from minicloud.kube import seed as kube_seed
-        from minicloud.kube.controllers import capo
-        from minicloud.seeding import cluster_network, drift
-
         phases = {} if phases is None else phases
         clock = [time.monotonic()]
 
@@ -492,7 +478,7 @@ class Minicloud:
             lap("kubernetes")
             nodes = created.get("nodes") or []
             found["routes"] = capo.seed_routes(conn, found, nodes)
-            found["drift"] = drift.apply_drift(conn, found, nodes, plan.drift, kube_seed.kcp_name_of(plan.name),
+            found["drift"] = drifts.apply_drift(conn, found, nodes, plan.drift, kube_seed.kcp_name_of(plan.name),
                                                self._write_instances)
             lap("routes_and_drift")
             created["openstack"] = found
@@ -507,8 +493,6 @@ class Minicloud:
         ``drift_every``-th cluster (0: none) gets the ``drift`` kinds (default: all kinds). Returns
         ``{"clusters": [{name, namespace, apiVersion, drift}], "seconds", "phases", "requests"}``: the time
         taken (and by phase) and the API requests minicloud made for it, by service."""
-        from minicloud.seeding import drift as drifts
-
         namespaces, api_versions = namespaces or ["default"], api_versions or ["v1beta2"]
         kinds = drifts.check_kinds(drifts.KINDS if drift is None else drift)
         plans = [ClusterPlan(f"{prefix}-{i}", namespaces[(i - 1) % len(namespaces)], control_plane, workers,
@@ -528,8 +512,6 @@ class Minicloud:
     def delete_capi_fleet(self, prefix: str = "fleet", namespaces: list[str] | None = None) -> list[str]:
         """Delete every cluster named ``PREFIX-<number>`` (in ``namespaces``; default all) with its OpenStack
         resources; ``namespace/name`` of each."""
-        from minicloud.kube.controllers import capo
-
         pattern = re.compile(rf"{re.escape(prefix)}-\d+")
         found = [(c["namespace"], c["name"]) for c in self.list_capi_clusters()
                  if pattern.fullmatch(c["name"]) and (not namespaces or c["namespace"] in namespaces)]
@@ -542,8 +524,6 @@ class Minicloud:
     def delete_capi_openstack(self, name: str, namespace: str = "default") -> list[str]:
         """Remove the OpenStack resources of a cluster seeded with ``openstack`` (load balancer, servers,
         router, network, security groups); ``kind/id`` of each."""
-        from minicloud.kube.controllers import capo
-
         admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
         return capo.delete_openstack(self._internal(), admin, namespace, name, self._write_instances)
 
@@ -555,8 +535,6 @@ class Minicloud:
     def capi_rollout_status(self, name: str, namespace: str = "default") -> dict:
         """The controllers' view: phase (Idle, RollingOut, Completed), rollout number, capoWait,
         machines old/new/deleting, what it waits for, the last error."""
-        from minicloud.kube.controllers import history
-
         status = history.read_status(self.state.root, namespace, name)
         if status is None:
             raise MinicloudError(f"no rollout status for cluster {name!r} in namespace {namespace!r} "
@@ -565,14 +543,10 @@ class Minicloud:
 
     def capi_history(self, name: str, namespace: str = "default", rollout: int | None = None) -> list[dict]:
         """The samples recorded during rollout ``rollout`` (default: the latest)."""
-        from minicloud.kube.controllers import history
-
         return history.read_history(self.state.root, namespace, name, rollout)
 
     def capi_history_summary(self, name: str, namespace: str = "default", rollout: int | None = None) -> dict:
         """samples, minServing (and when), minActive, maxMembers, first/last time, final counts."""
-        from minicloud.kube.controllers import rollout as decisions
-
         return decisions.summarize(self.capi_history(name, namespace, rollout))
 
     def delete_capi_cluster(self, name: str, namespace: str = "default", target: bool = False) -> list[str]:

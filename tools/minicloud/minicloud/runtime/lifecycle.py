@@ -16,13 +16,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minicloud.core import clouds
+from minicloud.core.paths import StateDir
+from minicloud.core.settings import EMULATED, HOST, Settings
 from minicloud.dataplane import plane as dataplane
-from minicloud.runtime import clouds, processes
-from minicloud.runtime.paths import StateDir
-from minicloud.runtime.settings import EMULATED, HOST, Settings
-from minicloud.services import Service, all_services
+from minicloud.runtime import processes
+from minicloud.services import all_services
 from minicloud.services import keystone as keystone_service
 from minicloud.services import neutron as neutron_service
+from minicloud.services.base import Service
 from minicloud.services.octavia import Octavia
 from minicloud.upstream.binaries import UpstreamError
 from minicloud.upstream.control_plane import UpstreamControlPlane

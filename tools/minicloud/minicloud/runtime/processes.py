@@ -18,7 +18,10 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
+from minicloud.core.paths import STATE_DIR_ENV, StateDir
+from minicloud.core.settings import Settings
+from minicloud.core.wsgi import SEED_PATH
+from minicloud.services import get_service
 
 RUNNER_MODULE = "minicloud.runtime.runner"
 # how long a program just started may take to show its own command line (see _wait_for_image)
@@ -160,9 +163,6 @@ def run_seed(state: StateDir, service: str, payload: dict, timeout: float = 120.
     A running service that takes seed data while serving gets it there (milliseconds); otherwise
     ``runner seed SERVICE`` runs in a process of its own, with the payload as JSON on stdin.
     """
-    from minicloud.runtime.settings import Settings
-    from minicloud.services import get_service
-
     settings = Settings.load(state)
     target = get_service(service, state, settings) if settings else None
     if target is not None and target.seeds_while_serving and find(state, service) is not None:
@@ -179,8 +179,6 @@ def run_seed(state: StateDir, service: str, payload: dict, timeout: float = 120.
 
 
 def _seed_served(url: str, service: str, payload: dict, timeout: float) -> dict:
-    from minicloud.runtime.wsgi import SEED_PATH
-
     request = urllib.request.Request(url + SEED_PATH, data=json.dumps(payload).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
     try:

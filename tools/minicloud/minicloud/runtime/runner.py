@@ -20,13 +20,14 @@ import sys
 import traceback
 import warnings
 
-from minicloud.runtime.paths import STATE_DIR_ENV, StateDir
-from minicloud.runtime.settings import HOST, Settings
-from minicloud.runtime.wsgi import SeedEndpoint, SerializedApp, bind
+from minicloud.core.paths import STATE_DIR_ENV, StateDir
+from minicloud.core.settings import HOST, Settings
+from minicloud.core.wsgi import SeedEndpoint, SerializedApp, bind
+from minicloud.kube.controllers.capo import OpenStack
+from minicloud.runtime import processes
 from minicloud.services import get_service
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
-from minicloud.kube.controllers.capo import OpenStack
 from minicloud.upstream import capo_lb
 from minicloud.upstream.control_plane import UpstreamControlPlane
 
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
             if service.seeds_while_serving:
                 app = SeedEndpoint(app, service.seed_served)
             server.set_app(app)
-            service.started()
+            service.started(write_instances=lambda payload: processes.run_seed(state, "nova", payload))
         except BaseException:
             # Exit for sure: a failed service may leave non-daemon threads behind.
             traceback.print_exc()
@@ -83,7 +84,7 @@ def run_controller(state: StateDir, settings: Settings) -> None:
 
     def connection():
         if not openstack:
-            openstack.append(OpenStack(state))
+            openstack.append(OpenStack(state, lambda payload: processes.run_seed(state, "nova", payload)))
         return openstack[0]
 
     print("running the CAPO load-balancer controller", flush=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from minicloud.services import Service, authtoken_section, sqlite_url
+from minicloud.services.base import Service, authtoken_section, sqlite_url
 
 # Glance's keystone pipeline (etc/glance-api-paste.ini), less cors, osprofiler and the image cache.
 API_PASTE = """[pipeline:glance-api-keystone]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import getpass
+import grp
+import os
 from pathlib import Path
 
-from minicloud.runtime import settings as s
-from minicloud.services import Service, sqlite_url
+from minicloud.core import settings as s
+from minicloud.services.base import Service, sqlite_url
 
 
 class Keystone(Service):
@@ -58,10 +61,6 @@ key_repository = {self.credential_keys}
 
     def initialize(self) -> None:
         """``keystone-manage`` db_sync, fernet_setup, credential_setup and bootstrap, in one process."""
-        import getpass
-        import grp
-        import os
-
         from keystone.cmd import cli
 
         self.fernet_keys.mkdir(parents=True, exist_ok=True)

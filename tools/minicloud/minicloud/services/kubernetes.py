@@ -12,10 +12,15 @@ certificate. They live in memory too: a restart forgets them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from minicloud.runtime.settings import HOST
-from minicloud.services import Service
+from minicloud.core.settings import HOST
+from minicloud.kube.app import create_app
+from minicloud.kube.controllers.loop import ControllerLoop
+from minicloud.kube.credentials import Credentials
+from minicloud.kube.workloads import WorkloadDispatch, WorkloadRegistry, initial_store
+from minicloud.services.base import Service
 
 KUBECONFIG = "kubeconfig"
 
@@ -30,9 +35,7 @@ class Kubernetes(Service):
         return f"https://{HOST}:{self.port}"
 
     @property
-    def credentials(self):
-        from minicloud.kube.credentials import Credentials
-
+    def credentials(self) -> Credentials:
         return Credentials(self.folder / "pki")
 
     @property
@@ -57,9 +60,6 @@ class Kubernetes(Service):
         return self.credentials.client_context() if self.credentials.exist() else None
 
     def application(self):
-        from minicloud.kube.app import create_app
-        from minicloud.kube.workloads import WorkloadDispatch, WorkloadRegistry, initial_store
-
         self.store = initial_store()
         self.workloads = WorkloadRegistry(create_app)
         credentials = self.credentials
@@ -67,7 +67,6 @@ class Kubernetes(Service):
                                 lambda cluster: credentials.workload_kubeconfig(self.url + cluster.path, cluster.name,
                                                                                 cluster.token))
 
-    def started(self) -> None:
-        from minicloud.kube.controllers.loop import ControllerLoop
-
-        self.controllers = ControllerLoop(self.store, self.state.root, rollouts=True, workloads=self.workloads).start()
+    def started(self, write_instances: Callable[[dict], dict]) -> None:
+        self.controllers = ControllerLoop(self.store, self.state.root, rollouts=True, workloads=self.workloads,
+                                          write_instances=write_instances).start()

@@ -9,8 +9,10 @@ seeded on the main API.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from minicloud.kube.controllers.loop import ControllerLoop
 from minicloud.services.kubernetes import Kubernetes
 
 KUBECONFIG = "kubeconfig-target"
@@ -24,7 +26,5 @@ class KubernetesTarget(Kubernetes):
     def kubeconfig(self) -> Path:
         return self.state.root / KUBECONFIG
 
-    def started(self) -> None:
-        from minicloud.kube.controllers.loop import ControllerLoop
-
+    def started(self, write_instances: Callable[[dict], dict]) -> None:
         self.controllers = ControllerLoop(self.store, self.state.root, rollouts=False, workloads=self.workloads).start()

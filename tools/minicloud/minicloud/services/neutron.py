@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from minicloud.services import Service, authtoken_section, shipped_api_paste, sqlite_url
+from minicloud.services.base import Service, authtoken_section, shipped_api_paste, sqlite_url
 
 
 class Neutron(Service):

@@ -16,7 +16,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from minicloud.services import Service, authtoken_section, shipped_api_paste, sqlite_url
+from minicloud.services.base import Service, authtoken_section, shipped_api_paste, sqlite_url
 
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"
 CELL1_NAME = "cell1"

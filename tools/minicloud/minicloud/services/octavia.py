@@ -10,9 +10,14 @@ amphora drivers are Octavia's no-op ones (no amphorae exist here).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
-from minicloud.services import Service, authtoken_section, sqlite_url
+from minicloud.dataplane.plane import data_plane_or_none
+from minicloud.octavia_provider import emulator
+from minicloud.octavia_provider.driver import MinicloudProviderDriver
+from minicloud.services.base import Service, authtoken_section, sqlite_url
 
 PROVIDER = "minicloud"
 DRIVER_NAMESPACE = "octavia.api.drivers"
@@ -25,12 +30,8 @@ def register_driver() -> None:
     editable install keeps it across moves of the code); loading the driver class directly does not
     depend on it. Other drivers (cert managers...) still come from their entry points.
     """
-    from types import SimpleNamespace
-
     from octavia.api.drivers import driver_factory
     from stevedore import driver as stevedore_driver
-
-    from minicloud.octavia_provider.driver import MinicloudProviderDriver
 
     class Drivers:
         @staticmethod
@@ -143,10 +144,8 @@ enabled_provider_agents =
         register_driver()
         return app.setup_app(argv=["octavia-api", "--config-file", str(self.config_file)])
 
-    def started(self) -> None:
-        from minicloud.octavia_provider import emulator
-
-        emulator.get().start()
+    def started(self, write_instances: Callable[[dict], dict]) -> None:
+        emulator.get(data_plane=data_plane_or_none).start()
 
     def run_driver_agent(self) -> None:
         """Run ``octavia-driver-agent`` in this process (it forks its listeners)."""

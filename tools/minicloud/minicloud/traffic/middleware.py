@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from urllib.parse import parse_qsl
 
-from minicloud.runtime.wsgi import DropConnection
+from minicloud.core.wsgi import DropConnection
 from minicloud.traffic import hidden_extensions
 from minicloud.traffic.faults import DROP, GATE_TIMEOUT, error_response, gate_timeout_response, path_template
 from minicloud.traffic.store import TrafficStore

@@ -26,8 +26,8 @@ from cryptography.hazmat.primitives import serialization
 
 from minicloud.kube.credentials import Credentials
 from minicloud.runtime import processes
-from minicloud.runtime.paths import StateDir
-from minicloud.runtime.settings import HOST, Settings
+from minicloud.core.paths import StateDir
+from minicloud.core.settings import HOST, Settings
 from minicloud.upstream import binaries, manifests
 
 ETCD = "etcd"

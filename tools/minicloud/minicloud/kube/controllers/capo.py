@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from openstack import exceptions as sdk_exceptions
 
+from minicloud.core import clouds
+from minicloud.core.paths import StateDir
 from minicloud.kube.controllers.rollout import MemberView
-from minicloud.runtime import clouds, processes
-from minicloud.runtime.paths import StateDir
 from minicloud.seeding import cluster_network as network
 from minicloud.seeding import openstack as seed
 
@@ -50,10 +51,14 @@ def member_name(lb: str, machine: str) -> str:
 
 
 class OpenStack:
-    """The calls the CAPO-like controller and the history sampler make (demo user, internal)."""
+    """The calls the CAPO-like controller and the history sampler make (demo user, internal).
 
-    def __init__(self, state: StateDir):
+    ``write_instances(payload)`` writes Nova's instances (what booting a server is here; the process that
+    runs the controllers hands it in, see :func:`minicloud.runtime.processes.run_seed`)."""
+
+    def __init__(self, state: StateDir, write_instances: Callable[[dict], dict]):
         self.state = state
+        self.write_instances = write_instances
         self.conn = clouds.connect(state, clouds.CLOUD, internal=True)
         self._admin = None
 
@@ -62,9 +67,6 @@ class OpenStack:
         if self._admin is None:
             self._admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
         return self._admin
-
-    def write_instances(self, payload: dict) -> dict:
-        return processes.run_seed(self.state, "nova", payload)
 
     def create_server(self, name: str, network: str) -> dict:
         """A "booted" control-plane server with one port; returns ``{"id", "address"}``. On a cluster's network

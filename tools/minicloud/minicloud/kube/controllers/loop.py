@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
+from minicloud.core.paths import StateDir
+from minicloud.dataplane.servers import ServerEndpoints
 from minicloud.kube.capo_mode import CapoMode, applied_file, mode_file
+from minicloud.kube.controllers import capo, history, kcp
 from minicloud.kube.controllers.core import PauseController
 from minicloud.kube.controllers.infra import InfraProvider
+from minicloud.kube.controllers.machines import OSM
 from minicloud.kube.controllers.replicas import ReplicaController
 from minicloud.kube.store import Store
 from minicloud.octavia_provider import modes
@@ -46,13 +51,14 @@ class ControllerLoop:
     """The pause controllers and the replica and Machine controllers of Machines without real servers
     (:mod:`.replicas`), in one pass on every store change; with ``rollouts`` (and a state folder holding
     clouds.yaml) also the controllers of control planes on OpenStack and the history sampler, each in a
-    thread of its own, since they wait on OpenStack.
+    thread of its own, since they wait on OpenStack; ``write_instances`` (Nova's instances, see
+    :class:`minicloud.kube.controllers.capo.OpenStack`) is then how their servers boot.
 
     Their writes (Events too) bump the store's revision, so a pass follows each pass that wrote; it finds
     nothing left to do and writes nothing, and the loop is quiet again."""
 
     def __init__(self, store: Store, state_root: Path | None = None, lag: float | None = None,
-                 rollouts: bool = False, workloads=None):
+                 rollouts: bool = False, workloads=None, write_instances: Callable[[dict], dict] | None = None):
         self.store = store
         self.workloads = workloads  # the workload clusters' APIs (their Nodes), see minicloud.kube.workloads
         self.mode_file = ModeFile(state_root)
@@ -63,18 +69,17 @@ class ControllerLoop:
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._run, name="capi-controllers", daemon=True)]
         if rollouts and state_root is not None:
-            self._add_rollouts(store, Path(state_root))
+            if write_instances is None:
+                raise ValueError("the rollout controllers boot servers: write_instances is needed")
+            self._add_rollouts(store, Path(state_root), write_instances)
 
-    def _add_rollouts(self, store: Store, root: Path) -> None:
-        from minicloud.kube.controllers import capo, history, kcp
-        from minicloud.runtime.paths import StateDir
-
+    def _add_rollouts(self, store: Store, root: Path, write_instances: Callable[[dict], dict]) -> None:
         def connection_factory():
             local = threading.local()
 
             def get():
                 if getattr(local, "conn", None) is None:
-                    local.conn = capo.OpenStack(StateDir(root))
+                    local.conn = capo.OpenStack(StateDir(root), write_instances)
                 return local.conn
 
             return get
@@ -91,8 +96,6 @@ class ControllerLoop:
 
     def _add_server_endpoints(self, store: Store, root: Path, clusters) -> None:
         """The control-plane servers' API endpoints (the load balancers' backends), see minicloud.dataplane."""
-        from minicloud.dataplane.servers import ServerEndpoints, serving_servers
-
         self.server_endpoints = ServerEndpoints(root, lambda: serving_servers(store, clusters(store)),
                                                 revision=lambda: store.revision)
         self._threads.append(threading.Thread(target=self._run_each, args=(self.server_endpoints.tick, TICK),
@@ -133,3 +136,18 @@ class ControllerLoop:
                 tick()
             except Exception:  # OpenStack unreachable for a moment: try again next time
                 traceback.print_exc()
+
+
+def serving_servers(store, clusters) -> dict[str, str]:
+    """Control-plane servers of the clusters with OpenStack resources: key -> address, from the
+    OpenStackMachines (``clusters``: their contexts, see :func:`.kcp.openstack_clusters`); their endpoints are
+    :class:`minicloud.dataplane.servers.ServerEndpoints`."""
+    result = {}
+    for ctx in clusters:
+        for machine in ctx.machines:
+            name = machine["metadata"]["name"]
+            status = (store.find(OSM, ctx.namespace, name) or {}).get("status", {})
+            addresses = status.get("addresses") or []
+            if status.get("instanceID") and addresses:
+                result[f"{ctx.namespace}/{name}/{status['instanceID']}"] = addresses[0]["address"]
+    return result

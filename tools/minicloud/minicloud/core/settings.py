@@ -7,7 +7,7 @@ import random
 import socket
 from dataclasses import asdict, dataclass
 
-from minicloud.runtime.paths import StateDir
+from minicloud.core.paths import StateDir
 
 HOST = "127.0.0.1"
 REGION = "RegionOne"

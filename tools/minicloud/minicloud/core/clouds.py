@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import yaml
+import threading
 
-from minicloud.runtime import settings as s
-from minicloud.runtime.paths import StateDir
+import openstack.config
+import yaml
+from openstack import connection
+
+from minicloud.core import settings as s
+from minicloud.core.paths import StateDir
 
 CLOUD = "minicloud"
 ADMIN_CLOUD = "minicloud-admin"
@@ -51,8 +55,6 @@ def connect(state: StateDir, cloud: str = CLOUD, internal: bool = False, fresh: 
     show only what clients did. ``fresh``: a new connection, not kept (while the cloud starts: a token got
     before the catalog is complete would never see the services registered after it).
     """
-    import threading
-
     if fresh:
         return _new_connection(state, cloud, internal)
     written = state.clouds_yaml.stat().st_mtime_ns if state.clouds_yaml.exists() else None
@@ -64,9 +66,6 @@ def connect(state: StateDir, cloud: str = CLOUD, internal: bool = False, fresh: 
 
 
 def _new_connection(state: StateDir, cloud: str, internal: bool):
-    import openstack.config
-    from openstack import connection
-
     config = openstack.config.OpenStackConfig(config_files=[str(state.clouds_yaml)],
                                               app_name=INTERNAL_APP if internal else None)
     return connection.Connection(config=config.get_one(cloud=cloud))
