@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # Modules that need the optional ``kubernetes`` client: a function may import them (downwards still), so that
 # the rest of minicloud runs without it.
-OPTIONAL = {"minicloud.kube.admin", "minicloud.clusterctl.kubeapi"}
+OPTIONAL = {"minicloud.kube.admin", "minicloud.kube.providers", "minicloud.clusterctl.kubeapi"}
 # minicloud/__init__.py: ``from minicloud import Minicloud`` imports the Python API on first use (PEP 562), so
 # that importing any module of minicloud does not load the whole package.
 LAZY_ROOT = "minicloud"

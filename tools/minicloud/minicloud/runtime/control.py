@@ -377,7 +377,7 @@ class Minicloud:
     def seed_capi_providers(self, remove: bool = False, **versions) -> list[str]:
         """clusterctl's inventory and the providers' controller Deployments (``kube.providers.seed_providers``);
         with ``remove``, take away what was seeded."""
-        from minicloud.kube import providers
+        from minicloud.kube import providers  # needs the optional kubernetes client
 
         return self._kube_call(providers.delete_providers if remove else providers.seed_providers, **versions)
 
