@@ -32,7 +32,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audi
 
 ERROR = "error"
 WARNING = "warning"
-KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit", "incomplete_node")
+KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit", "incomplete_node",
+         "foreign_dropped")
 DEFAULT_WARN_RATIO = 0.9
 
 
@@ -560,7 +561,8 @@ def _cap(items, *limits):
     return items[:max(0, size)]
 
 
-def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=(), removable=None):
+def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=(), removable=None,
+              controlled=None):
     """The next repair step for the current ``routes``, or None when there is nothing left to do.
 
     A step is ``{"action": "add_routes"|"remove_routes"|"address_pairs", "routes": [...], "reason":
@@ -573,6 +575,11 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     Never removed: a route of an incomplete node (``left_alone``), and, when ``removable`` (a set of
     ``(destination, nexthop)`` strings: the routes the plan was made on) is given, a route not in it (it appeared
     after the plan was made).
+
+    ``controlled`` (a predicate on a destination network, see ``ownership``): the destinations another writer (the
+    cloud controller) reconciles. Their right routes are never added here (room is kept for them under the route
+    limit), and only the routes it never adds back are removed: the others of a destination whose right route is
+    in place, and stale ones. The wrong routes of its destinations are left to it.
     """
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
@@ -583,6 +590,10 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
         (d for d in needed if d not in present_right
          and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
         key=lambda d: _dest_order(d, bool(groups.get(d))))
+    reserved = 0  # adds the other writer will make: room kept for them
+    if controlled is not None:
+        reserved = sum(1 for d in pending_adds if controlled(d))
+        pending_adds = [d for d in pending_adds if not controlled(d)]
     may_go = _may_remove(removable)
     fixable = [r for d in sorted(present_right, key=network_order) for r in groups.get(d, [])
                if not _is_right(r, needed[d]) and may_go(r)]
@@ -591,7 +602,7 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
              if may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete))]
     waiting = [r for d in pending_adds for r in groups.get(d, []) if may_go(r)]
     pairs = list(pending_pairs)
-    headroom = None if limit is None or limit < 0 else limit - len(routes)
+    headroom = None if limit is None or limit < 0 else limit - len(routes) - reserved
 
     work = pending_adds or fixable or pairs or stale
     if not work:
@@ -646,7 +657,7 @@ def step_size(step):
 
 
 def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pairs=(), max_steps=10000,
-             removable=None):
+             removable=None, controlled=None):
     """Run ``next_step`` to the end assuming every request succeeds (check mode's plan).
     Returns (steps, final routes, stop reason or None)."""
     steps = []
@@ -654,7 +665,7 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
     current = [dict(r) for r in routes]
     for _step in range(max_steps):
         step = next_step(current, nodes, cluster_cidrs, limit=limit, budget=budget, pending_pairs=pairs,
-                         removable=removable)
+                         removable=removable, controlled=controlled)
         if step is None:
             return steps, current, None
         if step["action"] == "stop":
