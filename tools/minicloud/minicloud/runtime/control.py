@@ -339,6 +339,12 @@ class Minicloud:
     def delete_router(self, name: str) -> str:
         return routers.delete_router(self._internal(), name)
 
+    def route_controllers(self):
+        """The emulated cloud route controllers (``minicloud.route_controller``): start, step, stop, periods."""
+        from minicloud.route_controller.controller import RouteControllers
+
+        return RouteControllers(self.state.root, self._internal, self._kube_admin)
+
     # -- Kubernetes and CAPI -----------------------------------------------------------
 
     @property
