@@ -574,26 +574,15 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
 
     Never removed: a route of an incomplete node (``left_alone``), and, when ``removable`` (a set of
     ``(destination, nexthop)`` strings: the routes the plan was made on) is given, a route not in it (it appeared
-    after the plan was made).
-
-    ``controlled`` (a predicate on a destination network, see ``ownership``): the destinations another writer (the
-    cloud controller) reconciles. Their right routes are never added here (room is kept for them under the route
-    limit), and only the routes it never adds back are removed: the others of a destination whose right route is
-    in place, and stale ones. The wrong routes of its destinations are left to it.
+    after the plan was made). ``controlled`` (a predicate on destination networks, ``ownership``): the
+    destinations the cloud controller reconciles. Their right routes are not added (room is kept for them under the limit) and their wrong routes
+    are left to it; what it never adds back (duplicates beside a right route, stale routes) is still removed.
     """
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
     groups = _by_destination(cluster)
-    failed = set((r["destination"], r["nexthop"]) for r in failed)
     present_right = set(d for d, want in needed.items() if any(_is_right(r, want) for r in groups.get(d, [])))
-    pending_adds = sorted(
-        (d for d in needed if d not in present_right
-         and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
-        key=lambda d: _dest_order(d, bool(groups.get(d))))
-    reserved = 0  # adds the other writer will make: room kept for them
-    if controlled is not None:
-        reserved = sum(1 for d in pending_adds if controlled(d))
-        pending_adds = [d for d in pending_adds if not controlled(d)]
+    pending_adds, reserved = _pending_adds(needed, groups, present_right, failed, controlled)
     may_go = _may_remove(removable)
     fixable = [r for d in sorted(present_right, key=network_order) for r in groups.get(d, [])
                if not _is_right(r, needed[d]) and may_go(r)]
@@ -631,6 +620,18 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     if stale:
         return {"action": "remove_routes", "routes": _plain(_cap(stale, budget)), "reason": "stale"}
     return {"action": "stop", "reason": "limit"}
+
+
+def _pending_adds(needed, groups, present_right, failed, controlled):
+    """(the destinations whose right route this repair adds, in order; how many the other writer will add: room
+    is kept for them)."""
+    failed = set((r["destination"], r["nexthop"]) for r in failed)
+    pending = sorted((d for d in needed if d not in present_right
+                      and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
+                     key=lambda d: _dest_order(d, bool(groups.get(d))))
+    if controlled is None:
+        return pending, 0
+    return [d for d in pending if not controlled(d)], sum(1 for d in pending if controlled(d))
 
 
 def _may_remove(removable):

@@ -215,9 +215,8 @@ class RouteAuditRunner:
             router=view.router, nodes=nodes, cidrs=cidrs, node_ports=node_ports, findings=audited.findings,
             limit=view.limit, atomic="extraroute-atomic" in view.aliases,
             if_match="revision-if-match" in view.aliases, node_source=source,
-            max_removal_share=options.max_removal_share,
-            controlled=owner.controlled if owner.restricted else None), options.check_address_pairs, options.max_changes,
-            options.check_mode, deadline, result)
+            max_removal_share=options.max_removal_share, controlled=owner.controlled if owner.restricted else None),
+            options.check_address_pairs, options.max_changes, options.check_mode, deadline, result)
         final_routes, final_ports = repair.run()
         remaining = self.audit(final_routes, final_ports, view, audited)
         self.add_outcome(result, view, audited, remaining, final_routes, final_ports)
