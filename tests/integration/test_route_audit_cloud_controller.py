@@ -145,8 +145,8 @@ def test_beside_the_cloud_controller_for_ten_periods(cloud, run_module, controll
         # (states: 0 seeded, 1 after route_audit's first run, 2 after the controller's first write, 3 after the
         # second run)
         assert text(STALE) not in states[1] and text(STALE) in states[2] and text(STALE) not in states[3]
-        assert runs[1]["changed"] and [f["controller_fault"] for f in runs[1]["findings"]] == ["duplicate",
-                                                                                                "kept_stale"]
+        assert runs[1]["changed"]
+        assert [f["controller_fault"] for f in runs[1]["findings"]] == ["duplicate", "kept_stale"]
 
 
 def test_owner_detected_from_the_condition_the_controller_sets_and_check_mode_writes_nothing(
