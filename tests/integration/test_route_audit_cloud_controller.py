@@ -209,3 +209,20 @@ def test_a_node_the_controller_does_not_know_yet_flaps_only_when_route_audit_own
         missing = [f for f in runs[-1]["findings"] if f["kind"] == "missing"]
         assert [(f["node"], f["repaired_by"], f["controller_fault"]) for f in missing] == [
             (nodes[3]["name"], "cloud-controller", "not_reconciled")]
+
+
+def test_the_controller_in_the_background_is_waited_for_by_its_period_count(cloud):
+    """Started with a period it runs by itself (CLI); ``wait`` gates on the periods recorded, not on time."""
+    router, nodes = seeded_router(cloud)
+    name = unique("ccm")
+    cloud.json("route-controller", "start", name, "--router", router, "--cluster-cidr", CLUSTER, "--period", "0.2",
+               *["--node=%s=%s=%s" % (n["name"], n["pod_cidr"], n["address"]) for n in nodes])
+    try:
+        last = cloud.json("route-controller", "wait", name, "--periods", 3, "--timeout", 60)
+        assert last["period"] >= 3 and last["wrote"] is None  # settled after its first period
+        status = cloud.json("route-controller", "status", name)
+        assert status["running"] and status["periods"] >= 3
+    finally:
+        assert cloud.json("route-controller", "stop", name)["stopped"] is True
+    assert sorted(r for r in routes_of(cloud, router) if r.startswith("198.19.")) == sorted(
+        "%s=%s" % (n["pod_cidr"], n["address"]) for n in nodes)
