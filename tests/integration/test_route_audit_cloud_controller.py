@@ -226,3 +226,14 @@ def test_the_controller_in_the_background_is_waited_for_by_its_period_count(clou
         assert cloud.json("route-controller", "stop", name)["stopped"] is True
     assert sorted(r for r in routes_of(cloud, router) if r.startswith("198.19.")) == sorted(
         "%s=%s" % (n["pod_cidr"], n["address"]) for n in nodes)
+
+
+def test_bad_keep_routes_and_controller_cidr_fail_before_any_request(cloud, run_module):
+    base = dict(cloud="minicloud", router="no-such-router", cluster_cidr=[CLUSTER], nodes=[])
+    for extra, words in ((dict(keep_routes=[dict(destination="10.50.0.5/16", nexthop="10.180.0.200")]), "host bits"),
+                         (dict(keep_routes=[dict(destination="10.50.0.0/16", nexthop="nowhere")]), "not an IP"),
+                         (dict(cloud_controller=dict(cluster_cidr=["198.19.0.0"])), "not a CIDR")):
+        cloud.requests(reset=True)
+        result = run_module(MODULE, dict(base, **extra)).result
+        assert result["failed"] and words in result["msg"], result["msg"]
+        assert cloud.writes() == {} and not cloud.requests().get("requests", {}).get("network")

@@ -114,6 +114,7 @@ class RouteAuditRunner:
         self.module = module
         self.options = options
         self.explicit_nodes = None
+        self.controller_cidrs = None  # the cloud_controller option's cluster CIDRs, checked
 
     # -- input -------------------------------------------------------------------------
 
@@ -124,6 +125,13 @@ class RouteAuditRunner:
         cidrs = route_plan.normalize_cluster_cidrs(options.cluster_cidr)
         if options.nodes is not None:
             self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(options.nodes), cidrs)
+        controller = options.cloud_controller
+        if controller is not None:  # [] when given without cluster_cidr: route_audit's
+            self.controller_cidrs = route_plan.normalize_cluster_cidrs(controller["cluster_cidr"]) \
+                if controller.get("cluster_cidr") else []
+        for route in options.keep_routes or []:
+            route_plan.parse_cidr(route["destination"], "keep_routes destination")
+            route_plan.parse_address(route["nexthop"], "keep_routes nexthop")
         return cidrs
 
     def load_nodes(self, cidrs, deadline):
@@ -138,12 +146,7 @@ class RouteAuditRunner:
                 self.ownership(cidrs, records))
 
     def ownership(self, cidrs, records):
-        controller = self.options.cloud_controller
-        controller_cidrs = None
-        if controller is not None:
-            controller_cidrs = route_plan.normalize_cluster_cidrs(controller["cluster_cidr"]) \
-                if controller.get("cluster_cidr") else []
-        return route_owner.decide(self.options.route_owner, controller_cidrs, cidrs, records)
+        return route_owner.decide(self.options.route_owner, self.controller_cidrs, cidrs, records)
 
     # -- reading -----------------------------------------------------------------------
 
