@@ -575,8 +575,8 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     Never removed: a route of an incomplete node (``left_alone``), and, when ``removable`` (a set of
     ``(destination, nexthop)`` strings: the routes the plan was made on) is given, a route not in it (it appeared
     after the plan was made). ``controlled`` (a predicate on destination networks, ``ownership``): the
-    destinations the cloud controller reconciles. Their right routes are not added (room is kept for them under the limit) and their wrong routes
-    are left to it; what it never adds back (duplicates beside a right route, stale routes) is still removed.
+    destinations the cloud controller reconciles: their right routes are not added (room is kept for them under
+    the limit), their wrong routes are left to it; what it never adds back (duplicates, stale routes) is removed.
     """
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
