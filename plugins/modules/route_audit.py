@@ -162,6 +162,52 @@ options:
       - Seconds the whole task may take, retries of transient API faults included.
     type: int
     default: 300
+  route_owner:
+    description:
+      - Who owns the cluster's pod routes on the router.
+      - C(flightcontrol) - this module; a repair fixes every route finding (the behaviour before this option).
+      - C(cloud-controller) - cloud-provider-openstack's route controller (C([Route] router-id) with
+        C(--configure-cloud-routes)) reconciles them. A repair then adds none of the routes it reconciles and
+        removes only routes it never adds back - the other routes of a destination whose right route is in place
+        (duplicates) and routes to pod CIDRs no node has (stale, which it keeps when it cannot resolve their
+        nexthop), stale ones first when the route limit leaves it no room. Missing and wrong routes and the nodes'
+        address pairs are left to it and reported, each finding with C(repaired_by) and C(controller_fault).
+      - C(none) - another tool owns them; findings are reported and a repair writes nothing.
+      - When omitted, C(cloud-controller) if I(cloud_controller) is given or a node read from Kubernetes carries
+        the condition the route controller sets on the nodes it routed (C(NetworkUnavailable) false with reason
+        C(RouteCreated)), with a warning naming the evidence; else C(flightcontrol). RV(route_owner) says which
+        and why.
+    type: str
+    choices: [flightcontrol, cloud-controller, none]
+  cloud_controller:
+    description:
+      - The cloud controller's route configuration, for I(route_owner=cloud-controller) (given, it also selects
+        that owner when I(route_owner) is omitted).
+    type: dict
+    suboptions:
+      cluster_cidr:
+        description:
+          - The controller's C(--cluster-cidr). Destinations inside it are the controller's; destinations inside
+            I(cluster_cidr) but outside it are repaired by this module as with C(flightcontrol). Default
+            I(cluster_cidr).
+        type: list
+        elements: str
+  keep_routes:
+    description:
+      - Routes that must stay on the router besides the cluster's (another cluster's, an operator's). One that is
+        gone is reported as a C(foreign_dropped) finding (error), in every mode; it is never added back by this
+        module (a cloud controller that drops routes it does not own would drop it again at its next reconcile).
+    type: list
+    elements: dict
+    suboptions:
+      destination:
+        description: The route's destination CIDR.
+        type: str
+        required: true
+      nexthop:
+        description: The route's nexthop address.
+        type: str
+        required: true
 extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
   - flightcontrol.openstack.kubernetes_dict
@@ -209,6 +255,19 @@ EXAMPLES = r'''
     max_changes: 20
     fail_on_findings: true
 
+- name: Beside cloud-provider-openstack's route controller - repair only what it cannot see
+  flightcontrol.openstack.route_audit:
+    cloud: production
+    router: capo-prod
+    cluster_cidr: 198.19.0.0/16
+    kubernetes:
+      kubeconfig: ~/.kube/prod-workload.yaml
+    route_owner: cloud-controller
+    keep_routes:
+      - {destination: 10.50.0.0/16, nexthop: 10.180.0.200}
+    state: repaired
+  register: routes
+
 - name: What would a repair do
   flightcontrol.openstack.route_audit:
     cloud: production
@@ -231,9 +290,22 @@ findings:
   elements: dict
   contains:
     kind:
-      description: C(duplicate), C(stale), C(missing), C(wrong_nexthop), C(address_pair_missing), C(limit) or
-        C(incomplete_node).
+      description: C(duplicate), C(stale), C(missing), C(wrong_nexthop), C(address_pair_missing), C(limit),
+        C(incomplete_node) or C(foreign_dropped) (a route of I(keep_routes) that is gone).
       type: str
+    repaired_by:
+      description:
+        - Who repairs the finding under RV(route_owner) - C(flightcontrol) (this module, with I(state=repaired)),
+          C(cloud-controller) (left to the route controller) or C(nobody) (reported only).
+      type: str
+    controller_fault:
+      description:
+        - With I(route_owner=cloud-controller), on a destination the controller reconciles, what it got wrong -
+          C(kept_stale) (a stale route it keeps), C(duplicate) (a second route beside the right one),
+          C(dropped_foreign) (a route of I(keep_routes) gone), C(not_reconciled) (a missing or wrong route or
+          address pair it has not fixed yet).
+      type: str
+      returned: when route_owner is cloud-controller
     severity:
       description: C(error) (traffic goes astray or is dropped now) or C(warning).
       type: str
@@ -287,7 +359,15 @@ counts:
   returned: always
   type: dict
   sample: {duplicate: 1, stale: 2, missing: 0, wrong_nexthop: 0, address_pair_missing: 0, limit: 0,
-           incomplete_node: 0}
+           incomplete_node: 0, foreign_dropped: 0}
+route_owner:
+  description:
+    - Who owns the pod routes in this run - C(owner) (C(flightcontrol), C(cloud-controller) or C(none)), C(source)
+      (C(route_owner), C(cloud_controller), C(detected) or C(default)), the C(evidence) of a detection, and the
+      C(controller_cluster_cidr) whose destinations the controller reconciles.
+  returned: always
+  type: dict
+  sample: {owner: cloud-controller, source: route_owner, evidence: null, controller_cluster_cidr: [198.19.0.0/16]}
 healthy:
   description: No finding of severity C(error) in the cloud at the end (in check mode and with I(state=audited),
     the state found).
@@ -428,6 +508,14 @@ class RouteAudit(OpenStackKubernetesModule):
         limit_warning_ratio=dict(type="float", default=0.9),
         fail_on_findings=dict(type="bool", default=False),
         timeout=dict(type="int", default=300),
+        route_owner=dict(type="str", choices=["flightcontrol", "cloud-controller", "none"]),
+        cloud_controller=dict(type="dict", options=dict(
+            cluster_cidr=dict(type="list", elements="str"),
+        )),
+        keep_routes=dict(type="list", elements="dict", options=dict(
+            destination=dict(type="str", required=True),
+            nexthop=dict(type="str", required=True),
+        )),
     )
     number_ranges = dict(
         timeout=SECONDS,

@@ -14,14 +14,24 @@ PAGE_SIZE = 500
 
 
 def node_record(node):
-    """``{"name", "pod_cidrs", "address", "provider_id"}`` of one Node (a dict as the API sends it)."""
+    """``{"name", "pod_cidrs", "address", "provider_id", "route_created"}`` of one Node (a dict as the API sends
+    it)."""
     metadata = node.get("metadata") or {}
     spec = node.get("spec") or {}
     pod_cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
     addresses = [a.get("address") for a in ((node.get("status") or {}).get("addresses") or [])
                  if isinstance(a, dict) and a.get("type") == "InternalIP" and a.get("address")]
     return {"name": metadata.get("name"), "pod_cidrs": list(pod_cidrs), "address": addresses,
-            "provider_id": spec.get("providerID")}
+            "provider_id": spec.get("providerID"), "route_created": route_created(node)}
+
+
+def route_created(node):
+    """Whether the Node carries the condition a cloud route controller sets once it routed the node's pod CIDR
+    (``NetworkUnavailable`` false with reason ``RouteCreated``)."""
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "NetworkUnavailable":
+            return condition.get("status") == "False" and condition.get("reason") == "RouteCreated"
+    return False
 
 
 def list_nodes(kube, deadline, label_selector=None):

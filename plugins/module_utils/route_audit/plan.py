@@ -32,7 +32,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audi
 
 ERROR = "error"
 WARNING = "warning"
-KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit", "incomplete_node")
+KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit", "incomplete_node",
+         "foreign_dropped")
 DEFAULT_WARN_RATIO = 0.9
 
 
@@ -560,7 +561,8 @@ def _cap(items, *limits):
     return items[:max(0, size)]
 
 
-def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=(), removable=None):
+def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=(), removable=None,
+              controlled=None):
     """The next repair step for the current ``routes``, or None when there is nothing left to do.
 
     A step is ``{"action": "add_routes"|"remove_routes"|"address_pairs", "routes": [...], "reason":
@@ -572,17 +574,15 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
 
     Never removed: a route of an incomplete node (``left_alone``), and, when ``removable`` (a set of
     ``(destination, nexthop)`` strings: the routes the plan was made on) is given, a route not in it (it appeared
-    after the plan was made).
+    after the plan was made). ``controlled`` (a predicate on destination networks, ``ownership``): the
+    destinations the cloud controller reconciles: their right routes are not added (room is kept for them under
+    the limit), their wrong routes are left to it; what it never adds back (duplicates, stale routes) is removed.
     """
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
     groups = _by_destination(cluster)
-    failed = set((r["destination"], r["nexthop"]) for r in failed)
     present_right = set(d for d, want in needed.items() if any(_is_right(r, want) for r in groups.get(d, [])))
-    pending_adds = sorted(
-        (d for d in needed if d not in present_right
-         and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
-        key=lambda d: _dest_order(d, bool(groups.get(d))))
+    pending_adds, reserved = _pending_adds(needed, groups, present_right, failed, controlled)
     may_go = _may_remove(removable)
     fixable = [r for d in sorted(present_right, key=network_order) for r in groups.get(d, [])
                if not _is_right(r, needed[d]) and may_go(r)]
@@ -591,7 +591,7 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
              if may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete))]
     waiting = [r for d in pending_adds for r in groups.get(d, []) if may_go(r)]
     pairs = list(pending_pairs)
-    headroom = None if limit is None or limit < 0 else limit - len(routes)
+    headroom = None if limit is None or limit < 0 else limit - len(routes) - reserved
 
     work = pending_adds or fixable or pairs or stale
     if not work:
@@ -622,6 +622,18 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     return {"action": "stop", "reason": "limit"}
 
 
+def _pending_adds(needed, groups, present_right, failed, controlled):
+    """(the destinations whose right route this repair adds, in order; how many the other writer will add: room
+    is kept for them)."""
+    failed = set((r["destination"], r["nexthop"]) for r in failed)
+    pending = sorted((d for d in needed if d not in present_right
+                      and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
+                     key=lambda d: _dest_order(d, bool(groups.get(d))))
+    if controlled is None:
+        return pending, 0
+    return [d for d in pending if not controlled(d)], sum(1 for d in pending if controlled(d))
+
+
 def _may_remove(removable):
     if removable is None:
         return lambda route: True
@@ -646,7 +658,7 @@ def step_size(step):
 
 
 def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pairs=(), max_steps=10000,
-             removable=None):
+             removable=None, controlled=None):
     """Run ``next_step`` to the end assuming every request succeeds (check mode's plan).
     Returns (steps, final routes, stop reason or None)."""
     steps = []
@@ -654,7 +666,7 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
     current = [dict(r) for r in routes]
     for _step in range(max_steps):
         step = next_step(current, nodes, cluster_cidrs, limit=limit, budget=budget, pending_pairs=pairs,
-                         removable=removable)
+                         removable=removable, controlled=controlled)
         if step is None:
             return steps, current, None
         if step["action"] == "stop":

@@ -59,6 +59,7 @@ class RepairInput:
     if_match: bool  # plain updates guarded by the router's revision
     node_source: str = "nodes"  # where the nodes came from (the empty-view guard's words)
     max_removal_share: float = 1.0  # the removal guard, checked again before each removal
+    controlled: object = None  # destinations another writer reconciles (``ownership``), or None
 
 
 @dataclass
@@ -92,7 +93,7 @@ class RouteRepair:
         self.state = RepairState(
             routes=[dict(r) for r in what.router.get("routes") or []],
             revision=what.router.get("revision_number") if what.if_match else None, ports=ports,
-            pending_pairs=pair_fixes(what.nodes, ports) if check_pairs else [], budget=max_changes)
+            pending_pairs=pair_fixes(what.nodes, ports, what.controlled) if check_pairs else [], budget=max_changes)
 
     @property
     def changes(self):
@@ -119,7 +120,8 @@ class RouteRepair:
     def plan(self):
         what, state = self.what, self.state
         return route_plan.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
-                                    failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known)
+                                    failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known,
+                                    controlled=what.controlled)
 
     def fresh_step(self):
         """The next step, judged on the router as it stands: a removal (every plain update without If-Match) is
@@ -309,7 +311,8 @@ class RouteRepair:
         """The changes still needed, planned from the current routes with no cap."""
         state, what = self.state, self.what
         steps, _final, _stop = route_plan.simulate(state.routes, what.nodes, what.cidrs, limit=None,
-                                                   pending_pairs=state.pending_pairs, removable=self.known)
+                                                   pending_pairs=state.pending_pairs, removable=self.known,
+                                                   controlled=what.controlled)
         left = []
         refused = set((r["destination"], r["nexthop"]) for r in state.failed)
         for step in steps:
@@ -327,10 +330,13 @@ class RouteRepair:
         return left
 
 
-def pair_fixes(nodes, ports):
-    """The address-pair fixes the nodes' ports need, one per port with every pod CIDR it lacks."""
+def pair_fixes(nodes, ports, controlled=None):
+    """The address-pair fixes the nodes' ports need, one per port with every pod CIDR it lacks (not those of pod
+    CIDRs another writer reconciles: the cloud controller sets a node's address pairs with its route)."""
     fixes = []
     for finding in route_plan.pair_findings(nodes, ports):
+        if controlled is not None and controlled(ipaddress.ip_network(finding["destination"])):
+            continue
         for fix in fixes:
             if fix["port"] == finding["port"]:
                 fix["cidrs"].append(finding["destination"])

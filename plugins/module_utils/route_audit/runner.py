@@ -19,6 +19,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import ownership as route_owner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import (
     RepairInput,
@@ -74,6 +75,7 @@ class Audited:
     cidrs: list
     node_ports: dict
     findings: list = None
+    owner: object = None  # ownership.Ownership: who repairs what
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,9 @@ class RouteAuditOptions(ModuleOptions):
     limit_warning_ratio: float
     fail_on_findings: bool
     timeout: int
+    route_owner: Optional[str] = None
+    cloud_controller: Optional[dict] = None
+    keep_routes: Optional[list] = None
     check_mode: bool = False
     diff: bool = False
 
@@ -109,6 +114,7 @@ class RouteAuditRunner:
         self.module = module
         self.options = options
         self.explicit_nodes = None
+        self.controller_cidrs = None  # the cloud_controller option's cluster CIDRs, checked
 
     # -- input -------------------------------------------------------------------------
 
@@ -119,16 +125,28 @@ class RouteAuditRunner:
         cidrs = route_plan.normalize_cluster_cidrs(options.cluster_cidr)
         if options.nodes is not None:
             self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(options.nodes), cidrs)
+        controller = options.cloud_controller
+        if controller is not None:  # [] when given without cluster_cidr: route_audit's
+            self.controller_cidrs = route_plan.normalize_cluster_cidrs(controller["cluster_cidr"]) \
+                if controller.get("cluster_cidr") else []
+        for route in options.keep_routes or []:
+            route_plan.parse_cidr(route["destination"], "keep_routes destination")
+            route_plan.parse_address(route["nexthop"], "keep_routes nexthop")
         return cidrs
 
     def load_nodes(self, cidrs, deadline):
-        """(source name, checked nodes). ``nodes`` given (even empty): that list, every node complete; omitted:
-        the Kubernetes API, where a Node that cannot be routed yet (no pod CIDR: it just joined; no usable
-        address) is incomplete: reported, and its routes left alone (``CheckedNodes.incomplete``)."""
+        """(source name, checked nodes, who owns the routes). ``nodes`` given (even empty): that list, every node
+        complete; omitted: the Kubernetes API, where a Node that cannot be routed yet (no pod CIDR: it just joined;
+        no usable address) is incomplete: reported, and its routes left alone (``CheckedNodes.incomplete``). The
+        owner (``route_owner``) is the option's, else detected on the Nodes read."""
         if self.options.nodes is not None:
-            return "nodes", self.explicit_nodes
+            return "nodes", self.explicit_nodes, self.ownership(cidrs, ())
         records = list_nodes(self.module.connect_kubernetes(), deadline, label_selector=self.options.node_selector)
-        return "kubernetes", route_plan.normalize_nodes(records, cidrs, source="kubernetes", lenient=True)
+        return ("kubernetes", route_plan.normalize_nodes(records, cidrs, source="kubernetes", lenient=True),
+                self.ownership(cidrs, records))
+
+    def ownership(self, cidrs, records):
+        return route_owner.decide(self.options.route_owner, self.controller_cidrs, cidrs, records)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -179,7 +197,7 @@ class RouteAuditRunner:
         cidrs = self.validate()
         options = self.options
         deadline = self.module.started + options.timeout
-        source, nodes = self.load_nodes(cidrs, deadline)
+        source, nodes, owner = self.load_nodes(cidrs, deadline)
         self.module.connect()
         api = RouterService(self.module.client)
         view = self.read(api, deadline)
@@ -187,11 +205,12 @@ class RouteAuditRunner:
         if scope_problem:
             raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
         node_ports = self.match_ports(nodes, view.ports) if options.check_address_pairs else {}
-        audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports)
+        audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports, owner=owner)
         audited.findings = self.audit(view.router.get("routes") or [], node_ports, view, audited)
         result = self.first_result(view, audited)
         self.warn_nodes(nodes, node_ports)
-        if options.state != "repaired":
+        self.warn_owner(owner)
+        if options.state != "repaired" or not owner.writes_routes:
             self.add_outcome(result, view, audited, audited.findings, view.router.get("routes") or [], node_ports)
             return self.conclude(result, None, audited.findings)
         self.refuse_removals(result, view, audited)
@@ -199,8 +218,8 @@ class RouteAuditRunner:
             router=view.router, nodes=nodes, cidrs=cidrs, node_ports=node_ports, findings=audited.findings,
             limit=view.limit, atomic="extraroute-atomic" in view.aliases,
             if_match="revision-if-match" in view.aliases, node_source=source,
-            max_removal_share=options.max_removal_share), options.check_address_pairs, options.max_changes,
-            options.check_mode, deadline, result)
+            max_removal_share=options.max_removal_share, controlled=owner.controlled if owner.restricted else None),
+            options.check_address_pairs, options.max_changes, options.check_mode, deadline, result)
         final_routes, final_ports = repair.run()
         remaining = self.audit(final_routes, final_ports, view, audited)
         self.add_outcome(result, view, audited, remaining, final_routes, final_ports)
@@ -214,7 +233,16 @@ class RouteAuditRunner:
                                                      view.limit_source, self.options.limit_warning_ratio)
         if limit_finding:
             findings.append(limit_finding)
-        return findings
+        findings += route_owner.kept_route_findings(routes, self.options.keep_routes, audited.owner)
+        return route_owner.annotate(findings, audited.owner)
+
+    def warn_owner(self, owner):
+        if owner.source == "detected":
+            self.module.warn("the router's pod routes are taken for the cloud controller's (%s): route_audit adds "
+                             "none of them and removes only duplicates and stale routes; give route_owner to "
+                             "choose" % owner.evidence)
+        if owner.owner == route_owner.NONE and self.options.state == "repaired":
+            self.module.warn("route_owner none: the findings are reported and nothing is repaired")
 
     def warn_nodes(self, nodes, node_ports):
         if self.options.check_address_pairs:
@@ -266,7 +294,7 @@ class RouteAuditRunner:
                                    addresses=[str(a) for a in n["addresses"]], reason=n["reason"])
                               for n in route_plan.incomplete_nodes(audited.nodes)],
             findings=audited.findings, counts=route_plan.count_kinds(audited.findings), changes=[], pending=[],
-            stopped_by=None, conflicts=[],
+            stopped_by=None, conflicts=[], route_owner=audited.owner.summary(),
         )
 
     @staticmethod

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dataplane", ("minicloud.dataplane",)),
     ("kube", ("minicloud.kube",)),
     ("clusterctl", ("minicloud.clusterctl",)),
+    ("route_controller", ("minicloud.route_controller",)),
     ("services", ("minicloud.services",)),
     ("processes", ("minicloud.runtime.processes",)),
     ("upstream", ("minicloud.upstream",)),

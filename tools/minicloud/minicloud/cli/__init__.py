@@ -3,7 +3,8 @@
 One module per command group, each with its handlers (``cmd_*``, thin calls of the Python API,
 :class:`minicloud.runtime.control.Minicloud`) and the functions adding its verbs to the parser:
 :mod:`.lifecycle` (up, down, status, env, octavia), :mod:`.traffic` (fault, extension, requests),
-:mod:`.seeding` (lb, server, router), :mod:`.kube` (capi, kube), :mod:`.load` (load); :mod:`.common` is what they share.
+:mod:`.seeding` (lb, server, router), :mod:`.kube` (capi, kube), :mod:`.load` (load),
+:mod:`.route_controller` (route-controller); :mod:`.common` is what they share.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 import os
 import sys
 
-from minicloud.cli import kube, lifecycle, load, seeding, traffic
+from minicloud.cli import kube, lifecycle, load, route_controller, seeding, traffic
 from minicloud.cli.common import DESCRIPTION, STATE_DIR_HELP, parser_with
 from minicloud.runtime.control import Minicloud, MinicloudError
 from minicloud.seeding.openstack import SeedError
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     seeding.add_verbs(verbs)
     kube.add_verbs(verbs)
     load.add_verbs(verbs)
+    route_controller.add_verbs(verbs)
     return parser
 
 

@@ -30,6 +30,7 @@ from minicloud.kube import seed as kube_seed
 from minicloud.kube.controllers import capo, history
 from minicloud.kube.controllers import rollout as decisions
 from minicloud.octavia_provider import modes
+from minicloud.route_controller.controller import RouteControllers
 from minicloud.runtime import processes
 from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
 from minicloud.seeding import cluster_network
@@ -334,6 +335,11 @@ class Minicloud:
 
     def delete_router(self, name: str) -> str:
         return routers.delete_router(self._internal(), name)
+
+    def route_controllers(self):
+        """The emulated cloud route controllers (``minicloud.route_controller``): start, step, stop, periods."""
+
+        return RouteControllers(self.state.root, self._internal, self._kube_admin)
 
     # -- Kubernetes and CAPI -----------------------------------------------------------
 
