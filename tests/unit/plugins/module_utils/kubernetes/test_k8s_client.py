@@ -118,7 +118,12 @@ def test_node_record_takes_pod_cidrs_and_internal_ips_only():
                                      {"type": "ExternalIP", "address": "203.0.113.5"},
                                      {"type": "InternalIP", "address": "fd00::5"}]}}
     assert node_record(node) == {"name": "n1", "pod_cidrs": ["198.19.1.0/24", "fd00:1::/64"],
-                                 "address": ["10.0.0.5", "fd00::5"], "provider_id": "openstack:///0b1c"}
+                                 "address": ["10.0.0.5", "fd00::5"], "provider_id": "openstack:///0b1c",
+                                 "route_created": False}
     old = {"metadata": {"name": "n2"}, "spec": {"podCIDR": "198.19.2.0/24"}, "status": {}}
-    assert node_record(old) == {"name": "n2", "pod_cidrs": ["198.19.2.0/24"], "address": [], "provider_id": None}
+    assert node_record(old) == {"name": "n2", "pod_cidrs": ["198.19.2.0/24"], "address": [], "provider_id": None,
+                                "route_created": False}
+    routed = dict(old, status={"conditions": [{"type": "NetworkUnavailable", "status": "False",
+                                               "reason": "RouteCreated"}]})
+    assert node_record(routed)["route_created"] is True
     assert node_record({"metadata": {"name": "n3"}})["pod_cidrs"] == []
