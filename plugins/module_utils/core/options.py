@@ -6,6 +6,11 @@ options it reads (``ModuleOptions``), and the module file builds it from its par
 itself, to the runner (a ``ModuleRunner``). The runner reads nothing else of the module's parameters."""
 
 from dataclasses import fields
+from typing import Any, Mapping, Type, TypeVar
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+
+OptionsT = TypeVar("OptionsT", bound="ModuleOptions")
 
 
 class ModuleOptions:
@@ -13,7 +18,7 @@ class ModuleOptions:
     the module's run, every other field from the parameter of its name."""
 
     @classmethod
-    def from_params(cls, params, **run):
+    def from_params(cls: Type[OptionsT], params: Mapping[str, Any], **run: Any) -> OptionsT:
         names = [f.name for f in fields(cls) if f.name not in run]
         return cls(**dict(((name, params[name]) for name in names), **run))
 
@@ -23,8 +28,8 @@ class ModuleRunner:
     module's clock and start time, from which each runner's ``run()`` sets its deadline
     (``self.started + options.timeout``)."""
 
-    def __init__(self, module, options):
+    def __init__(self, module, options: ModuleOptions):
         self.module = module
         self.options = options
-        self.clock = module.clock
-        self.started = module.started
+        self.clock: Clock = module.clock
+        self.started: float = module.started

@@ -4,11 +4,12 @@
 """Times as the APIs write them, and spans of time as people read them. Pure."""
 
 import datetime
+from typing import Optional
 
 UTC = datetime.timezone.utc
 
 
-def parse_utc(text):
+def parse_utc(text: Optional[str]) -> Optional[datetime.datetime]:
     """An aware UTC datetime of an ISO 8601 time as OpenStack writes it (``2026-05-01T10:00:00Z``, with or
     without the Z, fractions or an offset, ``T`` or a space between date and time; a time without an offset is
     UTC), None when there is none or it cannot be read."""
@@ -24,7 +25,7 @@ def parse_utc(text):
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
 
 
-def duration(seconds):
+def duration(seconds: float) -> str:
     """``45m``, ``1h30m``, ``20s``: a short form a person reads at a glance."""
     seconds = int(seconds)
     if seconds < 60:

@@ -213,7 +213,7 @@ def status_message(exc):
     return "%s %s" % (getattr(exc, "status", ""), getattr(exc, "reason", "") or "")
 
 
-def failure_text(exc):
+def failure_text(exc: BaseException) -> str:
     """A failed request in one line: ``HTTP <status>: <message>`` for an API answer, else the error's words."""
     if getattr(exc, "status", None):
         return "HTTP %s: %s" % (exc.status, status_message(exc))
