@@ -47,7 +47,7 @@ ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
 SANITY_SKIP :=
 
 .PHONY: help venv haproxy venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
-        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging integration fuzz reliability rollout-examples molecule \
+        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging code-shape integration fuzz reliability rollout-examples molecule \
         minicloud minicloud-down minicloud-status test demo bench peer clean distclean upstream conformance
 
 help: ## List the targets
@@ -194,6 +194,9 @@ minicloud-tests: venv ## pytest tools/minicloud/tests (two workers, or one on th
 
 packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible-builder create)
 	$(VENV)/bin/python -m pytest tests/test_packaging.py
+
+code-shape: venv ## pytest tests/test_code_shape.py (no function over 60 lines in the repository's Python, tests aside)
+	$(VENV)/bin/python -m pytest tests/test_code_shape.py
 
 # Workers of pytest-xdist for the integration tests: each has its own minicloud (the first one takes the cloud
 # in MINICLOUD_STATE_DIR when set). Most of their time is spent waiting for the cloud: on two cores, two workers

@@ -136,7 +136,7 @@ EXAMPLES = r'''
 RETURN = r'''
 servers:
   description: The cluster's servers, oldest first, each with what was found.
-  returned: always
+  returned: success, and a failure once the servers and the Nodes were read
   type: list
   elements: dict
   contains:
@@ -173,18 +173,18 @@ servers:
        matched_by: null, state: unregistered, reason: "no Node after 1h05m (registration_timeout 45m)"}
 unregistered:
   description: The findings - servers in state C(unregistered) or C(error), before any deletion.
-  returned: always
+  returned: success, and a failure once the servers and the Nodes were read
   type: list
   elements: dict
 remaining:
   description: The findings left at the end (RV(unregistered) without what was deleted).
-  returned: always
+  returned: success, and the failures of the audit (I(fail_on_findings), servers asked for that are not there)
   type: list
   elements: dict
 deleted:
   description: Servers deleted (in check mode, that would be deleted), with C(status) C(done), C(planned) or
     C(gone) (already deleted by someone else).
-  returned: always
+  returned: success, and a failure once the servers and the Nodes were read
   type: list
   elements: dict
 not_deleted:
@@ -192,25 +192,25 @@ not_deleted:
     - "Findings a clean-up did not delete, each with the C(reason) (the cap, the refusal, a server matched only
       through C(?) or C([...]), or what the read just before the deletion showed, such as
       C(not deleted: since the audit: registered as Node prod-node-7 (matched by name)))."
-  returned: always
+  returned: success, and a failure once the servers and the Nodes were read
   type: list
   elements: dict
 refused:
   description: Why the clean-up deleted nothing at all (no Node visible, or no server is a Node), else null.
-  returned: always
+  returned: success, and a failure once the servers and the Nodes were read
   type: str
 counts:
   description: Number of servers per state, and C(servers), C(nodes) (Nodes visible).
-  returned: always
+  returned: success, and a failure once the servers and the Nodes were read
   type: dict
   sample: {servers: 5, nodes: 4, registered: 4, waiting: 0, unregistered: 1, error: 0, deleting: 0}
 healthy:
   description: No unregistered or C(ERROR) server remains, and every I(servers) entry matched a server.
-  returned: always
+  returned: success, and the failures of the audit (I(fail_on_findings), servers asked for that are not there)
   type: bool
 unmatched:
   description: The I(servers) entries that matched no server (the task then fails, deleting nothing).
-  returned: always
+  returned: success, and a failure once the servers and the Nodes were read
   type: list
   elements: str
 elapsed:

@@ -132,11 +132,11 @@ EXAMPLES = r'''
 RETURN = r'''
 scope:
   description: The cluster audited (CAPO's resource name C(namespace-name)), or C(project).
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: str
 findings:
   description: The leaks found, before any deletion, by kind, then oldest first.
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: list
   elements: dict
   contains:
@@ -174,44 +174,44 @@ findings:
        why: "device_owner compute:nova, device_id 3c1d...: no server of the project has this id"}
 remaining:
   description: The findings left at the end (RV(findings) without what was deleted).
-  returned: always
+  returned: success, and the failure of I(fail_on_findings)
   type: list
   elements: dict
 counts:
   description: Findings per kind; C(null) for a kind that is unknown.
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: dict
   sample: {ports: 1, members: 0, security_groups: 2, floating_ips: 0, servers: null}
 unknown:
   description: Kind -> why its view is not complete (a refused list, in the service's words). Empty when every
     kind was read.
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: dict
   sample: {members: "members: HTTP 403: Policy does not allow this request to be performed."}
 clusters_present:
   description: The clusters (resource names) taken as existing.
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: list
   elements: str
 deleted:
   description: Objects deleted (in check mode, that would be deleted), with C(status) C(done), C(planned) or
     C(gone) (already deleted by someone else).
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: list
   elements: dict
 not_deleted:
   description: Findings of the I(cleanup) kinds that were not deleted, each with the C(reason) (the cap, a guard,
     what the read just before the deletion showed).
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: list
   elements: dict
 refused:
   description: Why the clean-up deleted nothing at all (a partial view), else null.
-  returned: always
+  returned: success, and a failure once the project's resources were read
   type: str
 healthy:
   description: No finding remains and no kind is unknown.
-  returned: always
+  returned: success, and the failure of I(fail_on_findings)
   type: bool
 elapsed:
   description: Seconds the task took.

@@ -198,7 +198,7 @@ extends_documentation_fragment:
   - flightcontrol.openstack.kubernetes_watch
 actions:
   description: What the module did (or, in check mode, would do first), in order.
-  returned: always
+  returned: success, and a failure once the guard began to poll
   type: list
   elements: dict
   contains:
@@ -226,12 +226,12 @@ held:
   elements: str
 released:
   description: Machines (mode=capi) or old members (mode=direct) released by this run.
-  returned: always
+  returned: success, and a failure once the guard began to poll
   type: list
   elements: str
 members_gone:
   description: Members this run saw leave the pool after their release.
-  returned: always
+  returned: success, and a failure once the guard began to poll
   type: list
   elements: str
 machines:

@@ -285,7 +285,7 @@ findings:
     - What the audit found, before any repair.
     - At most 200 (those of severity C(error) first); RV(omitted) says how many more there are and RV(counts)
       counts them all.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: list
   elements: dict
   contains:
@@ -351,12 +351,12 @@ findings:
 remaining:
   description: The findings still true at the end (after the repair; in check mode, after the planned repair); at
     most 200, as RV(findings).
-  returned: always
+  returned: success, and failures at the end of the run or by the removal guard (I(max_removal_share))
   type: list
   elements: dict
 counts:
   description: Number of findings (of RV(findings)) by kind.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: dict
   sample: {duplicate: 1, stale: 2, missing: 0, wrong_nexthop: 0, address_pair_missing: 0, limit: 0,
            incomplete_node: 0, foreign_dropped: 0}
@@ -371,13 +371,13 @@ route_owner:
 healthy:
   description: No finding of severity C(error) in the cloud at the end (in check mode and with I(state=audited),
     the state found).
-  returned: always
+  returned: success, and failures at the end of the run or by the removal guard (I(max_removal_share))
   type: bool
 changes:
   description:
     - The changes made (in check mode, planned), in order. C(action) is C(add_route), C(remove_route) or
       C(add_address_pairs); C(status) is C(done), C(planned) or C(rejected) (with C(error), Neutron's message).
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: list
   elements: dict
   sample:
@@ -386,13 +386,13 @@ changes:
 pending:
   description: Changes still needed when the run stopped early (I(max_changes), the route limit or a refusal);
     at most 200.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: list
   elements: dict
 stopped_by:
   description: C(max_changes), C(limit) or C(max_removal_share) (the removal guard refused on the router as read
     before a removal) when the repair stopped before the end, else null.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: str
 conflicts:
   description:
@@ -402,36 +402,36 @@ conflicts:
     - C(route_appeared) - a route of the cluster that was not on the router when the repair's plan was made and
       that the repair did not add (another writer's), with its C(destination) and C(nexthop). It was left alone
       (even if it is stale by the nodes given; a re-run judges it).
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: list
   elements: dict
 routes:
   description: Route counts on the router - C(total), C(cluster), C(foreign) at the start, C(needed) by the nodes,
     C(total_after) at the end.
-  returned: always
+  returned: success, and failures at the end of the run or by the removal guard (I(max_removal_share))
   type: dict
 limit:
   description:
     - The router's route limit (C(limit), null for unlimited), where it came from (C(source) - C(route_limit),
       C(quota router_route) or C(Neutron default max_routes)), routes C(current), C(foreign), C(cluster),
       C(needed), C(after_repair) and C(free_after_repair).
-  returned: always
+  returned: success, and failures at the end of the run or by the removal guard (I(max_removal_share))
   type: dict
 router:
   description: The router - C(id), C(name), C(atomic) (extraroute-atomic used) and the C(subnets) its interfaces
     are on.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: dict
 nodes:
   description: The nodes checked, with their Neutron C(port) (null when none was found) and C(port_security); at
     most 200.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: list
   elements: dict
 incomplete_nodes:
   description: Nodes read from Kubernetes that exist but cannot be routed yet, each with C(name), the C(pod_cidrs)
     and C(addresses) it has, and the C(reason). Their routes were left alone. At most 200.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: list
   elements: dict
   sample:
@@ -440,12 +440,12 @@ incomplete_nodes:
 omitted:
   description: How many entries each capped list left out - C(findings), C(remaining), C(pending), C(nodes),
     C(incomplete_nodes) (0 when it lists them all).
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: dict
   sample: {findings: 0, remaining: 0, pending: 0, nodes: 0, incomplete_nodes: 0}
 node_source:
   description: C(nodes) (the option) or C(kubernetes).
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: str
 elapsed:
   description: Seconds the task took.

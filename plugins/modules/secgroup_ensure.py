@@ -216,7 +216,7 @@ RETURN = r'''
 security_group:
   description:
     - The group. In check mode, when the group would be created, its C(id) is null and C(created) true.
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: dict
   contains:
     id:
@@ -230,7 +230,7 @@ security_group:
       type: bool
 rules_created:
   description: Rules created (or that would be created), with Neutron's field names.
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: list
   elements: dict
   sample:
@@ -246,17 +246,17 @@ rules_created:
       id: 0b8a1f0e-2c7d-4d4b-9a53-3e1f2b7c9d10
 rules_deleted:
   description: Rules deleted (or that would be deleted).
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: list
   elements: dict
 rules_unchanged:
   description: Wanted rules that were already there (including those another client created meanwhile).
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: list
   elements: dict
 ports_updated:
   description: Ports whose security groups changed (or would change).
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: list
   elements: dict
   contains:
@@ -285,7 +285,7 @@ ports_updated:
       type: int
 ports_skipped:
   description: Ports left alone, each with the reason (a port without port security).
-  returned: always
+  returned: success, and a write that failed halfway or the refusal of ports without port security
   type: list
   elements: dict
   sample:
@@ -296,7 +296,7 @@ ports_skipped:
       reason: port security is disabled on this port (port_security_enabled false), so it cannot carry security groups
 servers:
   description: The servers chosen by I(servers) (empty without I(servers)), each with its C(id) and C(name).
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: list
   elements: dict
   contains:
@@ -308,7 +308,7 @@ servers:
       type: str
 servers_without_ports:
   description: Chosen servers that have no Neutron port at all.
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: list
   elements: str
 not_done:
@@ -335,7 +335,7 @@ conflicts:
       SecurityGroupRuleExists), C(port_changed) (an update answered 412, the port was read again) or
       C(group_created_concurrently) (another run created a group of the name at the same time; C(group) is the
       group kept, C(detail) says whether this run's own group was deleted).
-  returned: always
+  returned: success, and a write that failed halfway (see RV(not_done))
   type: list
   elements: dict
 elapsed:

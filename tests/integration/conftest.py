@@ -6,6 +6,10 @@ Modules run in this process (``run_module``, ``run_in_process``) or in a real ``
 line, in this process too (``cloud_driver.TestCloud``). One minicloud serves the whole run (one per worker with
 pytest-xdist); set MINICLOUD_STATE_DIR (and MINICLOUD_WORKER_STATE_DIRS for the other workers) to use clouds that
 are already up (they are then left running).
+
+Every module result a test gets from these runs is held against the module's RETURN documentation
+(``return_docs.check_result``, in ``inprocess.run_module`` and ``PlaybookRunner.module``): a key documented as
+``returned: always`` is in it, failed results and check mode included.
 """
 
 import json

@@ -5,7 +5,8 @@
 playbook path adds nothing to (argument checks, refusals, check mode, guards, fuzzing) a test calls the
 module's ``main()`` here instead: the same AnsibleModule argument parsing, the same runner, the same
 requests to minicloud, the same JSON result. Anything but ``SystemExit`` escaping ``main()`` is what
-Ansible would show as a traceback, so it is raised to the test as ``ModuleTraceback``.
+Ansible would show as a traceback, so it is raised to the test as ``ModuleTraceback``. Every result is held
+against the module's RETURN documentation (``return_docs``: the keys documented as always returned are there).
 """
 
 import contextlib
@@ -17,6 +18,8 @@ import tempfile
 
 from ansible.module_utils import basic
 from ansible.module_utils.common import warnings as module_warnings
+
+import return_docs
 
 PACKAGE = "ansible_collections.flightcontrol.openstack.plugins.modules."
 
@@ -73,7 +76,9 @@ def run_module(name, args, check_mode=False, diff=False, env=None):
         result = json.loads(text[text.index("{"):])
     except ValueError:
         raise ModuleTraceback("%s printed no JSON result: %r" % (name, text[-2000:]))
-    return _as_registered(result)
+    result = _as_registered(result)
+    return_docs.check_result(name, result)
+    return result
 
 
 def _as_registered(result):

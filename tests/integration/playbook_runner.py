@@ -11,6 +11,8 @@ from pathlib import Path
 
 import yaml
 
+import return_docs
+
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,7 +88,9 @@ class PlaybookRunner:
                                       "ignore_errors": True}])
         proc = self.run(play, check_mode=check_mode, diff=diff, verbosity=verbosity)
         assert record.exists(), "playbook did not get to record a result:\n%s\n%s" % (proc.stdout, proc.stderr)
-        return PlaybookRun(proc, json.loads(record.read_text()))
+        result = json.loads(record.read_text())
+        return_docs.check_result(module, result)
+        return PlaybookRun(proc, result)
 
     def role(self, role, keep, role_vars=None, extra_vars=None, keep_failure=None, timeout=900, env=None):
         """``include_role`` with ``role_vars`` (and ``extra_vars`` for the play); returns a PlaybookRun whose

@@ -51,6 +51,7 @@ tools/ci/clouds.sh start "${clouds[@]}"
 "${step}" "checks (changelog-lint, lint, sanity, units-py312, units-py311 side by side)" \
     "${make}" -j3 --output-sync=target changelog-lint lint sanity units-py312 units-py311
 "${step}" packaging "${make}" packaging
+"${step}" code-shape "${make}" code-shape
 
 # what is left of the clouds' start-up, after the steps above
 "${step}" minicloud-up tools/ci/clouds.sh wait "${clouds[@]}"

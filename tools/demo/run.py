@@ -163,6 +163,18 @@ def main():
 
 
 def story(cloud, collections, rows):
+    lbapi, pool_id = seed_cluster(cloud)
+    first_ok = first_rollout(cloud, collections, rows, lbapi, pool_id)
+    recover(cloud, lbapi, pool_id)
+    second_ok, machines, summary = second_rollout(cloud, collections, rows)
+    afterwards(cloud, lbapi, pool_id, machines, summary)
+    step(8, "Clean up the demo cluster")
+    return first_ok and second_ok
+
+
+def seed_cluster(cloud):
+    """Steps 2 and 3: the cluster behind its load balancer, traffic through the VIP, an old CAPO and an Octavia
+    that loses new members; ``(load balancer API, pool id)``."""
     step(2, "A Cluster API cluster: three control-plane Machines on real servers behind a real Octavia LB")
     if any(c.get("name") == CLUSTER for c in cloud.list_capi_clusters(namespace=NAMESPACE)):
         cloud.delete_capi_openstack(CLUSTER, namespace=NAMESPACE)
@@ -178,7 +190,11 @@ def story(cloud, collections, rows):
     set_capo_wait(cloud, "lb")
     cloud.set_octavia_mode("lost-member", members=POOL + "-*", delay=0.2)
     say("      without a guard, KCP would now delete an old Machine as soon as the LB says ACTIVE")
+    return lbapi, pool_id
 
+
+def first_rollout(cloud, collections, rows, lbapi, pool_id):
+    """Step 4: the playbook starts the rollout and stops, holding every Machine; whether it did."""
     step(4, "ansible-playbook %s (start the rollout, member_timeout 20 s)" % PLAYBOOK.relative_to(REPO))
     since = time.time()
     rc, output, took = run_playbook(cloud, collections, dict(start_rollout=True, member_timeout=20))
@@ -188,10 +204,13 @@ def story(cloud, collections, rows):
     summary = cloud.capi_history_summary(CLUSTER, namespace=NAMESPACE)
     say("      control plane now: %s" % ", ".join("%s%s" % (n, " (held)" if h else "") for n, h, _d in machines))
     show_members(lbapi, pool_id)
-    first_ok = rc != 0 and "PENDING_CREATE" in output and len(held) == 3 and summary["minServing"] >= 3
     rows.append(("rollout with CAPO<0.14 and a lost member", "stopped after %.0f s (rc %d)" % (took, rc),
                  "%d held, 0 released" % len(held), summary["minServing"], failed_requests(cloud, since)))
+    return rc != 0 and "PENDING_CREATE" in output and len(held) == 3 and summary["minServing"] >= 3
 
+
+def recover(cloud, lbapi, pool_id):
+    """Step 5: the emulator provisions the lost member (waited for, up to a minute)."""
     step(5, "The emulator recovers: the lost member is provisioned")
     cloud.set_octavia_mode("normal", delay=0.2)
     deadline = time.monotonic() + 60
@@ -199,6 +218,10 @@ def story(cloud, collections, rows):
         time.sleep(0.5)
     show_members(lbapi, pool_id)
 
+
+def second_rollout(cloud, collections, rows):
+    """Step 6: the playbook follows the rollout to its end; whether it did, the control plane's Machines and
+    minicloud's summary of the pool's history."""
     step(6, "The same playbook again, following the rollout already started")
     since = time.time()
     rc2, output, took = run_playbook(cloud, collections, dict(start_rollout=False, member_timeout=120))
@@ -209,7 +232,11 @@ def story(cloud, collections, rows):
     failed = failed_requests(cloud, since)
     rows.append(("same playbook after recovery", "passed after %.0f s (rc %d)" % (took, rc2),
                  "3 released one by one, %d new" % len(machines), summary["minServing"], failed))
+    return second_ok, machines, summary
 
+
+def afterwards(cloud, lbapi, pool_id, machines, summary):
+    """Step 7: the control plane, the pool, minicloud's record of the pool and of the traffic."""
     step(7, "Afterwards: the control plane and the pool")
     say("      control plane: %s" % ", ".join(n for n, _h, _d in machines))
     show_members(lbapi, pool_id)
@@ -220,9 +247,6 @@ def story(cloud, collections, rows):
     say("      traffic through the VIP: %d requests, %d failed %s, p99 %s ms; %d watches interrupted" % (
         report["requests"], report["failed"], report["failures"] or "", report["p99_ms"],
         report["watches_interrupted"]))
-
-    step(8, "Clean up the demo cluster")
-    return first_ok and second_ok
 
 
 def failed_requests(cloud, since):

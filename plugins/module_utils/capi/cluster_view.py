@@ -22,14 +22,15 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     DELETION_HOOK_PREFIXES,
     PAUSED_ANNOTATION,
     annotations,
-    condition_true,
+    condition_holds,
     contract_version,
     deleting,
     dig,
-    find_condition,
     labels,
     meta,
+    new_condition,
     new_conditions,
+    old_condition,
     old_conditions,
     simple_condition,
 )
@@ -75,13 +76,8 @@ def conditions(obj):
 
 def _ready_condition(obj, new_type):
     """Readiness from the new-style condition ``new_type`` where present, else the old Ready condition."""
-    new, _where = new_conditions(obj)
-    condition = find_condition(new, new_type)
-    if condition is None:
-        condition = find_condition(old_conditions(obj), "Ready")
-    if condition is None:
-        return None
-    return condition_true(condition)
+    condition = new_condition(obj, new_type)
+    return condition_holds(condition if condition is not None else old_condition(obj, "Ready"))
 
 
 def _initialized(obj, v1beta2_name, v1beta1_name):

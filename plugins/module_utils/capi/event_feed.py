@@ -16,11 +16,13 @@ import json
 import random
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
+    failure_text,
     is_status,
     status_message,
     urllib3,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
+    abort_watch,
     BOOKMARK,
     DELETE,
     event_effect,
@@ -115,7 +117,7 @@ class EventFeed:
                 if stop.is_set():
                     return
                 if any(is_status(exc, status) for status in tuple(TERMINAL) + NOT_WATCHED):
-                    raise FeedError("watching %s failed: %s" % (self.describe(), _describe(exc)))
+                    raise FeedError("watching %s failed: %s" % (self.describe(), failure_text(exc)))
                 brought = False
             failures = 0 if brought else failures + 1
             if failures >= MAX_FAILURES:
@@ -177,19 +179,7 @@ class EventFeed:
 
     def abort(self):
         """End the watch another thread reads (urllib3 2.3+ shuts the socket down)."""
-        response = self.response
-        shutdown = getattr(response, "shutdown", None)
-        if shutdown is not None:
-            try:
-                shutdown()
-            except Exception:  # pylint: disable=broad-except
-                pass
-
-
-def _describe(exc):
-    if getattr(exc, "status", None):
-        return "HTTP %s: %s" % (exc.status, status_message(exc))
-    return str(exc) or type(exc).__name__
+        abort_watch(self.response)
 
 
 __all__ = ["EventFeed", "FeedError", "backoff", "UPSERT", "DELETE", "RELIST"]

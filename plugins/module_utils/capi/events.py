@@ -35,21 +35,26 @@ Every event has ``cluster`` (``{namespace, name}``), ``host`` (the capi_clusters
 ``meta.hosts`` (the same, so that ansible-rulebook limits a playbook to that cluster's host).
 """
 
-import datetime
-
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import DEFAULT_HOSTNAME_FORMAT
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     annotations,
     CLUSTER_NAME_LABEL,
     CONTROL_PLANE_LABEL,
+    condition_false,
+    condition_true,
     dig,
     find_condition,
     labels,
     meta,
+    new_condition,
     new_conditions,
+    old_condition,
     old_conditions,
+    parse_kube_time,
     PRE_DRAIN_HOOK_PREFIX,
     PRE_TERMINATE_HOOK_PREFIX,
+    replica_counts,
+    rollout_after,
 )
 
 ROLLOUT_STARTED = "rollout_started"
@@ -75,16 +80,8 @@ HOLD, HAND_OVER, LET_GO = "hold", "hand_over", "let_go"
 
 def parse_time(text):
     """An RFC 3339 time as seconds since the epoch, or None."""
-    if not text:
-        return None
-    text = str(text).strip().replace("Z", "+00:00")
-    try:
-        moment = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    return moment.timestamp()
+    moment = parse_kube_time(text)
+    return None if moment is None else moment.timestamp()
 
 
 def key_of(obj):
@@ -111,16 +108,6 @@ def template_name(kcp):
     return None
 
 
-def rollout_after(kcp):
-    return dig(kcp, "spec", "rolloutAfter") or dig(kcp, "spec", "rollout", "after")
-
-
-def up_to_date_condition(machine):
-    """The Machine's ``UpToDate`` condition (Cluster API v1.9+), or None."""
-    conditions, _where = new_conditions(machine)
-    return find_condition(conditions, "UpToDate")
-
-
 def outdated_reason(machine, kcp, now):
     """Why the Machine is not up to date with the control plane (``version``, ``rolloutAfter``,
     ``remediation``, ``template`` or ``other``), or None when it is (or nothing says it is not)."""
@@ -133,8 +120,8 @@ def outdated_reason(machine, kcp, now):
     created = parse_time(meta(machine).get("creationTimestamp"))
     if after is not None and after <= now and created is not None and created < after:
         return "rolloutAfter"
-    condition = up_to_date_condition(machine)
-    if condition is not None and str(condition.get("status")) == "False":
+    condition = new_condition(machine, "UpToDate")  # Cluster API v1.9+
+    if condition_false(condition):
         text = "%s %s" % (condition.get("reason") or "", condition.get("message") or "")
         return "template" if "template" in text.lower() or "infrastructure" in text.lower() else "other"
     return None
@@ -142,11 +129,7 @@ def outdated_reason(machine, kcp, now):
 
 def kcp_status_behind(kcp):
     """Whether the control plane's own status counts fewer up-to-date replicas than replicas."""
-    status = kcp.get("status") or {}
-    replicas = status.get("replicas")
-    up_to_date = status.get("upToDateReplicas")
-    if up_to_date is None:
-        up_to_date = status.get("updatedReplicas")
+    replicas, up_to_date = replica_counts(kcp)
     if replicas is None or up_to_date is None:
         return False
     return up_to_date < replicas
@@ -158,12 +141,12 @@ def deletion_phase(machine):
     drain_hooks = sorted(k[len(PRE_DRAIN_HOOK_PREFIX):] for k in notes if k.startswith(PRE_DRAIN_HOOK_PREFIX))
     if drain_hooks:
         return "pre-drain hook", drain_hooks
-    drained = find_condition(old_conditions(machine), "DrainingSucceeded")
-    deleting = find_condition(new_conditions(machine)[0], "Deleting")
+    drained = old_condition(machine, "DrainingSucceeded")
+    deleting = new_condition(machine, "Deleting")
     reason = (deleting or {}).get("reason") or ""
     if reason in ("DrainingNode", "WaitingForVolumeDetach") or (
             not reason and dig(machine, "status", "nodeRef") and drained is not None
-            and str(drained.get("status")) != "True"):
+            and not condition_true(drained)):
         return "drain", []
     terminate_hooks = sorted(k[len(PRE_TERMINATE_HOOK_PREFIX):] for k in notes
                              if k.startswith(PRE_TERMINATE_HOOK_PREFIX))
@@ -178,7 +161,7 @@ def degraded_conditions(kcp):
     for conditions in (new_conditions(kcp)[0], old_conditions(kcp)):
         for kind in HEALTH_CONDITIONS:
             condition = find_condition(conditions, kind)
-            if condition is not None and str(condition.get("status")) == "False":
+            if condition_false(condition):
                 text = "%s: %s" % (kind, condition.get("message") or condition.get("reason") or "False")
                 if text not in found:
                     found.append(text)

@@ -11,6 +11,9 @@ v1beta2 objects with the new conditions under ``status.conditions`` and the old 
 ``status.infrastructureReady`` / ``status.controlPlaneReady`` to ``status.initialization.*``.
 """
 
+import datetime
+from typing import Optional, Tuple
+
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 BLOCK_MOVE_ANNOTATION = "clusterctl.cluster.x-k8s.io/block-move"
 # Set by clusterctl move on the source's objects it has made on the target, before it deletes them.
@@ -108,8 +111,70 @@ def paused_condition(obj):
     return (condition, where) if condition is not None else (None, None)
 
 
-def condition_true(condition):
+def new_condition(obj: dict, kind: str) -> Optional[dict]:
+    """The new-style condition ``kind`` of ``obj``, or None."""
+    return find_condition(new_conditions(obj)[0], kind)
+
+
+def old_condition(obj: dict, kind: str) -> Optional[dict]:
+    """The old-style condition ``kind`` of ``obj``, or None."""
+    return find_condition(old_conditions(obj), kind)
+
+
+def condition_true(condition: Optional[dict]) -> bool:
     return condition is not None and str(condition.get("status")) == "True"
+
+
+def condition_false(condition: Optional[dict]) -> bool:
+    return condition is not None and str(condition.get("status")) == "False"
+
+
+def condition_holds(condition: Optional[dict]) -> Optional[bool]:
+    """Whether ``condition`` is True; None when there is no condition."""
+    return None if condition is None else condition_true(condition)
+
+
+def replica_counts(control_plane: Optional[dict]) -> Tuple[Optional[int], Optional[int]]:
+    """``(replicas, up_to_date)`` of a control plane's status in either contract, each None when not said."""
+    status = (control_plane or {}).get("status") or {}
+    up_to_date = status.get("upToDateReplicas")
+    if up_to_date is None:
+        up_to_date = status.get("updatedReplicas")
+    if up_to_date is None:
+        up_to_date = dig(status, "deprecated", "v1beta1", "updatedReplicas")
+    return status.get("replicas"), up_to_date
+
+
+ROLLOUT_AFTER_PATHS = (("spec", "rolloutAfter"), ("spec", "rollout", "after"))
+
+
+def parse_kube_time(text: Optional[str]) -> Optional[datetime.datetime]:
+    """An RFC 3339 time (as Kubernetes writes it) as an aware datetime, whole seconds, or None."""
+    if not text:
+        return None
+    text = str(text).strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    if "." in text:  # fractional seconds: drop them (Kubernetes timestamps are whole seconds)
+        head, _dot, tail = text.partition(".")
+        zone = ""
+        for sign in ("+", "-"):
+            if sign in tail:
+                zone = sign + tail.split(sign, 1)[1]
+        text = head + zone
+    try:
+        return datetime.datetime.strptime(text.replace(":", ""), "%Y-%m-%dT%H%M%S%z")
+    except ValueError:
+        return None
+
+
+def rollout_after(control_plane: Optional[dict]) -> Optional[str]:
+    """The time before which the control plane rolls its Machines, in either contract, or None."""
+    for path in ROLLOUT_AFTER_PATHS:
+        value = dig(control_plane or {}, *path)
+        if value:
+            return value
+    return None
 
 
 def generation(obj):

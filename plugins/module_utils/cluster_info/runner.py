@@ -7,7 +7,7 @@
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import build_view
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_NAME_LABEL,
@@ -30,15 +30,9 @@ class ClusterInfoOptions(ModuleOptions):
     timeout: int
 
 
-class ClusterInfoRunner:
+class ClusterInfoRunner(ModuleRunner):
     """cluster_info's work. ``module`` is the module base it runs in (an ``KubernetesModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
-
-    def __init__(self, module, options):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
-        self.started = module.started
 
     def run(self):
         options = self.options

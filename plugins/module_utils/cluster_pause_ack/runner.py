@@ -11,7 +11,7 @@ which, and why polling when it was not the user's choice."""
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
@@ -69,15 +69,12 @@ class PauseAckOptions(ModuleOptions):
     check_mode: bool = False
 
 
-class PauseAckRunner:
+class PauseAckRunner(ModuleRunner):
     """cluster_pause_ack's work. ``module`` is the module base it runs in (an ``KubernetesModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
 
     def __init__(self, module, options):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
-        self.started = module.started
+        super().__init__(module, options)
         self.capi = self.target = self.summary = self.cluster_read = None
         self.tracker = Tracker()
         self.watch = None

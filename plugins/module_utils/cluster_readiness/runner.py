@@ -33,7 +33,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     NotServed,
     ResolveError,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 
 INVENTORY_GROUP = "clusterctl.cluster.x-k8s.io"
 INVENTORY_VERSION = "v1alpha3"
@@ -72,15 +72,12 @@ def unreadable(exc):
     return None
 
 
-class ClusterReadinessRunner:
+class ClusterReadinessRunner(ModuleRunner):
     """cluster_readiness' work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``);
     ``options`` what was asked."""
 
     def __init__(self, module, options):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
-        self.started = module.started
+        super().__init__(module, options)
         self.deadline = None
         self.capi = None
 

@@ -3,8 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Result helpers: every module returns ``changed``, ``elapsed`` and ``api_calls`` the same way."""
 
+from typing import Iterable, Optional
 
-def complete(data, started, now, api_calls, retried=None):
+
+def complete(data: dict, started: float, now: float, api_calls: int, retried: Optional[Iterable] = None) -> dict:
     """Add the fields every result carries to ``data`` and return it."""
     result = dict(data)
     result.setdefault("changed", False)

@@ -10,6 +10,8 @@ is DONE or FAILED, or the deadline passes, and it never sleeps past the deadline
 injectable (``monotonic()`` and ``sleep()``), so waits are unit-tested in microseconds.
 """
 
+from typing import Any, Callable, Optional
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 
 DONE = "done"
@@ -20,7 +22,7 @@ WAITING = "waiting"
 class Verdict:
     """The decision about one observation."""
 
-    def __init__(self, state, message=""):
+    def __init__(self, state: str, message: str = ""):
         if state not in (DONE, FAILED, WAITING):
             raise ValueError("unknown verdict state %r" % (state,))
         self.state = state
@@ -37,7 +39,7 @@ class Verdict:
 class WaitResult:
     """How a wait ended: the last verdict and observation, whether it timed out, polls, elapsed."""
 
-    def __init__(self, verdict, observation, timed_out, polls, elapsed):
+    def __init__(self, verdict: Verdict, observation: Any, timed_out: bool, polls: int, elapsed: float):
         self.verdict = verdict
         self.observation = observation
         self.timed_out = timed_out
@@ -49,7 +51,9 @@ class WaitResult:
         return self.verdict.state == DONE and not self.timed_out
 
 
-def wait_for(probe, judge, timeout, poll_interval, clock=None, start=None, act=None):
+def wait_for(probe: Callable[[float], Any], judge: Callable[[Any, float], Verdict], timeout: float,
+             poll_interval: float, clock=None, start: Optional[float] = None,
+             act: Optional[Callable[[Any, float], Any]] = None) -> WaitResult:
     """Poll ``probe(deadline)`` and ``judge(observation, elapsed)`` until finished or timed out.
 
     ``act(observation, deadline)``, when given, runs after every probe: it is the one place a wait

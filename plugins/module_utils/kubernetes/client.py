@@ -213,6 +213,13 @@ def status_message(exc):
     return "%s %s" % (getattr(exc, "status", ""), getattr(exc, "reason", "") or "")
 
 
+def failure_text(exc: BaseException) -> str:
+    """A failed request in one line: ``HTTP <status>: <message>`` for an API answer, else the error's words."""
+    if getattr(exc, "status", None):
+        return "HTTP %s: %s" % (exc.status, status_message(exc))
+    return str(exc) or type(exc).__name__
+
+
 def tls_error(exc):
     """The TLS failure (certificate not trusted, wrong host name, handshake refused) behind ``exc``, or
     None. urllib3 wraps it (``MaxRetryError.reason``, exception chaining); it never heals by retrying."""

@@ -22,6 +22,7 @@ import json
 import threading
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
+    failure_text,
     is_status,
     status_message,
     urllib3,
@@ -180,7 +181,7 @@ class ObjectWatch:
         with self.lock:
             responses, self._responses = self._responses, []
         for response in responses:
-            _abort(response)
+            abort_watch(response)
 
     def _list(self, index, deadline):
         feed = self.feeds[index]
@@ -218,7 +219,7 @@ class ObjectWatch:
             if not self._stopped.is_set():
                 with self.lock:
                     if self.failure is None:
-                        self.failure = "watching %s failed: %s" % (self.feeds[index].describe(), _describe(exc))
+                        self.failure = "watching %s failed: %s" % (self.feeds[index].describe(), failure_text(exc))
                     self.lock.notify_all()
 
     def _watch_once(self, index, deadline):
@@ -310,7 +311,7 @@ def _newer(obj, held):
     return True
 
 
-def _abort(response):
+def abort_watch(response):
     """End a watch another thread is reading: urllib3 2.3+ shuts the socket down, which ends the blocked read
     at once (``close`` would wait for it: the reader holds the stream's lock). Older urllib3: the reading
     thread is a daemon and ends with the process or at the watch's next event."""
@@ -321,12 +322,6 @@ def _abort(response):
         shutdown()
     except Exception:  # pylint: disable=broad-except
         pass
-
-
-def _describe(exc):
-    if getattr(exc, "status", None):
-        return "HTTP %s: %s" % (exc.status, status_message(exc))
-    return str(exc) or type(exc).__name__
 
 
 def start_following(kube, feeds, clock, on_change, use_watch, deadline):

@@ -8,7 +8,7 @@ or failed. The module file gives the argument spec."""
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
@@ -72,15 +72,12 @@ class MemberWaitOptions(ModuleOptions):
     poll_interval: float
 
 
-class MemberWaitRunner:
+class MemberWaitRunner(ModuleRunner):
     """lb_member_wait's work. ``module`` is the module base it runs in (an ``OpenStackModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
 
     def __init__(self, module, options):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
-        self.started = module.started
+        super().__init__(module, options)
         self.octavia = self.pool = self.lb_id = self.wait_spec = None
         self.seen = Polls()
 

@@ -13,6 +13,7 @@ import datetime
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError, ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import RULE
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.times import duration, parse_utc
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova import selection as nova_selection
 
 REGISTERED = "registered"
@@ -32,16 +33,10 @@ def parse_time(text):
     fractions or an offset; a time without an offset is UTC)."""
     if not text:
         raise PlanError("a server has no created time")
-    value = str(text).strip()
-    if value.endswith("Z"):
-        value = value[:-1] + "+00:00"
-    try:
-        parsed = datetime.datetime.fromisoformat(value)
-    except ValueError:
+    parsed = parse_utc(text)
+    if parsed is None:
         raise PlanError("created time %r is not an ISO 8601 time" % (text,))
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return parsed
 
 
 UTC = datetime.timezone.utc
@@ -275,15 +270,3 @@ def counts(records):
         result[record["state"]] += 1
     result["servers"] = len(records)
     return result
-
-
-def duration(seconds):
-    """``45m``, ``1h30m``, ``20s``: a short form a person reads at a glance."""
-    seconds = int(seconds)
-    if seconds < 60:
-        return "%ds" % seconds
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return "%dm%s" % (minutes, "%02ds" % sec if sec else "")
-    hours, minutes = divmod(minutes, 60)
-    return "%dh%s" % (hours, "%02dm" % minutes if minutes else "")

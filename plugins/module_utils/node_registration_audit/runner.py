@@ -8,7 +8,7 @@ argument spec."""
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
@@ -39,15 +39,9 @@ class RegistrationOptions(ModuleOptions):
     diff: bool = False
 
 
-class RegistrationRunner:
+class RegistrationRunner(ModuleRunner):
     """node_registration_audit's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
-
-    def __init__(self, module, options):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
-        self.started = module.started
 
     def validate(self):
         options = self.options

@@ -13,6 +13,8 @@ never an object another cluster claims, and nothing at all while any part of the
 
 import datetime
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.times import duration, parse_utc
+
 #: CAPO's names: network, subnet and router ``k8s-clusterapi-cluster-<namespace>-<name>``, API load balancer
 #: ``<that>-kubeapi``, its members ``<lb>-<port>-<machine>``, security groups
 #: ``k8s-cluster-<namespace>-<name>-secgroup-<role>``, and the description of the ports and floating IPs it makes.
@@ -85,23 +87,8 @@ def cluster_resource(text):
     return text.replace("/", "-", 1) if "/" in text else text
 
 
-def parse_time(text):
-    """An aware UTC datetime of an OpenStack time (``2026-05-01T10:00:00Z``, with or without the Z or fractions),
-    None when there is none or it cannot be read."""
-    if not text:
-        return None
-    value = str(text).strip().replace(" ", "T")
-    if value.endswith("Z"):
-        value = value[:-1] + "+00:00"
-    try:
-        parsed = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
-
-
 def age(obj, now, field="created_at"):
-    created = parse_time(obj.get(field))
+    created = parse_utc(obj.get(field))
     if created is None or now is None:
         return None
     return max(0, int((now - created).total_seconds()))
@@ -402,14 +389,3 @@ def counts(result):
     """kind -> number of findings, None for a kind that is unknown."""
     return dict((kind, None if kind in result.unknown else len([f for f in result.findings if f["kind"] == kind]))
                 for kind in KINDS)
-
-
-def duration(seconds):
-    seconds = int(seconds)
-    if seconds < 60:
-        return "%ds" % seconds
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return "%dm%s" % (minutes, "%02ds" % sec if sec else "")
-    hours, minutes = divmod(minutes, 60)
-    return "%dh%s" % (hours, "%02dm" % minutes if minutes else "")

@@ -8,7 +8,7 @@ plan allows, each deletion judged again on a fresh read. The module file gives t
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
@@ -108,15 +108,12 @@ class ResourceLeakAuditOptions(ModuleOptions):
     diff: bool = False
 
 
-class ResourceLeakAuditRunner:
+class ResourceLeakAuditRunner(ModuleRunner):
     """``module`` the OpenStack module base (connection, start time, warnings, exit and fail); ``options`` what was
     asked."""
 
     def __init__(self, module, options):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
-        self.started = module.started
+        super().__init__(module, options)
         self.reader = None
 
     def plan_options(self):

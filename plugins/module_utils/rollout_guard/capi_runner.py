@@ -22,6 +22,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     DeadlineExceeded,
     ModuleFailure,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
@@ -115,11 +116,9 @@ class CapiProgress:
 KCP_FEED, MACHINE_FEED = 0, 1
 
 
-class CapiRollout:
+class CapiRollout(ModuleRunner):
     def __init__(self, module, options, log):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
+        super().__init__(module, options)
         self.check_mode = options.check_mode
         self.log = log
         self.hook = plan.hook_key(self.options.hook_name)
@@ -343,11 +342,11 @@ class CapiRollout:
         self.targets = self.resolve(deadline)
         if options.start:
             self.progress.started_after = rollout_time(self.clock.utc_now())
-        self.follow(self.module.started + options.timeout)
+        self.follow(self.started + options.timeout)
         outcome = None
         try:
             outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
-                               start=self.module.started, act=self.act)
+                               start=self.started, act=self.act)
         except DeadlineExceeded as exc:
             raise ModuleFailure("%s. %s" % (exc, self.held_text()), **self.result())
         finally:

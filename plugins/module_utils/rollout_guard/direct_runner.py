@@ -15,6 +15,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     FlightcontrolError,
     ModuleFailure,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import bind, label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
@@ -41,11 +42,9 @@ class DirectProgress:
     last: object = None  # the last plan.Action
 
 
-class DirectRollout:
+class DirectRollout(ModuleRunner):
     def __init__(self, module, options, log, pairs):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
+        super().__init__(module, options)
         self.check_mode = options.check_mode
         self.log = log
         self.pairs = pairs
@@ -176,7 +175,7 @@ class DirectRollout:
         self.check_pairs(self.octavia.list_members(self.pool["id"], deadline))
         try:
             outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
-                               start=self.module.started, act=self.act)
+                               start=self.started, act=self.act)
             if not outcome.succeeded:
                 self.drainer.restore_after_stop()
         except DeadlineExceeded as exc:

@@ -16,41 +16,18 @@ Which Machines are old (to be replaced), in this order:
 
 import datetime
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
-
-ROLLOUT_AFTER_PATHS = (("spec", "rolloutAfter"), ("spec", "rollout", "after"))
-
-
-def parse_time(text):
-    """An RFC 3339 time (as Kubernetes writes it) as an aware datetime, or None."""
-    if not text:
-        return None
-    text = str(text).strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    if "." in text:  # fractional seconds: drop them (Kubernetes timestamps are whole seconds)
-        head, _dot, tail = text.partition(".")
-        zone = ""
-        for sign in ("+", "-"):
-            if sign in tail:
-                zone = sign + tail.split(sign, 1)[1]
-        text = head + zone
-    try:
-        return datetime.datetime.strptime(text.replace(":", ""), "%Y-%m-%dT%H%M%S%z")
-    except ValueError:
-        return None
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    condition_holds,
+    dig,
+    new_condition,
+    parse_kube_time,
+    replica_counts,
+    rollout_after,
+)
 
 
 def format_time(moment):
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def rollout_after(kcp):
-    for path in ROLLOUT_AFTER_PATHS:
-        value = dig(kcp or {}, *path)
-        if value:
-            return value
-    return None
 
 
 def rollout_time(now):
@@ -75,28 +52,15 @@ def kcp_replicas(kcp):
 
 def kcp_all_up_to_date(kcp):
     """Whether the control plane says every Machine is up to date (False when it does not say)."""
-    status = (kcp or {}).get("status") or {}
-    replicas = status.get("replicas")
-    up_to_date = status.get("upToDateReplicas")
-    if up_to_date is None:
-        up_to_date = status.get("updatedReplicas")
-    if up_to_date is None:
-        up_to_date = dig(status, "deprecated", "v1beta1", "updatedReplicas")
+    replicas, up_to_date = replica_counts(kcp)
     if replicas is None or up_to_date is None:
         return False
     return up_to_date >= replicas and replicas == kcp_replicas(kcp)
 
 
 def up_to_date_condition(machine):
-    status = machine.get("status") or {}
-    if str(machine.get("apiVersion", "")).endswith("/v1beta2"):
-        conditions = status.get("conditions") or []
-    else:
-        conditions = dig(status, "v1beta2", "conditions") or []
-    for condition in conditions:
-        if isinstance(condition, dict) and condition.get("type") == "UpToDate":
-            return condition.get("status") == "True"
-    return None
+    """Whether the Machine's ``UpToDate`` condition is True; None when it has none."""
+    return condition_holds(new_condition(machine, "UpToDate"))
 
 
 def machine_data(machine, kcp, baseline, now, started_after=None):
@@ -105,8 +69,8 @@ def machine_data(machine, kcp, baseline, now, started_after=None):
     ahead of ``now`` by up to a second (``rollout_time``). A rollout time someone else set counts once it has come."""
     metadata = machine.get("metadata") or {}
     name = metadata.get("name")
-    created = parse_time(metadata.get("creationTimestamp"))
-    after = parse_time(rollout_after(kcp)) or started_after
+    created = parse_kube_time(metadata.get("creationTimestamp"))
+    after = parse_kube_time(rollout_after(kcp)) or started_after
     if started_after is not None and after is not None and started_after > after:
         after = started_after
     due = after is not None and (after <= now or after == started_after) and created is not None

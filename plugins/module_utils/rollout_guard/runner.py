@@ -8,7 +8,7 @@
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import check_object_names
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
@@ -41,13 +41,9 @@ class RolloutOptions(ModuleOptions):
     check_mode: bool = False
 
 
-class RolloutGuardRunner:
+class RolloutGuardRunner(ModuleRunner):
     """rollout_guard's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the
     connections, the clock and start time, exit and fail); ``options`` what was asked."""
-
-    def __init__(self, module, options):
-        self.module = module
-        self.options = options
 
     def validate(self):
         """Check the input before any request; the (old, new) selector pairs in mode=direct, else None."""
@@ -74,8 +70,8 @@ class RolloutGuardRunner:
     def run(self):
         pairs = self.validate()
         module = self.module
-        deadline = module.started + self.options.timeout
-        log = RolloutLog(module.clock, module.started)
+        deadline = self.started + self.options.timeout
+        log = RolloutLog(self.clock, self.started)
         if self.options.mode == "direct":
             return DirectRollout(module, self.options, log, pairs).run(deadline)
         return CapiRollout(module, self.options, log).run(deadline)

@@ -11,7 +11,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     FlightcontrolError,
     ModuleFailure,
@@ -106,13 +106,12 @@ def explicit_nodes(nodes):
             for node in nodes]
 
 
-class RouteAuditRunner:
+class RouteAuditRunner(ModuleRunner):
     """route_audit's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the
     connections, the start time, warnings); ``options`` what was asked."""
 
     def __init__(self, module, options):
-        self.module = module
-        self.options = options
+        super().__init__(module, options)
         self.explicit_nodes = None
         self.controller_cidrs = None  # the cloud_controller option's cluster CIDRs, checked
 
@@ -196,7 +195,7 @@ class RouteAuditRunner:
     def audit_router(self):
         cidrs = self.validate()
         options = self.options
-        deadline = self.module.started + options.timeout
+        deadline = self.started + options.timeout
         source, nodes, owner = self.load_nodes(cidrs, deadline)
         self.module.connect()
         api = RouterService(self.module.client)

@@ -8,7 +8,7 @@ a failure halfway says what was made and what was not. The module file gives the
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     KeptChanging,
@@ -79,15 +79,9 @@ class SecgroupOptions(ModuleOptions):
     diff: bool = False
 
 
-class SecgroupRunner:
+class SecgroupRunner(ModuleRunner):
     """secgroup_ensure's work. ``module`` is the module base it runs in (an ``OpenStackModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
-
-    def __init__(self, module, options):
-        self.module = module
-        self.options = options
-        self.clock = module.clock
-        self.started = module.started
 
     # -- input -------------------------------------------------------------------------
 

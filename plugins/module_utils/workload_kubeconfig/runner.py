@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
     read_kubeconfig_secret,
 )
@@ -94,17 +94,13 @@ class WorkloadKubeconfigOptions(ModuleOptions):
     diff: bool = False
 
 
-class WorkloadKubeconfigRunner:
+class WorkloadKubeconfigRunner(ModuleRunner):
     """workload_kubeconfig's work. ``module`` is the module base it runs in (a ``KubernetesDictModule``: the
     connections, the start time, masking, exit and fail); ``options`` what was asked."""
 
-    def __init__(self, module, options):
-        self.module = module
-        self.options = options
-
     def run(self):
         options = self.options
-        deadline = self.module.started + options.timeout
+        deadline = self.started + options.timeout
         given = dict(cluster=options.cluster, namespace=options.namespace, secret=options.secret)
         if options.cluster:
             check_object_names(given, dict(cluster="subdomain", namespace="label"))

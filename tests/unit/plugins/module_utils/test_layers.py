@@ -110,3 +110,6 @@ def test_a_runner_is_handed_its_options_and_is_no_module_base(name):
     runner = importlib.import_module(feature + "runner")
     assert [v for v in vars(runner).values() if isinstance(v, type) and v.__name__.endswith("Options")
             and v.__module__ == runner.__name__], "%srunner declares its options dataclass" % feature
+    base = importlib.import_module(PREFIX + ".core.options").ModuleRunner
+    assert [v for v in vars(runner).values() if isinstance(v, type) and issubclass(v, base)
+            and v.__module__ == runner.__name__], "%srunner's runner stands on core.options.ModuleRunner" % feature

@@ -5,12 +5,12 @@ import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import parse_kube_time as parse_time
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan as rollout_plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.machines import (
     kcp_all_up_to_date,
     machine_data,
-    parse_time,
     rollout_after_patch,
     rollout_time,
 )
