@@ -365,7 +365,7 @@ route_owner:
     - Who owns the pod routes in this run - C(owner) (C(flightcontrol), C(cloud-controller) or C(none)), C(source)
       (C(route_owner), C(cloud_controller), C(detected) or C(default)), the C(evidence) of a detection, and the
       C(controller_cluster_cidr) whose destinations the controller reconciles.
-  returned: always
+  returned: success, and a failure once the router was read and its routes audited
   type: dict
   sample: {owner: cloud-controller, source: route_owner, evidence: null, controller_cluster_cidr: [198.19.0.0/16]}
 healthy:
