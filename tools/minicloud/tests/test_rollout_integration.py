@@ -100,7 +100,8 @@ def test_rollouts_with_hooks_member_wait_and_the_lb_wait_bug(cloud):
 
     for cluster in ("safe", "fragile"):
         wait_for(lambda c=cluster: cloud.capi_rollout_status(c)["phase"] == "Completed", 240, f"{cluster} rolled")
-    time.sleep(0.5)
+    # the history's last record comes with the controllers' next pass (later on a loaded machine)
+    wait_for(lambda: (cloud.capi_history("safe") or [{}])[-1].get("old") == [], 60, "safe's history at its end")
 
     # safe: never fewer serving members than the control plane has machines, hook or not.
     records = cloud.capi_history("safe")

@@ -192,10 +192,22 @@ class Lifecycle:
             except BaseException:
                 self._stop_all()  # a cloud that could not come up is stopped whole; the logs stay
                 raise
+            status = self._settled_status(deadline)
             elapsed = time.monotonic() - started
-            status = self.status()
             self._write_status_file(status, up_seconds=round(elapsed, 1), start=kind)
             return status, f"minicloud is up ({kind} start, {elapsed:.1f} s); state in {self.state.root}"
+
+    def _settled_status(self, deadline: float) -> CloudStatus:
+        """The status once every process that answered during the start answers its probe again: on a busy
+        machine a probe of 2 s can miss a service that is serving. A process that is gone, or one still not
+        answering after 30 s (or at the deadline), is shown as it is."""
+        end = min(deadline, time.monotonic() + 30)
+        while True:
+            status = self.status()
+            gone = any(p.pid is None for p in status.processes)
+            if status.healthy or gone or time.monotonic() >= end:
+                return status
+            time.sleep(0.5)
 
     def _upstream_up(self, plane: UpstreamControlPlane, fresh: bool, deadline: float) -> None:
         if fresh:  # the real API server keeps its objects in etcd: a fresh cloud starts with an empty one
