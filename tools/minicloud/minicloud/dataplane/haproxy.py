@@ -18,6 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from minicloud.core import background
+
 LOG = logging.getLogger(__name__)
 BINARY = "haproxy"
 SOCKET_TIMEOUT = 2.0
@@ -47,15 +49,7 @@ class Instance:
         self.stats_socket = stats_socket
 
     def master_pid(self) -> int | None:
-        try:
-            pid = int(self.pidfile.read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            return None
-        return pid if str(self.config) in cmdline else None
+        return background.running(self.pidfile, str(self.config))
 
     def processes(self) -> list[int]:
         """The pids of the HAProxy processes (master and workers) whose command line names this configuration."""

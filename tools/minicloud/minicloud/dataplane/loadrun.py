@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+from minicloud.core import background
 from minicloud.dataplane.endpoints import FOLDER
 from minicloud.dataplane.load import LoadGenerator, Target, read_record, summarise
 
@@ -24,13 +23,11 @@ def folder(state_root: Path) -> Path:
     return Path(state_root) / FOLDER / "load"
 
 
+MARKER = "minicloud.dataplane.loadrun"
+
+
 def _pid(state_root: Path, name: str) -> int | None:
-    try:
-        pid = int((folder(state_root) / f"{name}.pid").read_text())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        return None
-    return pid if __name__.encode() in cmdline or b"minicloud.dataplane.loadrun" in cmdline else None
+    return background.running(folder(state_root) / f"{name}.pid", MARKER)
 
 
 def start(state_root: Path, name: str, target: str, lb: str, rate: float, clients: int, watches: int) -> dict:
@@ -42,26 +39,13 @@ def start(state_root: Path, name: str, target: str, lb: str, rate: float, client
     meta = {"name": name, "lb": lb, "target": target, "rate": rate, "clients": clients, "watches": watches,
             "started": round(time.time(), 3)}
     (where / f"{name}.json").write_text(json.dumps(meta) + "\n")
-    with open(where / f"{name}.log", "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "minicloud.dataplane.loadrun", str(where / f"{name}.jsonl"),
-                                 target, str(rate), str(clients), str(watches)],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    (where / f"{name}.pid").write_text(f"{proc.pid}\n")
+    background.start(where / f"{name}.pid", [sys.executable, "-m", MARKER, str(where / f"{name}.jsonl"), target,
+                                            str(rate), str(clients), str(watches)], where / f"{name}.log")
     return meta
 
 
 def stop(state_root: Path, name: str, timeout: float = 15.0) -> bool:
-    pid = _pid(state_root, name)
-    if pid is None:
-        return False
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and _pid(state_root, name) is not None:
-        time.sleep(0.1)
-    if _pid(state_root, name) is not None:
-        os.kill(pid, signal.SIGKILL)
-    (folder(state_root) / f"{name}.pid").unlink(missing_ok=True)
-    return True
+    return background.stop(folder(state_root) / f"{name}.pid", MARKER, timeout)
 
 
 def stop_all(state_root: Path) -> list[str]:

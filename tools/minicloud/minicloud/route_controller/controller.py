@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-from minicloud.core import clouds
+from minicloud.core import background, clouds
 from minicloud.core.paths import StateDir
 from minicloud.route_controller import reconcile
 
@@ -38,13 +36,11 @@ def folder(state_root: Path) -> Path:
     return Path(state_root) / FOLDER
 
 
+MARKER = "minicloud.route_controller"
+
+
 def _pid(state_root: Path, name: str) -> int | None:
-    try:
-        pid = int((folder(state_root) / f"{name}.pid").read_text())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        return None
-    return pid if b"minicloud.route_controller" in cmdline else None
+    return background.running(folder(state_root) / f"{name}.pid", MARKER)
 
 
 def read_config(state_root: Path, name: str) -> dict:
@@ -87,27 +83,14 @@ class RouteControllers:
         (where / f"{name}.jsonl").unlink(missing_ok=True)
         (where / f"{name}.json").write_text(json.dumps(config) + "\n")
         if period is not None:
-            with open(where / f"{name}.log", "ab") as log:
-                proc = subprocess.Popen([sys.executable, "-m", "minicloud.route_controller.controller",
-                                         str(self.root), name], stdin=subprocess.DEVNULL, stdout=log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
-            (where / f"{name}.pid").write_text(f"{proc.pid}\n")
+            background.start(where / f"{name}.pid", [sys.executable, "-m", "minicloud.route_controller.controller",
+                                                    str(self.root), name], where / f"{name}.log")
         return self.status(name)
 
     def stop(self, name: str, timeout: float = 15.0) -> bool:
         """Stop the background loop (after its period in progress); a stepped controller is forgotten."""
-        pid = _pid(self.root, name)
         (folder(self.root) / f"{name}.json").unlink(missing_ok=True)
-        if pid is None:
-            return False
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _pid(self.root, name) is not None:
-            time.sleep(0.1)
-        if _pid(self.root, name) is not None:
-            os.kill(pid, signal.SIGKILL)
-        (folder(self.root) / f"{name}.pid").unlink(missing_ok=True)
-        return True
+        return background.stop(folder(self.root) / f"{name}.pid", MARKER, timeout)
 
     def status(self, name: str) -> dict:
         done = periods(self.root, name)
