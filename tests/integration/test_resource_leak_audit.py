@@ -47,7 +47,8 @@ def leaks(cloud):
     lb = conn.load_balancer.find_load_balancer(PREFIX + "default-%s-kubeapi" % live)
     pool = [p for p in conn.load_balancer.pools() if lb.id in [x["id"] for x in p.loadbalancers]][0]
     subnet = list(conn.network.subnets(network_id=network.id))[0]
-    ghost = conn.load_balancer.create_member(pool.id, name=lb.name + "-6443-ghost", address="10.6.0.250",
+    # Neutron hands out addresses at random: the ghost's is one no port of the network holds
+    ghost = conn.load_balancer.create_member(pool.id, name=lb.name + "-6443-ghost", address=free_address(conn, network),
                                              protocol_port=6443, subnet_id=subnet.id)
     wait_active(conn, lb.id)
     groups = [conn.network.create_security_group(name="k8s-cluster-default-%s-secgroup-%s" % (gone, role))
@@ -60,7 +61,7 @@ def leaks(cloud):
     api_fip = conn.network.create_ip(floating_network_id=external.id,
                                      description="Created by cluster-api-provider-openstack cluster default-" + live)
     yield dict(live="default/" + live, gone="default/" + gone, orphan=orphan.id, bare=bare.id, broken=broken["id"],
-               member=ghost.id, pool=pool.id, groups=sorted(g.id for g in groups), fip=fip.id, seeded=seeded)
+               member=ghost.id, member_address=ghost.address, pool=pool.id, groups=sorted(g.id for g in groups), fip=fip.id, seeded=seeded)
     for address in (fip, api_fip):
         conn.network.delete_ip(address.id, ignore_missing=True)
     for item in [orphan.id, bare.id]:  # a project member may not delete a port of a compute device
@@ -70,6 +71,12 @@ def leaks(cloud):
     admin.network.delete_network(external.id, ignore_missing=True)
     cloud.cli("server", "delete", live + "-broken", check=False)
     cloud.api.delete_capi_openstack(live, "default")
+
+
+def free_address(conn, network):
+    """An address of the network's 10.6.0.0/24 that no port holds (so no member of a server either)."""
+    used = set(ip["ip_address"] for port in conn.network.ports(network_id=network.id) for ip in port.fixed_ips)
+    return next("10.6.0.%d" % last for last in range(250, 2, -1) if "10.6.0.%d" % last not in used)
 
 
 def utc_now():
@@ -96,7 +103,7 @@ def test_each_kind_of_leak_is_found_and_nothing_is_written(cloud, leaks, run_mod
     assert live["unknown"] == {} and not live["changed"] and not live["healthy"]
     why = dict((f["id"], f["why"]) for f in live["findings"])
     assert "no server of the project has this id" in why[leaks["orphan"]]
-    assert "address 10.6.0.250" in why[leaks["member"]] and "no server on network" in why[leaks["member"]]
+    assert "address %s" % leaks["member_address"] in why[leaks["member"]] and "no server on network" in why[leaks["member"]]
     assert cloud.write_count() == 0
 
     gone = ok(run(run_module, cluster=leaks["gone"]))

@@ -77,13 +77,25 @@ set -m  # the background steps get a process group of their own, which cleanup()
 ) > "${scenarios_log}" 2>&1 &
 background+=($!)
 set +m
+integration_log="${root}/integration.log"
+integration=0
 MINICLOUD_STATE_DIR="${MINICLOUD_STATE_DIR}" MINICLOUD_WORKER_STATE_DIRS="${MINICLOUD_WORKER_STATE_DIRS}" \
-    "${step}" --needs tests/integration integration "${make}" integration INTEGRATION_WORKERS="${workers}" COLLECTION_BUILT=yes
+    "${step}" --needs tests/integration integration "${make}" integration INTEGRATION_WORKERS="${workers}" \
+    COLLECTION_BUILT=yes 2>&1 | tee "${integration_log}" || integration=$?
+# the steps beside it run to their end even when the integration tests failed: one run reports every failure
 status=0
 wait "${background[0]}" || status=$?
 background=()
 echo
 echo "==== minicloud tests, molecule, the upstream build and the conformance tier (beside the integration tests) ===="
 cat "${scenarios_log}"
-[ "${status}" -eq 0 ] || exit "${status}"
+if [ "${integration}" -ne 0 ] || [ "${status}" -ne 0 ]; then
+    # the failed tests of every step again, last, where a reader of the output's end finds them
+    echo
+    echo "==================== make test: what failed ===================="
+    grep -h -E '^(FAILED|ERROR) |^=+ .*(failed|error).* in [0-9.]+s|: FAILED \(exit' \
+        "${integration_log}" "${scenarios_log}" || true
+    "${step}" --summary
+    exit 1
+fi
 "${step}" --summary
