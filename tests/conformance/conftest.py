@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
 import inprocess  # noqa: E402
 from cloud_driver import TestCloud  # noqa: E402
+import playbook_runner  # noqa: E402
 from playbook_runner import REPO  # noqa: E402
 
 # A cold start on a machine without the build cache builds seven programs first.
@@ -102,3 +103,9 @@ def capi_cluster(upstream):
     yield created
     upstream.api.set_octavia_mode("normal")
     upstream.api.delete_capi_cluster(created["name"], created["namespace"])
+
+
+@pytest.fixture(scope="session")
+def collections_path(tmp_path_factory):
+    """ANSIBLE_COLLECTIONS_PATH for the programs the tests start (ansible-rulebook)."""
+    return playbook_runner.collections_path(lambda: tmp_path_factory.mktemp("collections"))

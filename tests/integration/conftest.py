@@ -20,7 +20,8 @@ import pytest
 
 import inprocess
 from cloud_driver import TestCloud
-from playbook_runner import REPO, PlaybookRunner
+import playbook_runner
+from playbook_runner import PlaybookRunner
 
 # Seconds a test cloud may take to come up: a cold start initialises four databases, and with xdist workers
 # (three in make test) several clouds may start at once on a busy machine.
@@ -136,14 +137,7 @@ def run_in_process(minicloud):
 
 @pytest.fixture(scope="session")
 def collections_path(tmp_path_factory):
-    """ANSIBLE_COLLECTIONS_PATH: the caller's (CI points it at the built collection), else this working tree."""
-    if os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
-        return os.environ["ANSIBLE_COLLECTIONS_PATH"]
-    root = tmp_path_factory.mktemp("collections")
-    target = root / "ansible_collections" / "flightcontrol"
-    target.mkdir(parents=True)
-    (target / "openstack").symlink_to(REPO)
-    return root
+    return playbook_runner.collections_path(lambda: tmp_path_factory.mktemp("collections"))
 
 
 @pytest.fixture

@@ -17,6 +17,18 @@ BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 
 
+def collections_path(make_folder):
+    """ANSIBLE_COLLECTIONS_PATH: the caller's (CI points it at the built collection), else a folder from
+    ``make_folder()`` in which this working tree is the collection."""
+    if os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
+        return os.environ["ANSIBLE_COLLECTIONS_PATH"]
+    root = make_folder()
+    target = root / "ansible_collections" / "flightcontrol"
+    target.mkdir(parents=True)
+    (target / "openstack").symlink_to(REPO)
+    return root
+
+
 class PlaybookRun:
     """One ``ansible-playbook`` run: its process, what the play recorded, and an ``rc`` that says whether the
     thing under test failed (plays that keep a result ignore or rescue the failure, so ``ansible-playbook``
