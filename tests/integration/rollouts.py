@@ -49,9 +49,16 @@ def machines(cloud, name, namespace="default"):
             and "cluster.x-k8s.io/control-plane" in (m["metadata"].get("labels") or {})]
 
 
+KCP_CLEANUP_HOOK = "pre-terminate.delete.hook.machine.cluster.x-k8s.io/kcp-cleanup"
+
+
 def hooks_left(cloud, name):
-    return dict((m["metadata"]["name"], [k for k in (m["metadata"].get("annotations") or {}) if ".delete.hook." in k])
-                for m in machines(cloud, name) if any(".delete.hook." in k for k in m["metadata"].get("annotations") or {}))
+    """Machine name -> its deletion hooks, for each control-plane Machine of ``name`` with any besides KCP's own
+    (which KCP keeps on every Machine it owns)."""
+    found = dict((m["metadata"]["name"], [k for k in (m["metadata"].get("annotations") or {})
+                                          if ".delete.hook." in k and k != KCP_CLEANUP_HOOK])
+                 for m in machines(cloud, name))
+    return dict((machine, hooks) for machine, hooks in found.items() if hooks)
 
 
 def run_role(playbooks, cloud, extra_vars, timeout=900):

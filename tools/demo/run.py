@@ -102,12 +102,13 @@ def set_capo_wait(cloud, capo_wait):
 
 
 def control_plane(cloud):
-    """(name, held by a deletion hook, being deleted) of each control-plane Machine, oldest first."""
+    """(name, held by a pre-drain hook, being deleted) of each control-plane Machine, oldest first (KCP's own
+    pre-terminate hook is on every Machine it owns)."""
     items = custom_objects(cloud).list_namespaced_custom_object(
         "cluster.x-k8s.io", "v1beta2", NAMESPACE, "machines",
         label_selector="cluster.x-k8s.io/cluster-name=%s,cluster.x-k8s.io/control-plane" % CLUSTER)["items"]
     items.sort(key=lambda m: m["metadata"]["creationTimestamp"])
-    return [(m["metadata"]["name"], any(".delete.hook." in k for k in m["metadata"].get("annotations") or {}),
+    return [(m["metadata"]["name"], any(k.startswith("pre-drain.delete.hook.") for k in m["metadata"].get("annotations") or {}),
              bool(m["metadata"].get("deletionTimestamp"))) for m in items]
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from minicloud.kube.controllers import history
 from minicloud.kube.controllers.kcp import machine_view
 from minicloud.kube.controllers.rollout import (
+    KCP_CLEANUP_HOOK,
     Action,
     MachineView,
     MemberView,
     deletion_next,
     hooks,
+    kcp_cleanup_due,
     kcp_counts,
     kcp_next,
     kcp_settled,
@@ -144,6 +146,28 @@ class TestCapo:
     def test_lb_wait_is_fooled_by_a_lost_member(self):
         assert provision_next("lb", True, member("PENDING_CREATE"), "ACTIVE").kind == "ready"
         assert provision_next("lb", True, member("ACTIVE"), "PENDING_UPDATE").kind == "wait"
+
+
+class TestKcpCleanupHook:
+    """KCP takes its own pre-terminate hook off last, one Machine being deleted at a time (CAPI v1.12)."""
+
+    def test_off_the_oldest_machine_being_deleted_once_it_is_the_last_hook(self):
+        old = m("old", 1, deleting=True, pre_terminate=[KCP_CLEANUP_HOOK])
+        older_live = m("live", 0, pre_terminate=[KCP_CLEANUP_HOOK])
+        assert kcp_cleanup_due(old, [older_live, old])
+        newer = m("newer", 2, deleting=True, pre_terminate=[KCP_CLEANUP_HOOK])
+        assert not kcp_cleanup_due(newer, [old, newer]) and kcp_cleanup_due(old, [old, newer])
+
+    def test_never_before_the_other_hooks_nor_on_a_live_machine(self):
+        assert not kcp_cleanup_due(m("a", 1, deleting=True, pre_terminate=sorted([KCP_CLEANUP_HOOK, TERMINATE])), [])
+        assert not kcp_cleanup_due(m("a", 1, deleting=True, pre_drain=[DRAIN], pre_terminate=[KCP_CLEANUP_HOOK]), [])
+        live = m("a", 1, pre_terminate=[KCP_CLEANUP_HOOK])
+        assert not kcp_cleanup_due(live, [live])
+
+    def test_a_machine_being_deleted_without_the_hook_goes_first(self):
+        bare = m("bare", 2, deleting=True)
+        held = m("held", 1, deleting=True, pre_terminate=[KCP_CLEANUP_HOOK])
+        assert not kcp_cleanup_due(held, [held, bare])
 
 
 def test_serving_needs_active_and_online_or_no_monitor():

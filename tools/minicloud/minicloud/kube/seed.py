@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from minicloud.kube.controllers.paused import CLUSTER_NAME_LABEL
+from minicloud.kube.controllers.rollout import KCP_CLEANUP_HOOK
 from minicloud.kube.resources import BOOTSTRAP_GROUP, CONTROLPLANE_GROUP, INFRA_GROUP
 
 CONTROL_PLANE_LABEL = "cluster.x-k8s.io/control-plane"
@@ -129,6 +130,8 @@ def _machine(cluster: str, namespace: str, name: str, labels: dict, owner: tuple
     provider_id = f"openstack:///{server_id}"
     address = server["address"] if server else node_address(first_pod_index + index)
     meta = dict(_meta(name, namespace, cluster, **labels), finalizers=[MACHINE_FINALIZER])
+    if owner[0] == "KubeadmControlPlane":  # KCP's own pre-terminate hook, on every Machine it owns
+        meta["annotations"] = {KCP_CLEANUP_HOOK: ""}
     machine = SeedObject("Machine", {
         "metadata": meta,
         "spec": {"clusterName": cluster, "version": KUBERNETES_VERSION, "providerID": provider_id,

@@ -165,6 +165,10 @@ class RolloutController:
         name = view.name
         machines.mark_deleting(self.store, machine)
         early = rollout.deletion_next(view, False, None, False, machines.drained(self._nodes(machine), machine))
+        if early.kind == "wait" and rollout.kcp_cleanup_due(view, ctx.views):
+            machines.remove_annotation(self.store, machine, rollout.KCP_CLEANUP_HOOK)
+            waiting.append(f"{name}: etcd member removed, {rollout.KCP_CLEANUP_HOOK} taken off")
+            return
         if early.kind == "wait":
             waiting.append(f"{name}: {early.reason} {', '.join(early.names)}")
             return

@@ -111,11 +111,15 @@ def new_name(store: Store, namespace: str, prefix: str) -> str:
 
 def create_machine(store: Store, namespace: str, cluster: str, name: str, labels: dict, owner: dict,
                    version: str, annotations: dict | None = None, template: str = "") -> dict:
-    """The Machine, its KubeadmConfig and its OpenStackMachine (cloned from ``template``), Provisioning."""
+    """The Machine, its KubeadmConfig and its OpenStackMachine (cloned from ``template``), Provisioning. A
+    KubeadmControlPlane's Machine carries KCP's own pre-terminate hook."""
     meta = seed._meta(name, namespace, cluster, **labels)
     meta.update(finalizers=[seed.MACHINE_FINALIZER], ownerReferences=[owner_ref(owner)])
+    annotations = dict(annotations or {})
+    if owner["kind"] == "KubeadmControlPlane":
+        annotations[rollout.KCP_CLEANUP_HOOK] = ""
     if annotations:
-        meta["annotations"] = dict(annotations)
+        meta["annotations"] = annotations
     machine = store.create(MACHINE, {
         "apiVersion": MACHINE.api_version(MACHINE.hub), "kind": "Machine", "metadata": meta,
         "spec": {"clusterName": cluster, "version": version,
@@ -190,6 +194,17 @@ def mark_deleting(store: Store, machine: dict) -> None:
     if machine.get("status", {}).get("phase") != "Deleting":
         meta = machine["metadata"]
         update_status(store, MACHINE, meta["namespace"], meta["name"], lambda s: s.update(phase="Deleting"))
+
+
+def remove_annotation(store: Store, machine: dict, key: str) -> None:
+    """Take annotation ``key`` off the Machine (one gone meanwhile is fine)."""
+    meta = machine["metadata"]
+
+    def change(obj: dict) -> dict:
+        (obj["metadata"].get("annotations") or {}).pop(key, None)
+        return obj
+
+    ignore_missing(lambda: store.update(MACHINE, meta["namespace"], meta["name"], change))
 
 
 def drain(nodes: Store, machine: dict) -> bool:

@@ -59,11 +59,12 @@ class ReplicaController:
     def _cluster(self, cluster: dict, osc: dict | None, found: list[dict]) -> None:
         namespace, name = cluster["metadata"]["namespace"], cluster["metadata"]["name"]
         openstack = machines.has_openstack(osc)
+        control_plane = [machine_view(m, 0) for m in found if machines.is_control_plane(m)]
         for machine in found:
             if (openstack and machines.is_control_plane(machine)) or paused.has_paused_annotation(machine):
                 continue  # a real server's Machine (the rollout controller's), or paused by itself
             if machines.is_deleting(machine):
-                self._delete_step(machine)
+                self._delete_step(machine, control_plane)
             elif not machines.node_name(machine):
                 self._provision(name, machine)
         selector = f"{paused.CLUSTER_NAME_LABEL}={name}"
@@ -94,12 +95,15 @@ class ReplicaController:
         machines.machine_ready(self.store, meta["namespace"], cluster, meta["name"],
                                control_plane=machines.is_control_plane(machine), nodes=self._nodes(machine))
 
-    def _delete_step(self, machine: dict) -> None:
-        """Hooks hold it; the Node is drained; then everything of it goes and the finalizer comes off."""
+    def _delete_step(self, machine: dict, control_plane: list[rollout.MachineView]) -> None:
+        """Hooks hold it (KCP takes its own off last: ``control_plane`` are the cluster's control-plane Machines);
+        the Node is drained; then everything of it goes and the finalizer comes off."""
         machines.mark_deleting(self.store, machine)
-        action = rollout.deletion_next(machine_view(machine, 0), False, None, False,
-                                       machines.drained(self._nodes(machine), machine))
-        if action.kind == "drain":
+        view = machine_view(machine, 0)
+        action = rollout.deletion_next(view, False, None, False, machines.drained(self._nodes(machine), machine))
+        if action.kind == "wait" and rollout.kcp_cleanup_due(view, control_plane):
+            machines.remove_annotation(self.store, machine, rollout.KCP_CLEANUP_HOOK)
+        elif action.kind == "drain":
             if machines.drain(self._nodes(machine), machine):
                 self._event(machine, reasons.SUCCESSFUL_DRAIN_NODE,
                             reasons.drained_node(machines.node_name(machine)), reasons.MACHINE_CONTROLLER)

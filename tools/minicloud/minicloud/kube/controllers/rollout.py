@@ -9,7 +9,8 @@ reads the store and OpenStack into these views and carries the decisions out.
   create a Machine while any is outdated or there are fewer than replicas.
 - The Machine controller (``deletion_next``): pre-drain hooks hold the Machine; then drain
   (cordoning the Node: instant here); pre-terminate hooks hold it; then the infrastructure goes
-  (the member, the server); then the finalizer is removed.
+  (the member, the server); then the finalizer is removed. KCP's own pre-terminate hook (``kcp-cleanup``,
+  on every Machine it owns) comes off last, one Machine at a time (``kcp_cleanup_due``).
 - The MachineSet controller (``machineset_next``): like CAPI's, it counts every Machine it owns,
   deleting ones too, so a deleted Machine is replaced once it is gone.
 - CAPO (``provision_next``): server, then the pool member, then wait: ``member`` waits for
@@ -24,6 +25,9 @@ from dataclasses import dataclass, field
 
 PRE_DRAIN_HOOK_PREFIX = "pre-drain.delete.hook.machine.cluster.x-k8s.io"
 PRE_TERMINATE_HOOK_PREFIX = "pre-terminate.delete.hook.machine.cluster.x-k8s.io"
+# KCP's own pre-terminate hook, on every Machine it owns: taken off (after the etcd member is removed) once the
+# Machine controller waits for it and it is the Machine's last pre-terminate hook
+KCP_CLEANUP_HOOK = PRE_TERMINATE_HOOK_PREFIX + "/kcp-cleanup"
 WAIT_MEMBER = "member"
 WAIT_LB = "lb"
 CAPO_WAITS = (WAIT_MEMBER, WAIT_LB)
@@ -172,6 +176,19 @@ def deletion_next(machine: MachineView, member_present: bool, member_status: str
     if server_present:
         return Action("delete-server", machine.name)
     return Action("remove-finalizer", machine.name)
+
+
+def kcp_cleanup_due(machine: MachineView, machines: list[MachineView]) -> bool:
+    """Whether KCP takes its ``kcp-cleanup`` hook off ``machine`` now (CAPI v1.12's reconcilePreTerminateHook):
+    the Machine is being deleted and held by that hook alone, every Machine being deleted still carries it (one
+    without it goes away first), and no Machine being deleted is older (one at a time; the creation order stands
+    for the deletion time)."""
+    if not machine.deleting or machine.pre_drain or machine.pre_terminate != (KCP_CLEANUP_HOOK,):
+        return False
+    deleting = [m for m in machines if m.deleting]
+    if any(KCP_CLEANUP_HOOK not in m.pre_terminate for m in deleting):
+        return False
+    return min(deleting, key=lambda m: m.order).name == machine.name
 
 
 def provision_next(capo_wait: str, server_present: bool, member: MemberView | None, lb_status: str | None) -> Action:
