@@ -19,6 +19,9 @@ def test_status_names_every_component_with_its_version_and_process(upstream):
         assert names[component]["name"] == "%s %s" % (component, version)
         assert names[component]["healthy"] and names[component]["pid"]
     assert names["capo-load-balancer"]["healthy"]
+    # the clients' kubeconfig names the fault proxy, which forwards to kube-apiserver on a port of its own
+    proxy, server = names["kubernetes-api-proxy"], names["kube-apiserver"]
+    assert proxy["healthy"] and proxy["pid"] and proxy["endpoint"] != server["endpoint"], (proxy, server)
     assert status["healthy"]
 
 

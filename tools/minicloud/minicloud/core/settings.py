@@ -14,8 +14,9 @@ REGION = "RegionOne"
 # Catalog service type -> default port.
 DEFAULT_PORTS = {"identity": 5000, "network": 9696, "load-balancer": 9876, "compute": 8774, "image": 9292,
                  "kubernetes": 6443, "kubernetes-target": 6444,
-                 # the real control plane (--kubernetes upstream): etcd, then four managers' webhooks and health
-                 "etcd": 2379, "etcd-peer": 2380, "capi-webhooks": 9443, "capi-health": 9450}
+                 # the real control plane (--kubernetes upstream): kube-apiserver (its clients reach it through the
+                 # fault proxy on the kubernetes port), etcd, then four managers' webhooks and health
+                 "kube-apiserver": 6445, "etcd": 2379, "etcd-peer": 2380, "capi-webhooks": 9443, "capi-health": 9450}
 DEMO_PROJECT = "demo"
 DEMO_USER = "demo"
 DEMO_ROLES = ("member", "load-balancer_member")

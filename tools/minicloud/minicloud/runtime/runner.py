@@ -5,6 +5,7 @@
     python -m minicloud.runtime.runner agent octavia    # run octavia-driver-agent
     python -m minicloud.runtime.runner seed SERVICE     # write seed data offline (JSON in on stdin, out on stdout)
     python -m minicloud.runtime.runner controller capo-load-balancer   # CAPO's load-balancer part (upstream)
+    python -m minicloud.runtime.runner proxy kubernetes # the fault proxy in front of kube-apiserver (upstream)
 
 The state folder comes from ``$MINICLOUD_STATE_DIR``, which the launcher sets.
 """
@@ -29,12 +30,13 @@ from minicloud.services import get_service
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
 from minicloud.upstream import capo_lb
+from minicloud.upstream.api_proxy import ApiProxy
 from minicloud.upstream.control_plane import UpstreamControlPlane
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m minicloud.runtime.runner")
-    parser.add_argument("action", choices=("init", "serve", "agent", "seed", "controller"))
+    parser.add_argument("action", choices=("init", "serve", "agent", "seed", "controller", "proxy"))
     parser.add_argument("service")
     args = parser.parse_args(argv)
 
@@ -46,6 +48,9 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{state.settings_file} is missing")
     if args.action == "controller":
         run_controller(state, settings)
+        return
+    if args.action == "proxy":
+        run_proxy(state, settings)
         return
     service = get_service(args.service, state, settings)
     # The services parse sys.argv themselves: leave them only the program name.
@@ -89,6 +94,17 @@ def run_controller(state: StateDir, settings: Settings) -> None:
 
     print("running the CAPO load-balancer controller", flush=True)
     capo_lb.run(plane.request, connection, state.root)
+
+
+def run_proxy(state: StateDir, settings: Settings) -> None:
+    """The fault proxy in front of the real kube-apiserver, on the ``kubernetes`` port, behind the traffic
+    middleware (:mod:`minicloud.upstream.api_proxy`)."""
+    plane = UpstreamControlPlane(state, settings)
+    server = bind(HOST, settings.port("kubernetes"), plane.credentials.server_context())
+    proxy = ApiProxy(plane.api_url, plane.credentials.client_context())
+    server.set_app(TrafficMiddleware(proxy, "kubernetes", TrafficStore(state.traffic_db)))
+    print(f"proxying {HOST}:{settings.port('kubernetes')} to {plane.api_url}", flush=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """The real Kubernetes control plane of a minicloud started with ``--kubernetes upstream``.
 
-etcd and kube-apiserver on loopback (the API on the ``kubernetes`` port, so the kubeconfig in the state folder
-is the same file as with the emulation), Cluster API's CRDs and webhook configurations applied from its Go
+etcd and kube-apiserver on loopback, Cluster API's CRDs and webhook configurations applied from its Go
 module, and the managers: Cluster API's core, KubeadmControlPlane, kubeadm bootstrap and CAPD (with its
-in-memory backend only), then minicloud's CAPO load-balancer controller (:mod:`minicloud.upstream.capo_lb`).
+in-memory backend only), then minicloud's CAPO load-balancer controller (:mod:`minicloud.upstream.capo_lb`) and
+the fault proxy (:mod:`minicloud.upstream.api_proxy`) on the ``kubernetes`` port: the kubeconfig in the state
+folder names the proxy (the same file as with the emulation, and the same fault rules), the managers' own
+kubeconfig (``kubernetes/internal.kubeconfig``) kube-apiserver itself.
 
 The credentials are the emulation's (:class:`minicloud.kube.credentials.Credentials`: a CA, a serving
 certificate for 127.0.0.1 and a bearer token): the token is the admin's (``system:masters``) in the API server's
@@ -33,6 +35,7 @@ from minicloud.upstream import binaries, manifests
 ETCD = "etcd"
 APISERVER = "kube-apiserver"
 CAPO = "capo-load-balancer"
+PROXY = "kubernetes-api-proxy"
 SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/24"
 FIELD_MANAGER = "minicloud"
 # CAPD's in-memory backend serves each workload cluster's fake API server on this address
@@ -60,18 +63,30 @@ class UpstreamControlPlane:
 
     @property
     def api_url(self) -> str:
+        """kube-apiserver itself (the managers', minicloud's own requests)."""
+        return f"https://{HOST}:{self.settings.port('kube-apiserver')}"
+
+    @property
+    def proxy_url(self) -> str:
+        """The API as clients reach it: through the fault proxy."""
         return f"https://{HOST}:{self.settings.port('kubernetes')}"
 
     @property
     def kubeconfig(self) -> Path:
+        """The clients' kubeconfig (the proxy)."""
         return self.state.root / "kubeconfig"
+
+    @property
+    def internal_kubeconfig(self) -> Path:
+        """The managers' kubeconfig (kube-apiserver, no faults)."""
+        return self.folder / "internal.kubeconfig"
 
     def provider_ports(self, index: int) -> tuple[int, int]:
         """(webhook, health) ports of the index-th manager."""
         return self.settings.port("capi-webhooks") + index, self.settings.port("capi-health") + index
 
     def process_names(self) -> list[str]:
-        return [ETCD, APISERVER, *manifests.PROVIDER_NAMES, CAPO]
+        return [ETCD, APISERVER, *manifests.PROVIDER_NAMES, CAPO, PROXY]
 
     def data_paths(self) -> list[Path]:
         return [self.folder]
@@ -85,7 +100,7 @@ class UpstreamControlPlane:
     def initialize(self) -> None:
         """Credentials, the API server's token file and service-account key, an empty etcd folder."""
         self.credentials.generate()
-        self.credentials.write_kubeconfig(self.kubeconfig, self.api_url)
+        self._write_kubeconfigs()
         self._write_token_file()
         (self.folder / "etcd").mkdir(parents=True, exist_ok=True)
 
@@ -96,6 +111,10 @@ class UpstreamControlPlane:
         self.service_account_public_key.write_bytes(key.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
 
+    def _write_kubeconfigs(self) -> None:
+        self.credentials.write_kubeconfig(self.kubeconfig, self.proxy_url)
+        self.credentials.write_kubeconfig(self.internal_kubeconfig, self.api_url)
+
     def _write_token_file(self) -> None:
         tokens = self.folder / "tokens.csv"
         tokens.write_text(f'{self.credentials.token},minicloud-admin,minicloud-admin,"system:masters"\n')
@@ -103,7 +122,7 @@ class UpstreamControlPlane:
 
     def write_config(self) -> None:
         if self.credentials.exist():
-            self.credentials.write_kubeconfig(self.kubeconfig, self.api_url)
+            self._write_kubeconfigs()
             self._write_token_file()
             self._write_service_account_key()
 
@@ -129,6 +148,8 @@ class UpstreamControlPlane:
             self._wait(provider.name, lambda h=health: _http_ok(f"http://{HOST}:{h}/readyz"), deadline)
             self._wait(provider.name, lambda w=webhook: _tls_open(w), deadline)
         self._start_python(CAPO, "controller", "capo-load-balancer")
+        self._start_python(PROXY, "proxy", "kubernetes")
+        self._wait(PROXY, lambda: _tls_open(self.settings.port("kubernetes")), deadline)
 
     def _start(self, name: str, argv: list[str], env: dict | None = None) -> None:
         if processes.find(self.state, name) is None:
@@ -149,7 +170,7 @@ class UpstreamControlPlane:
     def _apiserver_argv(self, built: binaries.Binaries) -> list[str]:
         c = self.credentials
         return [built.path("kube-apiserver"), "--bind-address", HOST, "--advertise-address", HOST,
-                "--secure-port", str(self.settings.port("kubernetes")),
+                "--secure-port", str(self.settings.port("kube-apiserver")),
                 "--etcd-servers", f"http://{HOST}:{self.settings.port('etcd')}",
                 "--tls-cert-file", str(c.server_cert), "--tls-private-key-file", str(c.server_key),
                 "--client-ca-file", str(c.ca_cert), "--token-auth-file", str(self.folder / "tokens.csv"),
@@ -163,7 +184,7 @@ class UpstreamControlPlane:
     def _manager_argv(self, built: binaries.Binaries, provider: manifests.Provider, index: int,
                       certs: Path) -> list[str]:
         webhook, health = self.provider_ports(index)
-        return [built.path(provider.binary), "--kubeconfig", str(self.kubeconfig), "--leader-elect=false",
+        return [built.path(provider.binary), "--kubeconfig", str(self.internal_kubeconfig), "--leader-elect=false",
                 "--webhook-port", str(webhook), "--webhook-cert-dir", str(certs),
                 "--health-addr", f"{HOST}:{health}", "--diagnostics-address", "0", "--v", "1"]
 
@@ -216,14 +237,14 @@ class UpstreamControlPlane:
     def components(self) -> list[Component]:
         """Each component with its pinned version, its process (pid or '-') and endpoint."""
         pinned = binaries.versions()
-        endpoints = {ETCD: f"http://{HOST}:{self.settings.port('etcd')}", APISERVER: self.api_url}
+        endpoints = {ETCD: f"http://{HOST}:{self.settings.port('etcd')}", APISERVER: self.api_url,
+                     PROXY: self.proxy_url, CAPO: "-"}
         modules = {ETCD: "go.etcd.io/etcd/server/v3", APISERVER: "k8s.io/kubernetes", "capd": "sigs.k8s.io/cluster-api/test"}
         result = []
         for index, name in enumerate(self.process_names()):
             record = processes.find(self.state, name)
-            endpoint = endpoints.get(name) or (f"https://{HOST}:{self.provider_ports(index - 2)[0]}"
-                                               if name != CAPO else "-")
-            version = pinned.get(modules.get(name, "sigs.k8s.io/cluster-api"), "?") if name != CAPO else "minicloud"
+            endpoint = endpoints.get(name) or f"https://{HOST}:{self.provider_ports(index - 2)[0]}"
+            version = "minicloud" if name in (CAPO, PROXY) else pinned.get(modules.get(name, "sigs.k8s.io/cluster-api"), "?")
             result.append(Component(name, version, str(record.pid) if record else "-", endpoint))
         return result
 
