@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import importlib.util
+import json
 import shutil
 import ssl
 
@@ -16,6 +17,7 @@ if importlib.util.find_spec("octavia") is None or shutil.which("haproxy") is Non
 from minicloud.dataplane.apiserver import Endpoint, certificate  # noqa: E402
 from minicloud.dataplane import health, plane  # noqa: E402
 from minicloud.dataplane.endpoints import Registry  # noqa: E402
+from minicloud.dataplane.servers import ServerEndpoints  # noqa: E402
 from minicloud.core.paths import StateDir  # noqa: E402
 from minicloud.seeding.openstack import wait_until  # noqa: E402
 
@@ -61,6 +63,47 @@ def get(address: tuple[str, int], path: str) -> tuple[int, bytes]:
         return answer.status, answer.read()
     finally:
         connection.close()
+
+
+def test_an_apiserver_whose_etcd_member_is_gone_takes_connections_and_fails_requests(tmp_path):
+    """What KCP's etcd member removal leaves until the server goes: a TCP check still passes, requests fail."""
+    endpoint = Endpoint(certificate(tmp_path))
+    try:
+        address = ("127.0.0.1", endpoint.port)
+        watch = http.client.HTTPSConnection(*address, timeout=10, context=ssl._create_unverified_context())
+        watch.request("GET", "/api/v1/configmaps?watch=true&timeoutSeconds=60")
+        stream = watch.getresponse()
+        assert json.loads(stream.readline())["type"] == "BOOKMARK"
+        endpoint.lose_etcd()
+        rest = [json.loads(line) for line in stream.read().splitlines()]  # the open watch ends, at once
+        assert [e["type"] for e in rest][-1:] == ["ERROR"] and len(rest) <= 2, rest  # (a BOOKMARK on its way)
+        assert rest[-1]["object"]["message"] == "etcdserver: server stopped"
+        status, body = get(address, "/readyz")
+        assert status == 500 and b"[-]etcd failed" in body
+        status, body = get(address, "/api/v1/namespaces")
+        assert status == 500 and json.loads(body)["message"] == "etcdserver: server stopped"
+        assert get(address, "/version")[0] == 200
+    finally:
+        endpoint.close()
+
+
+def test_a_server_loses_its_etcd_member_then_goes(tmp_path):
+    running = {"default/m-1/i-1": "10.7.0.5", "default/m-2/i-2": "10.7.0.6"}
+    removed = set()
+    servers = ServerEndpoints(tmp_path, lambda: dict(running), without_etcd=lambda: set(removed))
+    try:
+        servers.tick()
+        endpoint = servers._running["default/m-1/i-1"][1]
+        assert not endpoint.etcd_gone.is_set()
+        removed.add("default/m-1/i-1")  # KCP took its hook off the Machine being deleted
+        servers.tick()
+        assert endpoint.etcd_gone.is_set() and not endpoint.stopped.is_set()
+        assert not servers._running["default/m-2/i-2"][1].etcd_gone.is_set()
+        del running["default/m-1/i-1"]  # CAPO deleted the server
+        servers.tick()
+        assert endpoint.stopped.is_set() and "default/m-1/i-1" not in servers._running
+    finally:
+        servers.stop()
 
 
 def test_health_comes_from_the_checks_of_a_real_endpoint(cloud, lb, tmp_path):

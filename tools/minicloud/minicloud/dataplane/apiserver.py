@@ -5,6 +5,11 @@ a watch that stays open, one BOOKMARK event a second, ended cleanly after ``time
 apiserver ends watches). Everything else answers an empty list. HTTPS with a self-signed certificate
 (:func:`certificate`), or plain HTTP.
 
+:meth:`Endpoint.lose_etcd` is the node after KCP removed its etcd member (before the server is deleted): the
+apiserver still accepts connections (a TCP health check passes, the load balancer keeps sending), but every
+request that needs etcd fails with 500 ``etcdserver: server stopped``, ``/readyz`` and ``/livez`` fail their
+etcd check, open watches end with an ERROR event; ``/version`` still answers.
+
 :meth:`Endpoint.stop` is what a deleted server looks like from the network: nothing answers any more.
 The listening socket stays, with its accept queue filled, so new connections time out instead of being
 refused (a vanished VM sends no RST), and established connections get no further byte.
@@ -34,6 +39,10 @@ BOOKMARK_SECONDS = 1.0
 DEFAULT_WATCH_SECONDS = 30.0
 # A stopped endpoint holds its established connections this long without a byte, then drops them.
 FROZEN_SECONDS = 600.0
+# What kube-apiserver answers once its etcd member is gone
+ETCD_STOPPED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "etcdserver: server stopped", "code": 500}
+ETCD_CHECK_FAILED = b"[-]etcd failed: reason withheld\nreadyz check failed\n"
 
 
 def certificate(folder: Path) -> tuple[Path, Path]:
@@ -102,7 +111,9 @@ class _Handler(BaseHTTPRequestHandler):
         endpoint.freeze_if_stopped()
         url = urlsplit(self.path)
         query = parse_qs(url.query)
-        if query.get("watch", [""])[0] in ("true", "1"):
+        if endpoint.etcd_gone.is_set() and url.path != "/version":
+            self._without_etcd(url.path)
+        elif query.get("watch", [""])[0] in ("true", "1"):
             self._watch(float(query.get("timeoutSeconds", [DEFAULT_WATCH_SECONDS])[0]))
         elif url.path in ("/readyz", "/livez", "/healthz"):
             self._send(200, b"ok", "text/plain")
@@ -122,6 +133,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _without_etcd(self, path: str) -> None:
+        if path in ("/readyz", "/livez", "/healthz"):
+            self._send(500, ETCD_CHECK_FAILED, "text/plain")
+        else:
+            self._send(500, json.dumps(ETCD_STOPPED).encode(), "application/json")
+
     def _watch(self, seconds: float) -> None:
         endpoint = self.server.endpoint
         self.send_response(200)
@@ -135,10 +152,12 @@ class _Handler(BaseHTTPRequestHandler):
             version += 1
             event = json.dumps({"type": "BOOKMARK", "object": {"kind": "ConfigMap", "apiVersion": "v1",
                                                                "metadata": {"resourceVersion": str(version)}}})
+            if endpoint.etcd_gone.is_set():
+                event, end = json.dumps({"type": "ERROR", "object": ETCD_STOPPED}), 0.0
             data = event.encode() + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
-            endpoint.stopped.wait(min(BOOKMARK_SECONDS, max(0.0, end - time.monotonic())))
+            endpoint.changed.wait(min(BOOKMARK_SECONDS, max(0.0, end - time.monotonic())))
         endpoint.freeze_if_stopped()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
@@ -153,6 +172,8 @@ class Endpoint:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(*tls_files)
         self.stopped = threading.Event()
+        self.etcd_gone = threading.Event()
+        self.changed = threading.Event()  # set by stop() and lose_etcd(): open watches look again at once
         self._server = _Server(self, context)
         self._held: list[socket.socket] = []
         self._thread = threading.Thread(target=self._server.serve_forever, name="apiserver-endpoint", daemon=True)
@@ -171,11 +192,17 @@ class Endpoint:
             time.sleep(FROZEN_SECONDS)
             raise ConnectionAbortedError("the server is gone")
 
+    def lose_etcd(self) -> None:
+        """The node's etcd member is removed: requests fail from now on, while connections are still taken."""
+        self.etcd_gone.set()
+        self.changed.set()
+
     def stop(self) -> None:
         """The server is gone: stop accepting (new connections time out) and answer nothing more."""
         if self.stopped.is_set():
             return
         self.stopped.set()
+        self.changed.set()
         self._server.shutdown()  # no accept any more; the socket keeps listening
         for _ in range(self._server.request_queue_size + 2):
             held = socket.socket()

@@ -10,7 +10,7 @@ from pathlib import Path
 from minicloud.core.paths import StateDir
 from minicloud.dataplane.servers import ServerEndpoints
 from minicloud.kube.capo_mode import CapoMode, applied_file, mode_file
-from minicloud.kube.controllers import capo, history, kcp
+from minicloud.kube.controllers import capo, history, kcp, rollout
 from minicloud.kube.controllers.core import PauseController
 from minicloud.kube.controllers.infra import InfraProvider
 from minicloud.kube.controllers.machines import OSM
@@ -97,7 +97,8 @@ class ControllerLoop:
     def _add_server_endpoints(self, store: Store, root: Path, clusters) -> None:
         """The control-plane servers' API endpoints (the load balancers' backends), see minicloud.dataplane."""
         self.server_endpoints = ServerEndpoints(root, lambda: serving_servers(store, clusters(store)),
-                                                revision=lambda: store.revision)
+                                                revision=lambda: store.revision,
+                                                without_etcd=lambda: servers_without_etcd(store, clusters(store)))
         self._threads.append(threading.Thread(target=self._run_each, args=(self.server_endpoints.tick, TICK),
                                               name="server-endpoints", daemon=True))
 
@@ -138,16 +139,26 @@ class ControllerLoop:
                 traceback.print_exc()
 
 
+def servers_without_etcd(store, clusters) -> set[str]:
+    """Keys (as :func:`serving_servers` gives them) of the control-plane servers whose etcd member KCP removed:
+    their Machine is being deleted and no longer carries KCP's own pre-terminate hook."""
+    return {key for key, machine, _address in _servers(store, clusters)
+            if machine["metadata"].get("deletionTimestamp")
+            and rollout.KCP_CLEANUP_HOOK not in (machine["metadata"].get("annotations") or {})}
+
+
 def serving_servers(store, clusters) -> dict[str, str]:
     """Control-plane servers of the clusters with OpenStack resources: key -> address, from the
     OpenStackMachines (``clusters``: their contexts, see :func:`.kcp.openstack_clusters`); their endpoints are
     :class:`minicloud.dataplane.servers.ServerEndpoints`."""
-    result = {}
+    return {key: address for key, _machine, address in _servers(store, clusters)}
+
+
+def _servers(store, clusters):
+    """(key, Machine, address) of each control-plane Machine with a server that has an address."""
     for ctx in clusters:
         for machine in ctx.machines:
             name = machine["metadata"]["name"]
             status = (store.find(OSM, ctx.namespace, name) or {}).get("status", {})
-            addresses = status.get("addresses") or []
-            if status.get("instanceID") and addresses:
-                result[f"{ctx.namespace}/{name}/{status['instanceID']}"] = addresses[0]["address"]
-    return result
+            if status.get("instanceID") and status.get("addresses"):
+                yield f"{ctx.namespace}/{name}/{status['instanceID']}", machine, status["addresses"][0]["address"]
