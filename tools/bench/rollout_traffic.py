@@ -9,7 +9,11 @@ during each rollout, stopped when the rollout is over (all old Machines gone). T
   (the amphora v2 failure); after each rollout the emulator recovers, so the next one starts from a whole pool;
 - (b) CAPO 0.14 alone (waits for the new member to be ACTIVE);
 - (c) CAPO 0.14 with the control_plane_rollout role (holds, releases one Machine at a time, drains the old
-  member first: ``drain_timeout`` 30 s).
+  member first: ``control_plane_rollout_drain``, ``drain_timeout`` 30 s);
+- (d) the same without the drain (the role's default).
+
+A Machine's kube-apiserver fails its requests from the moment KCP removes its etcd member (the Machine's
+``kcp-cleanup`` hook taken off) while the load balancer still sends to it, until CAPO deletes the member.
 """
 
 import json
@@ -25,7 +29,9 @@ MARK = "rollout_traffic"
 NAMESPACE = "default"
 RATE, CLIENTS, WATCHES = 20, 4, 2
 PLAYBOOK = REPO / "playbooks" / "control_plane_rollout.yml"
-WAYS = {"a": "CAPO <= 0.13 alone, lost member", "b": "CAPO 0.14 alone", "c": "CAPO 0.14 + control_plane_rollout (drain)"}
+WAYS = {"a": "CAPO <= 0.13 alone, lost member", "b": "CAPO 0.14 alone", "c": "CAPO 0.14 + control_plane_rollout (drain)",
+        "d": "CAPO 0.14 + control_plane_rollout (no drain)"}
+GUARDED = {"c": True, "d": False}  # way -> drain
 
 
 def lb_name(cluster):
@@ -55,9 +61,10 @@ def wait_rollout(cloud, cluster, timeout=900):
     raise SystemExit("rollout of %s not over after %d s: %s" % (cluster, timeout, status))
 
 
-def run_role(cloud, cluster, collections):
+def run_role(cloud, cluster, collections, drain):
     variables = dict(cluster_name=cluster, cluster_namespace=NAMESPACE, kubeconfig=str(cloud.kubeconfig),
-                     openstack_cloud="minicloud", ansible_python_interpreter=sys.executable, start_rollout=True)
+                     openstack_cloud="minicloud", ansible_python_interpreter=sys.executable, start_rollout=True,
+                     drain=drain)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml),
                PYTHONWARNINGS="ignore", ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_LOCALHOST_WARNING="0",
                ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
@@ -80,8 +87,8 @@ def one_rollout(cloud, way, cluster, collections):
     cloud.load_start(load, lb_name(cluster), rate=RATE, clients=CLIENTS, watches=WATCHES)
     time.sleep(3)
     started, since = time.monotonic(), time.time()
-    if way == "c":
-        run_role(cloud, cluster, collections)
+    if way in GUARDED:
+        run_role(cloud, cluster, collections, GUARDED[way])
     else:
         cloud.capi_rollout(cluster, NAMESPACE, capo_wait="lb" if way == "a" else "member")
     wait_rollout(cloud, cluster)
@@ -99,7 +106,7 @@ def measure(cloud, way, rollouts, collections):
     cluster = "traffic-%s" % way
     cloud.set_octavia_mode("normal")
     cloud.create_capi_cluster(cluster, control_plane=3, openstack=True, monitor=True, namespace=NAMESPACE)
-    if way == "c":
+    if way in GUARDED:
         set_capo_wait(cloud, cluster, "member")
     results = []
     try:
