@@ -138,7 +138,8 @@ class UpstreamControlPlane:
         self._wait(ETCD, lambda: _tcp_open(self.settings.port("etcd")), deadline)
         self._start(APISERVER, self._apiserver_argv(built))
         self._wait(APISERVER, self.ready, deadline)
-        self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"])
+        crds = self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"])
+        self._wait(APISERVER, lambda: self._served(crds), deadline)
         certs = self._webhook_cert_dir()
         for index, provider in enumerate(providers):
             self._start(provider.name, self._manager_argv(built, provider, index, certs),
@@ -196,7 +197,8 @@ class UpstreamControlPlane:
         (certs / "tls.key").chmod(0o600)
         return certs
 
-    def _apply_manifests(self, providers: list[manifests.Provider], cluster_api: Path) -> None:
+    def _apply_manifests(self, providers: list[manifests.Provider], cluster_api: Path) -> list[dict]:
+        """Apply the CRDs and webhook configurations; returns the CRDs."""
         ca = self.credentials.ca_cert.read_bytes()
         objects = list(manifests.clusterctl_inventory_crd(cluster_api))
         for index, provider in enumerate(providers):
@@ -204,6 +206,21 @@ class UpstreamControlPlane:
             objects += manifests.crds(provider, url, ca) + manifests.webhook_configurations(provider, url, ca)
         for obj in objects:
             self.apply(obj)
+        return [obj for obj in objects if obj.get("kind") == "CustomResourceDefinition"]
+
+    def _served(self, crds: list[dict]) -> bool:
+        """Every served version of every CRD is in the API's discovery, which is where a manager's REST mapper
+        looks its kinds up (one that starts before exits: "no matches for kind")."""
+        for crd in crds:
+            spec = crd["spec"]
+            for version in (v["name"] for v in spec["versions"] if v.get("served", True)):
+                try:
+                    found = self.request("GET", f"/apis/{spec['group']}/{version}", timeout=5)
+                except (OSError, urllib.error.HTTPError):
+                    return False
+                if spec["names"]["plural"] not in {r.get("name") for r in found.get("resources", [])}:
+                    return False
+        return True
 
     # -- the API -----------------------------------------------------------------------
 
