@@ -24,14 +24,15 @@ CHUNK = 64 * 1024
 
 
 def request_headers(environ: dict) -> dict[str, str]:
-    """The client's headers from a WSGI environ, without the hop-by-hop ones."""
+    """The client's headers from a WSGI environ, without the hop-by-hop ones. Content-Type only with a body:
+    the WSGI server fills in ``text/plain`` for a request that had none, which kube-apiserver refuses (415)."""
     headers = {}
     for key, value in environ.items():
         if key.startswith("HTTP_"):
             name = key[5:].replace("_", "-").title()
             if name.lower() not in HOP_BY_HOP:
                 headers[name] = value
-    if environ.get("CONTENT_TYPE"):
+    if environ.get("CONTENT_TYPE") and int(environ.get("CONTENT_LENGTH") or 0):
         headers["Content-Type"] = environ["CONTENT_TYPE"]
     return headers
 
