@@ -6,7 +6,7 @@ Octavia load balancer, and makes minicloud's CAPO behave like CAPO before v0.14 
 balancer only) while the Octavia emulator loses every new member (the amphora v2 failure).  The
 ``control_plane_rollout`` playbook holds the old Machines, starts the rollout, sees the new member stuck
 in PENDING_CREATE and stops, naming it, with every old member still serving.  Then the emulator recovers
-and the same playbook finishes the rollout healthy.  minicloud's record of the pool proves that serving
+and the same playbook, draining each old member before it lets its Machine go, finishes the rollout healthy.  minicloud's record of the pool proves that serving
 members never dropped, and a load generator through the VIP counts the requests that failed.  Exit status 0 means the story went as told.
 """
 
@@ -223,9 +223,11 @@ def recover(cloud, lbapi, pool_id):
 def second_rollout(cloud, collections, rows):
     """Step 6: the playbook follows the rollout to its end; whether it did, the control plane's Machines and
     minicloud's summary of the pool's history."""
-    step(6, "The same playbook again, following the rollout already started")
+    step(6, "The same playbook again, following the rollout already started, draining each old member first")
+    say("      (-e drain=true: weight 0 before release, so no request reaches an API server whose etcd member is gone)")
     since = time.time()
-    rc2, output, took = run_playbook(cloud, collections, dict(start_rollout=False, member_timeout=120))
+    rc2, output, took = run_playbook(cloud, collections, dict(start_rollout=False, member_timeout=120, drain=True,
+                                                              drain_timeout=10))
     say(indent(output))
     summary = cloud.capi_history_summary(CLUSTER, namespace=NAMESPACE)
     machines = control_plane(cloud)
