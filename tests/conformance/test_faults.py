@@ -30,8 +30,8 @@ def test_the_proxy_counts_and_faults_requests_to_the_real_server(faults, kubectl
                      capi_cluster["namespace"], "-o", "name")
     assert served.stdout.strip() == "cluster.cluster.x-k8s.io/" + capi_cluster["name"]
     counted = faults.requests(service="kubernetes")["requests"]["kubernetes"]["GET"]
-    path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/clusters/%s" % (capi_cluster["namespace"],
-                                                                        capi_cluster["name"])
+    path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/clusters/%s" % (
+        capi_cluster["namespace"], capi_cluster["name"])
     assert counted.get(path, 0) == 2, counted  # kubectl's two reads, one faulted; nothing else went by it
 
 
