@@ -185,6 +185,23 @@ def resource_version(obj):
     return meta(obj).get("resourceVersion")
 
 
+def never_reconciled(obj):
+    """True when the object's status holds nothing but empty or false values: no controller has written it on
+    this API server. ``clusterctl move`` creates the objects on the target without their status (the status
+    subresource is not written by a create), so until the target's controllers reconcile them they look like
+    this, through either served version (a v1beta1 read of an empty v1beta2 status still shows
+    ``infrastructureReady: false``)."""
+    return not any(_holds_something(value) for value in (dig(obj, "status") or {}).values())
+
+
+def _holds_something(value):
+    if isinstance(value, dict):
+        return any(_holds_something(v) for v in value.values())
+    if isinstance(value, list):
+        return bool(value)
+    return bool(value)
+
+
 def deleting(obj):
     return bool(meta(obj).get("deletionTimestamp"))
 

@@ -13,8 +13,10 @@ An object counts as acknowledged when it says so, in the strongest way its contr
 4. it reports nothing (CAPO): nobody has written to it for the quiet period, counted from the moment
    the pause was set at the earliest.
 
-Unpausing waits for ``Paused`` to turn False where it is reported, and for nothing else; an object
-that carries its own ``cluster.x-k8s.io/paused`` annotation stays paused and is named as a blocker.
+Unpausing waits for ``Paused`` to turn False where it is reported, and for an object whose status is still
+empty (no controller has reconciled it on this API server: what ``clusterctl move`` leaves on the target until
+the target's controllers take the objects up) to be reconciled; an object that carries its own
+``cluster.x-k8s.io/paused`` annotation stays paused and is named as a blocker.
 
 ``Tracker`` remembers, across polls, when each object's resourceVersion last changed and whether its
 block-move annotation was seen; ``assess`` and ``judge`` are pure over that record.
@@ -30,6 +32,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     generation,
     identity,
     meta,
+    never_reconciled,
     paused_condition,
     resource_version,
     simple_condition,
@@ -157,6 +160,9 @@ def _unpause_ack(obj, condition, where, record, now, quiet_period, since):
             return None, "%s, but the object is at generation %s: its controller has not seen the unpause yet" % (
                 _describe_condition(condition, where), generation(obj))
         return _describe_condition(condition, where), None
+    if never_reconciled(obj):
+        return None, ("its status is empty: no controller has reconciled it on this API server yet (clusterctl move "
+                      "creates objects without their status; are the controllers of its provider running here?)")
     return "reports no pause state; nothing to wait for", None
 
 

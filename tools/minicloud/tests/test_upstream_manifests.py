@@ -33,7 +33,8 @@ def provider(tmp_path, labels_style="labels"):
     (crd / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
     (tmp_path / "config" / "webhook").mkdir()
     (tmp_path / "config" / "webhook" / "manifests.yaml").write_text(yaml.safe_dump_all(WEBHOOKS))
-    return manifests.Provider("capd", "capd-manager", tmp_path / "config")
+    return manifests.Provider("capd", "capd-manager", tmp_path / "config", "InfrastructureProvider", "docker",
+                              "capd-system")
 
 
 def test_crds_carry_the_contract_labels_and_a_conversion_webhook_where_the_release_has_one(tmp_path):
@@ -44,6 +45,9 @@ def test_crds_carry_the_contract_labels_and_a_conversion_webhook_where_the_relea
         converted, plain = crds[CRD["metadata"]["name"]], crds[PLAIN["metadata"]["name"]]
         for crd in (converted, plain):
             assert crd["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"] == "v1beta2"
+            # clusterctl move takes the kinds of the CRDs labelled as clusterctl init labels them
+            assert crd["metadata"]["labels"]["clusterctl.cluster.x-k8s.io"] == ""
+            assert crd["metadata"]["labels"]["cluster.x-k8s.io/provider"] == "infrastructure-docker"
         assert converted["metadata"]["annotations"] == CRD["metadata"]["annotations"]
         webhook = converted["spec"]["conversion"]["webhook"]
         assert converted["spec"]["conversion"]["strategy"] == "Webhook"
@@ -58,6 +62,22 @@ def test_webhook_configurations_call_the_manager_on_loopback_under_the_providers
     [webhook] = config["webhooks"]
     assert webhook["clientConfig"] == {"url": "https://127.0.0.1:9446/mutate-devcluster",
                                        "caBundle": base64.b64encode(b"CA").decode()}
+
+
+def test_the_inventory_is_clusterctl_inits_namespace_and_provider_object_per_provider(tmp_path):
+    folders = {"core": tmp_path / "core", "test": tmp_path / "test"}
+    objects = manifests.inventory(manifests.providers(folders["core"], folders["test"]), "v1.12.5")
+    providers = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Provider"}
+    assert sorted(providers) == ["bootstrap-kubeadm", "cluster-api", "control-plane-kubeadm", "infrastructure-docker"]
+    core = providers["cluster-api"]
+    assert (core["metadata"]["namespace"], core["type"], core["providerName"], core["version"]) == \
+        ("capi-system", "CoreProvider", "cluster-api", "v1.12.5")
+    assert providers["control-plane-kubeadm"]["metadata"]["labels"] == {
+        "clusterctl.cluster.x-k8s.io": "", "cluster.x-k8s.io/provider": "control-plane-kubeadm"}
+    namespaces = [o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"]
+    assert sorted(namespaces) == sorted(p["metadata"]["namespace"] for p in providers.values())
+    assert resource_path(core) == \
+        "/apis/clusterctl.cluster.x-k8s.io/v1alpha3/namespaces/capi-system/providers/cluster-api"
 
 
 def test_resource_paths_of_what_minicloud_applies():

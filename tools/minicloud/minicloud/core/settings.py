@@ -15,8 +15,10 @@ REGION = "RegionOne"
 DEFAULT_PORTS = {"identity": 5000, "network": 9696, "load-balancer": 9876, "compute": 8774, "image": 9292,
                  "kubernetes": 6443, "kubernetes-target": 6444,
                  # the real control plane (--kubernetes upstream): kube-apiserver (its clients reach it through the
-                 # fault proxy on the kubernetes port), etcd, then four managers' webhooks and health
-                 "kube-apiserver": 6445, "etcd": 2379, "etcd-peer": 2380, "capi-webhooks": 9443, "capi-health": 9450}
+                 # fault proxy on the kubernetes port), etcd, then four managers' webhooks and health; the same
+                 # for the move target (its proxy on the kubernetes-target port), on the same etcd
+                 "kube-apiserver": 6445, "etcd": 2379, "etcd-peer": 2380, "capi-webhooks": 9443, "capi-health": 9450,
+                 "kube-apiserver-target": 6446, "capi-webhooks-target": 9460, "capi-health-target": 9470}
 DEMO_PROJECT = "demo"
 DEMO_USER = "demo"
 DEMO_ROLES = ("member", "load-balancer_member")

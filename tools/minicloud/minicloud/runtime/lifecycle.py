@@ -27,7 +27,7 @@ from minicloud.services import neutron as neutron_service
 from minicloud.services.base import Service
 from minicloud.services.octavia import Octavia
 from minicloud.upstream.binaries import UpstreamError
-from minicloud.upstream.control_plane import UpstreamControlPlane
+from minicloud.upstream.control_plane import APISERVER, PLANES, UpstreamControlPlane
 
 AGENT = "octavia-driver-agent"
 INITIALIZED_MARKER = "initialized"
@@ -128,7 +128,8 @@ class Lifecycle:
         result.processes.append(
             ProcessStatus(AGENT, record and record.pid, None, str(octavia.sockets["status"]), healthy))
         if settings.upstream:
-            result.processes += self._upstream_status(UpstreamControlPlane(self.state, settings))
+            for plane in PLANES:
+                result.processes += self._upstream_status(UpstreamControlPlane(self.state, settings, plane))
         return result
 
     def _upstream_status(self, plane: UpstreamControlPlane) -> list[ProcessStatus]:
@@ -137,7 +138,7 @@ class Lifecycle:
         found = []
         for component in plane.components():
             record = processes.find(self.state, component.name)
-            healthy = record is not None and (answers or component.name != "kube-apiserver")
+            healthy = record is not None and (answers or not component.name.startswith(APISERVER))
             found.append(ProcessStatus(f"{component.name} {component.version}", record and record.pid, None,
                                        component.endpoint, healthy))
         return found
@@ -185,7 +186,7 @@ class Lifecycle:
             try:
                 self._wait_ready(services, settings, deadline, bootstrap=cold)
                 if settings.upstream:
-                    self._upstream_up(UpstreamControlPlane(self.state, settings), fresh, deadline)
+                    self._upstream_up([UpstreamControlPlane(self.state, settings, p) for p in PLANES], fresh, deadline)
             except UpstreamError as exc:
                 self._stop_all()
                 raise MinicloudError(str(exc)) from None
@@ -209,14 +210,17 @@ class Lifecycle:
                 return status
             time.sleep(0.5)
 
-    def _upstream_up(self, plane: UpstreamControlPlane, fresh: bool, deadline: float) -> None:
-        if fresh:  # the real API server keeps its objects in etcd: a fresh cloud starts with an empty one
-            plane.stop()
-            _remove(plane.folder / "etcd")
-        if not plane.credentials.exist():
-            plane.initialize()
-        plane.write_config()
-        plane.up(deadline)
+    def _upstream_up(self, planes: list[UpstreamControlPlane], fresh: bool, deadline: float) -> None:
+        """The main plane, then the move target's (on the main plane's etcd)."""
+        if fresh:  # the real API servers keep their objects in etcd: a fresh cloud starts with an empty one
+            for plane in reversed(planes):
+                plane.stop()
+            _remove(planes[0].folder / "etcd")
+        for plane in planes:
+            if not plane.credentials.exist():
+                plane.initialize()
+            plane.write_config()
+            plane.up(deadline)
 
     def _start_missing(self, services: list[Service]) -> None:
         missing = [s for s in services if processes.find(self.state, s.name) is None]
@@ -400,7 +404,8 @@ class Lifecycle:
         names = [AGENT]
         if settings is not None:
             if settings.upstream:
-                stopped += UpstreamControlPlane(self.state, settings).stop()
+                for plane in reversed(PLANES):
+                    stopped += UpstreamControlPlane(self.state, settings, plane).stop()
             names += [s.name for s in reversed(all_services(self.state, settings))]
         for name in names:
             if processes.stop(self.state, name):

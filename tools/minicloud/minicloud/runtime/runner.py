@@ -6,6 +6,7 @@
     python -m minicloud.runtime.runner seed SERVICE     # write seed data offline (JSON in on stdin, out on stdout)
     python -m minicloud.runtime.runner controller capo-load-balancer   # CAPO's load-balancer part (upstream)
     python -m minicloud.runtime.runner proxy kubernetes # the fault proxy in front of kube-apiserver (upstream)
+    python -m minicloud.runtime.runner proxy kubernetes-target  # ... in front of the move target's
 
 The state folder comes from ``$MINICLOUD_STATE_DIR``, which the launcher sets.
 """
@@ -31,7 +32,7 @@ from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
 from minicloud.upstream import capo_lb
 from minicloud.upstream.api_proxy import ApiProxy
-from minicloud.upstream.control_plane import UpstreamControlPlane
+from minicloud.upstream.control_plane import UpstreamControlPlane, plane_named
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         run_controller(state, settings)
         return
     if args.action == "proxy":
-        run_proxy(state, settings)
+        run_proxy(state, settings, args.service)
         return
     service = get_service(args.service, state, settings)
     # The services parse sys.argv themselves: leave them only the program name.
@@ -96,14 +97,14 @@ def run_controller(state: StateDir, settings: Settings) -> None:
     capo_lb.run(plane.request, connection, state.root)
 
 
-def run_proxy(state: StateDir, settings: Settings) -> None:
-    """The fault proxy in front of the real kube-apiserver, on the ``kubernetes`` port, behind the traffic
-    middleware (:mod:`minicloud.upstream.api_proxy`)."""
-    plane = UpstreamControlPlane(state, settings)
-    server = bind(HOST, settings.port("kubernetes"), plane.credentials.server_context())
+def run_proxy(state: StateDir, settings: Settings, service: str) -> None:
+    """The fault proxy in front of a plane's real kube-apiserver, on the ``service`` port (``kubernetes`` or
+    ``kubernetes-target``), behind the traffic middleware (:mod:`minicloud.upstream.api_proxy`)."""
+    plane = UpstreamControlPlane(state, settings, plane_named(service))
+    server = bind(HOST, settings.port(service), plane.credentials.server_context())
     proxy = ApiProxy(plane.api_url, plane.credentials.client_context())
-    server.set_app(TrafficMiddleware(proxy, "kubernetes", TrafficStore(state.traffic_db)))
-    print(f"proxying {HOST}:{settings.port('kubernetes')} to {plane.api_url}", flush=True)
+    server.set_app(TrafficMiddleware(proxy, service, TrafficStore(state.traffic_db)))
+    print(f"proxying {HOST}:{settings.port(service)} to {plane.api_url}", flush=True)
     server.serve_forever()
 
 

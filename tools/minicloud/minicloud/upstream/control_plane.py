@@ -7,6 +7,10 @@ the fault proxy (:mod:`minicloud.upstream.api_proxy`) on the ``kubernetes`` port
 folder names the proxy (the same file as with the emulation, and the same fault rules), the managers' own
 kubeconfig (``kubernetes/internal.kubeconfig``) kube-apiserver itself.
 
+A cloud has two such planes, as it has two emulated APIs: ``MAIN`` and ``TARGET``, the management cluster a
+``clusterctl move`` goes to (its own kube-apiserver on the same etcd under another prefix, its own four managers,
+its own proxy on the ``kubernetes-target`` port and ``kubeconfig-target``; no CAPO controller).
+
 The credentials are the emulation's (:class:`minicloud.kube.credentials.Credentials`: a CA, a serving
 certificate for 127.0.0.1 and a bearer token): the token is the admin's (``system:masters``) in the API server's
 token file; the managers use the same kubeconfig and serve their webhooks with the same certificate, so each
@@ -38,8 +42,34 @@ CAPO = "capo-load-balancer"
 PROXY = "kubernetes-api-proxy"
 SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/24"
 FIELD_MANAGER = "minicloud"
-# CAPD's in-memory backend serves each workload cluster's fake API server on this address
-POD_IP = HOST
+
+
+@dataclass(frozen=True)
+class Plane:
+    """One of a cloud's two management clusters."""
+
+    service: str        # the clients' port, the traffic service and the state folder under services/
+    suffix: str         # of its port and process names
+    kubeconfig: str     # the clients' kubeconfig, in the state folder
+    etcd_prefix: str    # where its kube-apiserver keeps its objects in the one etcd
+    pod_ip: str         # CAPD's in-memory backend's address: its debug server's port is fixed, one per address
+    sync_period: str    # the managers' --sync-period (Cluster API's default: 10m)
+
+    @property
+    def main(self) -> bool:
+        return self.suffix == ""
+
+
+MAIN = Plane("kubernetes", "", "kubeconfig", "/registry", HOST, "10m")
+# A moved cluster's in-memory workload API stays in the source's CAPD (the target's cannot take it over: "unable
+# to restart the WorkloadClustersMux"), so no Node event or KCP write wakes the target's Machine controller, which
+# v1.12 does not wake on an unpause either: its sync period stands in for them
+TARGET = Plane("kubernetes-target", "-target", "kubeconfig-target", "/registry-target", "127.0.0.2", "15s")
+PLANES = (MAIN, TARGET)
+
+
+def plane_named(service: str) -> Plane:
+    return next(p for p in PLANES if p.service == service)
 
 
 @dataclass(frozen=True)
@@ -53,28 +83,35 @@ class Component:
 class UpstreamControlPlane:
     """Start, check and stop the real control plane of one state folder."""
 
-    def __init__(self, state: StateDir, settings: Settings):
+    def __init__(self, state: StateDir, settings: Settings, plane: Plane = MAIN):
         self.state = state
         self.settings = settings
-        self.folder = state.service("kubernetes")
+        self.plane = plane
+        self.folder = state.service(plane.service)
         self.credentials = Credentials(self.folder / "pki")
+
+    def _port(self, name: str) -> int:
+        return self.settings.port(name + self.plane.suffix)
+
+    def _name(self, name: str) -> str:
+        return name + self.plane.suffix
 
     # -- names, ports, files -----------------------------------------------------------
 
     @property
     def api_url(self) -> str:
         """kube-apiserver itself (the managers', minicloud's own requests)."""
-        return f"https://{HOST}:{self.settings.port('kube-apiserver')}"
+        return f"https://{HOST}:{self._port(APISERVER)}"
 
     @property
     def proxy_url(self) -> str:
         """The API as clients reach it: through the fault proxy."""
-        return f"https://{HOST}:{self.settings.port('kubernetes')}"
+        return f"https://{HOST}:{self.settings.port(self.plane.service)}"
 
     @property
     def kubeconfig(self) -> Path:
         """The clients' kubeconfig (the proxy)."""
-        return self.state.root / "kubeconfig"
+        return self.state.root / self.plane.kubeconfig
 
     @property
     def internal_kubeconfig(self) -> Path:
@@ -83,10 +120,16 @@ class UpstreamControlPlane:
 
     def provider_ports(self, index: int) -> tuple[int, int]:
         """(webhook, health) ports of the index-th manager."""
-        return self.settings.port("capi-webhooks") + index, self.settings.port("capi-health") + index
+        return self._port("capi-webhooks") + index, self._port("capi-health") + index
+
+    def provider_names(self) -> list[str]:
+        return [self._name(name) for name in manifests.PROVIDER_NAMES]
 
     def process_names(self) -> list[str]:
-        return [ETCD, APISERVER, *manifests.PROVIDER_NAMES, CAPO, PROXY]
+        """In start order: the main plane runs etcd and the CAPO controller, the target shares that etcd."""
+        if self.plane.main:
+            return [ETCD, APISERVER, *self.provider_names(), CAPO, PROXY]
+        return [self._name(APISERVER), *self.provider_names(), self._name(PROXY)]
 
     def data_paths(self) -> list[Path]:
         return [self.folder]
@@ -102,7 +145,8 @@ class UpstreamControlPlane:
         self.credentials.generate()
         self._write_kubeconfigs()
         self._write_token_file()
-        (self.folder / "etcd").mkdir(parents=True, exist_ok=True)
+        if self.plane.main:
+            (self.folder / "etcd").mkdir(parents=True, exist_ok=True)
 
     def _write_service_account_key(self) -> None:
         """The public half of the serving key, which signs service-account tokens (the API server wants the
@@ -134,23 +178,28 @@ class UpstreamControlPlane:
             built = binaries.build(log=log)
         folders = binaries.module_folders()
         providers = manifests.providers(folders["sigs.k8s.io/cluster-api"], folders["sigs.k8s.io/cluster-api/test"])
-        self._start(ETCD, self._etcd_argv(built))
-        self._wait(ETCD, lambda: _tcp_open(self.settings.port("etcd")), deadline)
-        self._start(APISERVER, self._apiserver_argv(built))
-        self._wait(APISERVER, self.ready, deadline)
-        crds = self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"])
-        self._wait(APISERVER, lambda: self._served(crds), deadline)
+        if self.plane.main:
+            self._start(ETCD, self._etcd_argv(built))
+            self._wait(ETCD, lambda: _tcp_open(self.settings.port("etcd")), deadline)
+        apiserver = self._name(APISERVER)
+        self._start(apiserver, self._apiserver_argv(built))
+        self._wait(apiserver, self.ready, deadline)
+        crds = self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"], binaries.versions())
+        self._wait(apiserver, lambda: self._served(crds), deadline)
         certs = self._webhook_cert_dir()
+        names = self.provider_names()
         for index, provider in enumerate(providers):
-            self._start(provider.name, self._manager_argv(built, provider, index, certs),
-                        env={"POD_IP": POD_IP} if provider.name == "capd" else None)
-        for index, provider in enumerate(providers):
+            self._start(names[index], self._manager_argv(built, provider, index, certs),
+                        env={"POD_IP": self.plane.pod_ip} if provider.name == "capd" else None)
+        for index, name in enumerate(names):
             webhook, health = self.provider_ports(index)
-            self._wait(provider.name, lambda h=health: _http_ok(f"http://{HOST}:{h}/readyz"), deadline)
-            self._wait(provider.name, lambda w=webhook: _tls_open(w), deadline)
-        self._start_python(CAPO, "controller", "capo-load-balancer")
-        self._start_python(PROXY, "proxy", "kubernetes")
-        self._wait(PROXY, lambda: _tls_open(self.settings.port("kubernetes")), deadline)
+            self._wait(name, lambda h=health: _http_ok(f"http://{HOST}:{h}/readyz"), deadline)
+            self._wait(name, lambda w=webhook: _tls_open(w), deadline)
+        if self.plane.main:
+            self._start_python(CAPO, "controller", "capo-load-balancer")
+        proxy = self._name(PROXY)
+        self._start_python(proxy, "proxy", self.plane.service)
+        self._wait(proxy, lambda: _tls_open(self.settings.port(self.plane.service)), deadline)
 
     def _start(self, name: str, argv: list[str], env: dict | None = None) -> None:
         if processes.find(self.state, name) is None:
@@ -171,8 +220,8 @@ class UpstreamControlPlane:
     def _apiserver_argv(self, built: binaries.Binaries) -> list[str]:
         c = self.credentials
         return [built.path("kube-apiserver"), "--bind-address", HOST, "--advertise-address", HOST,
-                "--secure-port", str(self.settings.port("kube-apiserver")),
-                "--etcd-servers", f"http://{HOST}:{self.settings.port('etcd')}",
+                "--secure-port", str(self._port(APISERVER)),
+                "--etcd-servers", f"http://{HOST}:{self.settings.port('etcd')}", "--etcd-prefix", self.plane.etcd_prefix,
                 "--tls-cert-file", str(c.server_cert), "--tls-private-key-file", str(c.server_key),
                 "--client-ca-file", str(c.ca_cert), "--token-auth-file", str(self.folder / "tokens.csv"),
                 "--authorization-mode", "RBAC",
@@ -187,7 +236,8 @@ class UpstreamControlPlane:
         webhook, health = self.provider_ports(index)
         return [built.path(provider.binary), "--kubeconfig", str(self.internal_kubeconfig), "--leader-elect=false",
                 "--webhook-port", str(webhook), "--webhook-cert-dir", str(certs),
-                "--health-addr", f"{HOST}:{health}", "--diagnostics-address", "0", "--v", "1"]
+                "--health-addr", f"{HOST}:{health}", "--diagnostics-address", "0", "--v", "1",
+                "--sync-period", self.plane.sync_period]
 
     def _webhook_cert_dir(self) -> Path:
         certs = self.folder / "webhook-certs"
@@ -197,8 +247,9 @@ class UpstreamControlPlane:
         (certs / "tls.key").chmod(0o600)
         return certs
 
-    def _apply_manifests(self, providers: list[manifests.Provider], cluster_api: Path) -> list[dict]:
-        """Apply the CRDs and webhook configurations; returns the CRDs."""
+    def _apply_manifests(self, providers: list[manifests.Provider], cluster_api: Path, versions: dict) -> list[dict]:
+        """Apply the CRDs and webhook configurations, then clusterctl's inventory (each provider's namespace
+        and Provider object, as ``clusterctl init`` leaves them); returns the CRDs."""
         ca = self.credentials.ca_cert.read_bytes()
         objects = list(manifests.clusterctl_inventory_crd(cluster_api))
         for index, provider in enumerate(providers):
@@ -206,7 +257,11 @@ class UpstreamControlPlane:
             objects += manifests.crds(provider, url, ca) + manifests.webhook_configurations(provider, url, ca)
         for obj in objects:
             self.apply(obj)
-        return [obj for obj in objects if obj.get("kind") == "CustomResourceDefinition"]
+        crds = [obj for obj in objects if obj.get("kind") == "CustomResourceDefinition"]
+        self._wait(self._name(APISERVER), lambda: self._served(crds[:1]), time.monotonic() + 60)
+        for obj in manifests.inventory(providers, versions["sigs.k8s.io/cluster-api"]):
+            self.apply(obj)
+        return crds
 
     def _served(self, crds: list[dict]) -> bool:
         """Every served version of every CRD is in the API's discovery, which is where a manager's REST mapper
@@ -254,14 +309,16 @@ class UpstreamControlPlane:
     def components(self) -> list[Component]:
         """Each component with its pinned version, its process (pid or '-') and endpoint."""
         pinned = binaries.versions()
-        endpoints = {ETCD: f"http://{HOST}:{self.settings.port('etcd')}", APISERVER: self.api_url,
-                     PROXY: self.proxy_url, CAPO: "-"}
-        modules = {ETCD: "go.etcd.io/etcd/server/v3", APISERVER: "k8s.io/kubernetes", "capd": "sigs.k8s.io/cluster-api/test"}
+        core, test = pinned.get("sigs.k8s.io/cluster-api", "?"), pinned.get("sigs.k8s.io/cluster-api/test", "?")
+        known = {ETCD: (pinned.get("go.etcd.io/etcd/server/v3", "?"), f"http://{HOST}:{self.settings.port('etcd')}"),
+                 self._name(APISERVER): (pinned.get("k8s.io/kubernetes", "?"), self.api_url),
+                 self._name(PROXY): ("minicloud", self.proxy_url), CAPO: ("minicloud", "-")}
+        for index, name in enumerate(self.provider_names()):
+            known[name] = (test if name == self._name("capd") else core, f"https://{HOST}:{self.provider_ports(index)[0]}")
         result = []
-        for index, name in enumerate(self.process_names()):
+        for name in self.process_names():
             record = processes.find(self.state, name)
-            endpoint = endpoints.get(name) or f"https://{HOST}:{self.provider_ports(index - 2)[0]}"
-            version = "minicloud" if name in (CAPO, PROXY) else pinned.get(modules.get(name, "sigs.k8s.io/cluster-api"), "?")
+            version, endpoint = known[name]
             result.append(Component(name, version, str(record.pid) if record else "-", endpoint))
         return result
 

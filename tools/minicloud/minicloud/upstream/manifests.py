@@ -27,6 +27,15 @@ class Provider:
     name: str           # the process name: cluster-api, kubeadm-control-plane, kubeadm-bootstrap, capd
     binary: str         # in the build cache (tools/upstream/build.sh)
     config: Path        # the provider's config/ folder in the module cache
+    kind: str = ""      # clusterctl's provider type: CoreProvider, ControlPlaneProvider, ...
+    provider: str = ""  # clusterctl's provider name: cluster-api, kubeadm, docker
+    namespace: str = ""  # where clusterctl init installs it
+
+    @property
+    def manifest_label(self) -> str:
+        """clusterctl's name for the provider (``cluster.x-k8s.io/provider`` and its Provider object)."""
+        prefix = _TYPE_PREFIXES[self.kind]
+        return f"{prefix}-{self.provider}" if prefix else self.provider
 
     @property
     def crd_folder(self) -> Path:
@@ -37,21 +46,45 @@ class Provider:
         return self.config / "webhook" / "manifests.yaml"
 
 
-# name, binary, module ("core" or "test"), the folder of its config/ in the module
+# name, binary, module ("core" or "test"), the folder of its config/ in the module; clusterctl's type, name and
+# namespace of the provider
 PROVIDERS = (
-    ("cluster-api", "cluster-api-manager", "core", "."),
-    ("kubeadm-control-plane", "kubeadm-control-plane-manager", "core", "controlplane/kubeadm"),
-    ("kubeadm-bootstrap", "kubeadm-bootstrap-manager", "core", "bootstrap/kubeadm"),
-    ("capd", "capd-manager", "test", "infrastructure/docker"),
+    ("cluster-api", "cluster-api-manager", "core", ".", "CoreProvider", "cluster-api", "capi-system"),
+    ("kubeadm-control-plane", "kubeadm-control-plane-manager", "core", "controlplane/kubeadm", "ControlPlaneProvider",
+     "kubeadm", "capi-kubeadm-control-plane-system"),
+    ("kubeadm-bootstrap", "kubeadm-bootstrap-manager", "core", "bootstrap/kubeadm", "BootstrapProvider", "kubeadm",
+     "capi-kubeadm-bootstrap-system"),
+    ("capd", "capd-manager", "test", "infrastructure/docker", "InfrastructureProvider", "docker", "capd-system"),
 )
 PROVIDER_NAMES = tuple(name for name, *_rest in PROVIDERS)
+_TYPE_PREFIXES = {"CoreProvider": "", "ControlPlaneProvider": "control-plane", "BootstrapProvider": "bootstrap",
+                  "InfrastructureProvider": "infrastructure"}
+# the labels clusterctl init puts on everything it installs; clusterctl move finds the kinds to move by the first
+CLUSTERCTL_LABEL = "clusterctl.cluster.x-k8s.io"
+PROVIDER_LABEL = "cluster.x-k8s.io/provider"
 
 
 def providers(cluster_api: Path, cluster_api_test: Path) -> list[Provider]:
     """The four managers minicloud runs, given the module folders of ``sigs.k8s.io/cluster-api`` and
     ``sigs.k8s.io/cluster-api/test``."""
     modules = {"core": cluster_api, "test": cluster_api_test}
-    return [Provider(name, binary, modules[module] / folder / "config") for name, binary, module, folder in PROVIDERS]
+    return [Provider(name, binary, modules[module] / folder / "config", kind, provider, namespace)
+            for name, binary, module, folder, kind, provider, namespace in PROVIDERS]
+
+
+def inventory(providers: list[Provider], version: str) -> list[dict]:
+    """clusterctl's inventory as ``clusterctl init`` leaves it: each provider's namespace and Provider object
+    (``clusterctl move`` checks that the target has every provider of the source, at the same version or
+    newer)."""
+    result = []
+    for provider in providers:
+        labels = {CLUSTERCTL_LABEL: "", PROVIDER_LABEL: provider.manifest_label}
+        result.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": provider.namespace}})
+        result.append({"apiVersion": "clusterctl.cluster.x-k8s.io/v1alpha3", "kind": "Provider",
+                       "metadata": {"name": provider.manifest_label, "namespace": provider.namespace,
+                                    "labels": labels},
+                       "providerName": provider.provider, "type": provider.kind, "version": version})
+    return result
 
 
 def _load_all(path: Path) -> list[dict]:
@@ -69,9 +102,10 @@ def kustomization_labels(crd_folder: Path) -> dict:
 
 
 def crds(provider: Provider, webhook_url: str, ca_bundle: bytes) -> list[dict]:
-    """The provider's CRDs with their kustomization labels and, where its release converts versions with a
-    webhook, ``spec.conversion`` pointing at ``webhook_url``/convert."""
-    labels = kustomization_labels(provider.crd_folder)
+    """The provider's CRDs with their kustomization labels and clusterctl's and, where its release converts
+    versions with a webhook, ``spec.conversion`` pointing at ``webhook_url``/convert."""
+    labels = {**kustomization_labels(provider.crd_folder), CLUSTERCTL_LABEL: "",
+              PROVIDER_LABEL: provider.manifest_label}
     patches = provider.crd_folder / "patches"
     result = []
     for path in sorted((provider.crd_folder / "bases").glob("*.yaml")):

@@ -104,6 +104,27 @@ def test_unpause_waits_for_paused_false_and_names_a_paused_annotation():
     assert silent["acknowledged"] is True and "nothing to wait for" in silent["how"]
 
 
+def test_unpause_waits_for_an_object_no_controller_has_reconciled_here():
+    # what clusterctl move leaves on the target: the objects without their status (a create does not write the
+    # status subresource); through v1beta1 an empty v1beta2 status still reads infrastructureReady: false
+    for status in (None, {}, {"infrastructureReady": False, "controlPlaneReady": False},
+                   {"v1beta2": {}, "conditions": [], "ready": False}):
+        moved = s.openstack_cluster()
+        moved.pop("status")
+        if status is not None:
+            moved["status"] = status
+        item = check(moved, paused=False)
+        assert item["acknowledged"] is False, status
+        assert "status is empty" in item["waiting_for"] and "controllers of its provider" in item["waiting_for"]
+    reconciled = s.openstack_cluster(ready=False)
+    reconciled["status"] = {"ready": False, "conditions": [{"type": "Ready", "status": "False"}]}
+    assert check(reconciled, paused=False)["acknowledged"] is True
+    # a pause is not held by it: a silent object is judged by its quiet period as before
+    moved = s.openstack_cluster()
+    moved.pop("status")
+    assert check(moved, paused=True, now=100.0, quiet=10.0, since=0.0, tracker=seen([moved], 0.0))["acknowledged"]
+
+
 def test_judge_names_blockers_and_caps_the_message():
     items = [check(s.openstack_cluster(name="c%d" % i, block_move=True)) for i in range(MESSAGE_BLOCKERS + 3)]
     verdict = judge(items)
