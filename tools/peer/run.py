@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minicloud.runtime.control import Minicloud
-from minicloud.core.settings import free_port_offset
+from minicloud.core.settings import Settings, free_port_offset
+from minicloud.upstream import clusters as upstream_clusters
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "minicloud.md"
@@ -139,11 +140,25 @@ class Context:
             return {"id": image.id, "name": image.name}
         return self.fixture("image", make)
 
+    @property
+    def upstream(self):
+        """Whether the cloud runs the real Kubernetes control plane (``up --kubernetes upstream``)."""
+        settings = Settings.load(self.cloud.state)
+        return settings is not None and settings.upstream
+
     def capi(self, role="main"):
-        """A provisioned CAPI cluster (one control-plane Machine, one worker), one per role."""
+        """A provisioned CAPI cluster, one per role: one control-plane Machine and one worker; on the real control
+        plane (which makes no workers) one control-plane Machine with its OpenStack side."""
         name = "%s-%s" % (self.prefix, role)
+        shape = ["--openstack"] if self.upstream else ["--workers", 1]
         return self.fixture("CAPI cluster '%s'" % role, lambda: self.minicloud(
-            "capi", "cluster", "create", name, "--control-plane", 1, "--workers", 1) and name)
+            "capi", "cluster", "create", name, "--control-plane", 1, *shape) and name)
+
+    def capi_machines(self):
+        """(Machines per cluster of ``capi``, their Kubernetes minor version)."""
+        if self.upstream:
+            return 1, upstream_clusters.KUBERNETES_VERSION.rsplit(".", 1)[0]
+        return 2, "v1.31"
 
     # clients
     def env(self, **extra):
@@ -212,6 +227,12 @@ class Context:
         if done.returncode != 0:
             raise CheckFailed(playbook_failure(done.stdout + "\n" + done.stderr))
         return done.stdout
+
+    def delete_cluster(self, name):
+        """Delete a Cluster written paused by a check: unpaused first, since Cluster API keeps its finalizer on a
+        paused Cluster (a deleted one waits for the unpause)."""
+        self.kubectl("patch", "cluster", name, "--type", "merge", "-p", '{"spec":{"paused":false}}')
+        self.kubectl("delete", "cluster", name)
 
     def kube_counts(self):
         return self.cloud.request_counts(service="kubernetes")["requests"].get("kubernetes", {})
@@ -500,6 +521,14 @@ spec:
   clusterNetwork:
     pods:
       cidrBlocks: ["10.244.0.0/16"]
+  controlPlaneRef:
+    apiGroup: controlplane.cluster.x-k8s.io
+    kind: KubeadmControlPlane
+    name: {name}-control-plane
+  infrastructureRef:
+    apiGroup: infrastructure.cluster.x-k8s.io
+    kind: DevCluster
+    name: {name}
 {extra}"""
 
 
@@ -519,7 +548,7 @@ def kubectl_apply(ctx):
     refused = ctx.kubectl("apply", "--validate=strict", "-f", manifest, check=False)
     expect(refused.returncode != 0 and 'unknown field "spec.colour"' in refused.stderr,
            "kubectl apply of an unknown field: exit %d, %s" % (refused.returncode, short(refused.stderr)))
-    ctx.kubectl("delete", "cluster", name)
+    ctx.delete_cluster(name)
 
 
 def kubectl_explain(ctx):
@@ -546,11 +575,14 @@ def kubectl_create_namespace(ctx):
     expect("namespace/%s created" % name in out, "kubectl create namespace: %s" % out)
     phase = ctx.kubectl("get", "namespace", name, "-o", "jsonpath={.status.phase}").stdout
     expect(phase == "Active", "namespace %s phase %r" % (name, phase))
-    ctx.kubectl("delete", "namespace", name)
+    # without a wait: with no kube-controller-manager (the real control plane here) a namespace stays Terminating
+    ctx.kubectl("delete", "namespace", name, "--wait=false")
 
 
 def kubectl_get_events(ctx):
     kubectl_version()
+    if ctx.upstream:
+        raise Skip("the real control plane here makes no workers, so no MachineSet to scale")
     cluster = ctx.capi("events")
     machineset = ctx.kubectl("get", "machinesets", "-l", "cluster.x-k8s.io/cluster-name=" + cluster,
                              "-o", "jsonpath={.items[0].metadata.name}").stdout
@@ -581,8 +613,9 @@ def kubectl_get_machines(ctx):
                            (v1beta1, ("NAME", "CLUSTER", "NODENAME", "PROVIDERID", "PHASE", "AGE", "VERSION"))):
         header = re.split(r"\s{2,}", lines[0].strip()) if lines else []
         expect(tuple(header) == columns, "kubectl get machines: columns %s, expected CAPI's %s" % (header, columns))
-        expect(len(lines) == 3 and all("Running" in line and "v1.31" in line for line in lines[1:]),
-               "kubectl get machines: rows %s" % lines[1:])
+        count, version = ctx.capi_machines()
+        expect(len(lines) == count + 1 and all("Running" in line and version in line for line in lines[1:]),
+               "kubectl get machines: rows %s (%d Running at %s expected)" % (lines[1:], count, version))
 
 
 def kubectl_dry_run(ctx):
@@ -595,7 +628,9 @@ def kubectl_dry_run(ctx):
                           "--dry-run=server", "-o", "jsonpath={.spec.paused}").stdout
     expect(patched == "true", "kubectl patch --dry-run=server answered spec.paused=%r" % patched)
     deleted = ctx.kubectl("delete", "machine", machine, "--dry-run=server").stdout
-    expect("deleted (server dry run)" in deleted, "kubectl delete --dry-run=server: %s" % deleted)
+    # kubectl 1.34 says "deleted from default namespace (server dry run)"
+    expect(re.search(r"deleted (from \S+ namespace )?\(server dry run\)", deleted),
+           "kubectl delete --dry-run=server: %s" % deleted)
     for kind, name in (("cluster", cluster), ("machine", machine)):
         after = ctx.kube_get(kind, name)
         expect(after["metadata"]["resourceVersion"] == before[kind]["metadata"]["resourceVersion"],
@@ -624,13 +659,13 @@ def kubectl_diff(ctx):
     expect(after["resourceVersion"] == rv and after["labels"]["peer.test/colour"] == "red",
            "kubectl diff changed the Cluster: resourceVersion %s -> %s, labels %s" % (
                rv, after["resourceVersion"], after.get("labels")))
-    ctx.kubectl("delete", "cluster", name)
+    ctx.delete_cluster(name)
 
 
 # -- kubernetes.core --------------------------------------------------------------------------------------------------
 
 def k8s_info(ctx):
-    ctx.playbook("k8s_info.yml", cluster=ctx.capi())
+    ctx.playbook("k8s_info.yml", cluster=ctx.capi(), machine_count=ctx.capi_machines()[0])
 
 
 def k8s_configmap(ctx):

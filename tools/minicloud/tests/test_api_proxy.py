@@ -5,6 +5,7 @@ fault and count what clients send."""
 
 from __future__ import annotations
 
+import http.client
 import threading
 import urllib.error
 import urllib.request
@@ -84,3 +85,22 @@ def test_hop_by_hop_headers_stay_on_their_connection():
     assert "Content-Type" not in request_headers({"CONTENT_TYPE": "text/plain", "CONTENT_LENGTH": ""})
     assert response_headers([("Content-Type", "application/json"), ("Transfer-Encoding", "chunked"),
                              ("Audit-Id", "x")]) == [("Content-Type", "application/json"), ("Audit-Id", "x")]
+
+
+def test_a_watch_answers_its_headers_before_any_event(proxied):
+    """kube-apiserver sends a watch's headers at once: so does the proxy, before the first event (client-go logs
+    and times a request by its headers)."""
+    server, _traffic, api = proxied
+    version = client.CoreV1Api(api).list_namespace().metadata.resource_version
+    host, port = api.configuration.host.rsplit("/", 1)[-1].split(":")
+    connection = http.client.HTTPSConnection(host, int(port), timeout=5,
+                                             context=server.credentials.client_context())
+    try:
+        connection.request("GET", f"/api/v1/namespaces?watch=true&resourceVersion={version}",
+                           headers={"Authorization": f"Bearer {server.credentials.token}"})
+        answer = connection.getresponse()  # no event happens: only the headers can come
+        assert answer.status == 200
+        assert answer.getheader("Content-Type").startswith("application/json")
+    finally:
+        connection.close()
+

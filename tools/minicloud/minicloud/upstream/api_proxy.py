@@ -73,8 +73,12 @@ class ApiProxy:
 
 
 def _stream(answer: http.client.HTTPResponse, connection: http.client.HTTPSConnection) -> Iterator[bytes]:
-    """The answer's body as it arrives (read1: what is there, without waiting for a full chunk)."""
+    """The answer's body as it arrives (read1: what is there, without waiting for a full chunk), after an empty
+    first piece: minicloud's WSGI server sends the status line and headers on it. kube-apiserver sends a watch's
+    headers at once and its first event only when something changes; without it a client would see the headers
+    only with that event (kubectl logs its requests, and client-go times them, by the headers)."""
     try:
+        yield b""
         while True:
             data = answer.read1(CHUNK)
             if not data:
