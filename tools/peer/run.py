@@ -494,7 +494,8 @@ def kubectl_wait_jsonpath(ctx):
     log: queue.Queue = queue.Queue()
     threading.Thread(target=reader, args=(proc.stderr, log), daemon=True).start()
     try:
-        watch = next_line(log, lambda line: "watch=true" in line and "Response" in line, 20,
+        # the answer's line: 'GET URL 200 OK in N milliseconds' (kubectl 1.32), '"Response" ... status="200 OK"' (1.34)
+        watch = next_line(log, lambda line: "watch=true" in line and ("Response" in line or " in " in line), 20,
                           "kubectl wait -v=6: a request with watch=true")
         ctx.kubectl("annotate", "cluster", name, "peer.test/wait=" + mark, "--overwrite")
         out, _ = proc.communicate(timeout=40)
@@ -502,7 +503,7 @@ def kubectl_wait_jsonpath(ctx):
         if proc.poll() is None:
             proc.kill()
     expect(proc.returncode == 0 and "condition met" in out, "kubectl wait exited %s: %s" % (proc.returncode, out))
-    expect('status="200 OK"' in watch, "kubectl wait: the watch was answered %s" % watch)
+    expect("200 OK" in watch, "kubectl wait: the watch was answered %s" % watch)
     counted = {path: n for (method, path), n in counts_diff(before, ctx.kube_counts()).items()
                if method == "GET" and path.endswith("/clusters?watch=true")}
     expect(counted, "minicloud counted no watch of clusters during kubectl wait")
