@@ -184,7 +184,7 @@ class UpstreamControlPlane:
         apiserver = self._name(APISERVER)
         self._start(apiserver, self._apiserver_argv(built))
         self._wait(apiserver, self.ready, deadline)
-        crds = self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"], binaries.versions())
+        crds = self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"], binaries.versions(), deadline)
         self._wait(apiserver, lambda: self._served(crds), deadline)
         certs = self._webhook_cert_dir()
         names = self.provider_names()
@@ -247,18 +247,20 @@ class UpstreamControlPlane:
         (certs / "tls.key").chmod(0o600)
         return certs
 
-    def _apply_manifests(self, providers: list[manifests.Provider], cluster_api: Path, versions: dict) -> list[dict]:
+    def _apply_manifests(self, providers: list[manifests.Provider], cluster_api: Path, versions: dict,
+                         deadline: float) -> list[dict]:
         """Apply the CRDs and webhook configurations, then clusterctl's inventory (each provider's namespace
-        and Provider object, as ``clusterctl init`` leaves them); returns the CRDs."""
+        and Provider object, as ``clusterctl init`` leaves them) once its CRD is served; returns the CRDs."""
         ca = self.credentials.ca_cert.read_bytes()
-        objects = list(manifests.clusterctl_inventory_crd(cluster_api))
+        inventory_crds = list(manifests.clusterctl_inventory_crd(cluster_api))
+        objects = list(inventory_crds)
         for index, provider in enumerate(providers):
             url = f"https://{HOST}:{self.provider_ports(index)[0]}"
             objects += manifests.crds(provider, url, ca) + manifests.webhook_configurations(provider, url, ca)
         for obj in objects:
             self.apply(obj)
         crds = [obj for obj in objects if obj.get("kind") == "CustomResourceDefinition"]
-        self._wait(self._name(APISERVER), lambda: self._served(crds[:1]), time.monotonic() + 60)
+        self._wait(self._name(APISERVER), lambda: self._served(inventory_crds), deadline)
         for obj in manifests.inventory(providers, versions["sigs.k8s.io/cluster-api"]):
             self.apply(obj)
         return crds

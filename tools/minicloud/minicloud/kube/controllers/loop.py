@@ -115,16 +115,19 @@ class ControllerLoop:
     def _state(self) -> tuple:
         return self.store.revision, self.workloads.revision() if self.workloads else None, self.mode_file()
 
+    def _nothing_to_do(self, seen: tuple) -> bool:
+        return seen == self._seen and not self.core.waiting() and not self.infra.waiting()
+
     def at_rest(self) -> bool:
         """Whether a pass now would find nothing to do: the last one saw the current store, workload clusters and
         provider mode, and no controller's timer is waiting."""
-        return self._state() == self._seen and not self.core.waiting() and not self.infra.waiting()
+        return self._nothing_to_do(self._state())
 
     def tick(self) -> None:
         # A pass only reacts to the store, the provider mode and its own timers: with none of them moved,
         # it would find nothing to do (and costs a read of every CAPI object ten times a second).
         seen = self._state()
-        if seen == self._seen and not self.core.waiting() and not self.infra.waiting():
+        if self._nothing_to_do(seen):
             return
         self._seen = seen
         self.core.tick()
