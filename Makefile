@@ -289,10 +289,11 @@ peer: venv venv-bench ## The peer suite (openstack.cloud, openstackclient, kubec
 
 # --- everything CI runs ------------------------------------------------------------------------
 
-# In this order, stopping at the first failure (tools/ci/test.sh: the steps, each timed, and one minicloud for
-# the integration tests and the role scenarios). A test directory that does not exist yet is skipped with a
-# loud SKIPPED line (the step fails once the directory exists and its tests fail).
-test: ## Everything CI runs, in order, stopping at the first failure
+# tools/ci/test.sh: the steps, each timed; the checks side by side, then the integration tests on three clouds of
+# their own with, beside them, the minicloud tests and the role scenarios on a fourth and the conformance tier on
+# its own; a failing step fails the run, but the steps beside it finish first. A test directory that does not
+# exist yet is skipped with a loud SKIPPED line (the step fails once the directory exists and its tests fail).
+test: ## Everything CI runs (lint, sanity, units, minicloud, integration, role scenarios, conformance); fails if any step fails
 	@MAKE="$(MAKE)" tools/ci/test.sh
 
 clean: minicloud-down ## Stop minicloud, remove build/ and tests/output/
