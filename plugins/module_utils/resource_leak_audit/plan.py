@@ -12,17 +12,26 @@ never an object another cluster claims, and nothing at all while any part of the
 """
 
 import datetime
+import re
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.times import duration, parse_utc
 
-#: CAPO's names: network, subnet and router ``k8s-clusterapi-cluster-<namespace>-<name>``, API load balancer
-#: ``<that>-kubeapi``, its members ``<lb>-<port>-<machine>``, security groups
-#: ``k8s-cluster-<namespace>-<name>-secgroup-<role>``, and the description of the ports and floating IPs it makes.
+#: CAPO's names (cluster-api-provider-openstack, pkg/cloud/services), ``<resource>`` being its cluster resource name
+#: ``<namespace>-<name>``: network, subnet and router ``k8s-clusterapi-cluster-<resource>``; API load balancer
+#: ``<that>-kubeapi``; its listener, pool and monitor ``<lb>-<port>``, its members ``<lb>-<port>-<machine>``;
+#: security groups ``k8s-cluster-<resource>-secgroup-<role>`` (controlplane, worker, bastion); the description
+#: ``Created by cluster-api-provider-openstack cluster <resource>`` of the network, router, load balancer, ports
+#: and floating IPs it makes. A resource name may itself end in any of these suffixes (a cluster called
+#: ``pk-kubeapi``), so each kind is read with its own pattern only, cut at the end of the name.
 PREFIX = "k8s-clusterapi-cluster-"
 LB_SUFFIX = "-kubeapi"
 SG_PREFIX = "k8s-cluster-"
 SG_INFIX = "-secgroup-"
+SG_ROLES = ("controlplane", "worker", "bastion")
 DESCRIPTION = "Created by cluster-api-provider-openstack cluster "
+POOL_NAME = re.compile(r"^(.+)-kubeapi-[0-9]+$", re.DOTALL)
+#: where a member's name may end its load balancer's name: ``-kubeapi-<port>-`` (the machine follows)
+MEMBER_CUT = re.compile(r"(?=-kubeapi-[0-9]+-)")
 
 PORTS = "ports"
 MEMBERS = "members"
@@ -94,34 +103,69 @@ def age(obj, now, field="created_at"):
     return max(0, int((now - created).total_seconds()))
 
 
-def name_claims(name):
-    """The clusters a CAPO name names: network/router/subnet, API load balancer, its members, security groups."""
+def after_prefix(name, prefix):
     name = name or ""
-    if name.startswith(SG_PREFIX) and SG_INFIX in name:
-        return set([name[len(SG_PREFIX):].rsplit(SG_INFIX, 1)[0]])
-    if not name.startswith(PREFIX):
-        return set()
-    rest = name[len(PREFIX):]
-    if LB_SUFFIX + "-" in rest:
-        return set([rest.split(LB_SUFFIX + "-", 1)[0]])
-    if rest.endswith(LB_SUFFIX):
-        return set([rest[:-len(LB_SUFFIX)]])
+    return name[len(prefix):] if name.startswith(prefix) else ""
+
+
+def network_claims(name):
+    """The cluster a network, subnet or router called ``name`` is CAPO's for: ``k8s-clusterapi-cluster-<resource>``
+    (the whole rest of the name, whatever it ends in)."""
+    rest = after_prefix(name, PREFIX)
     return set([rest]) if rest else set()
 
 
-def claims(obj, networks_by_id=None):
-    """The clusters ``obj`` says it belongs to: by its name, its CAPO description, its tags
-    (``k8s-clusterapi-cluster-<resource>``) and, for a port, the name of its network."""
-    found = name_claims(obj.get("name"))
-    description = obj.get("description") or ""
-    if description.startswith(DESCRIPTION) and description[len(DESCRIPTION):].strip():
-        found.add(description[len(DESCRIPTION):].strip())
-    for tag in obj.get("tags") or []:
-        if str(tag).startswith(PREFIX) and len(str(tag)) > len(PREFIX):
-            found.add(str(tag)[len(PREFIX):])
+def loadbalancer_claims(name):
+    """The cluster an API load balancer called ``name`` is CAPO's for: ``k8s-clusterapi-cluster-<resource>-kubeapi``."""
+    rest = after_prefix(name, PREFIX)
+    return set([rest[:-len(LB_SUFFIX)]]) if rest.endswith(LB_SUFFIX) and len(rest) > len(LB_SUFFIX) else set()
+
+
+def pool_claims(name):
+    """The cluster of a pool (listener, monitor) of an API load balancer: ``<lb>-<port>``."""
+    found = POOL_NAME.match(after_prefix(name, PREFIX))
+    return set([found.group(1)]) if found else set()
+
+
+def member_claims(name):
+    """Every cluster a member called ``<lb>-<port>-<machine>`` could be of: the machine's name is free, so each
+    ``-kubeapi-<port>-`` in the name is a possible end of the load balancer's name."""
+    rest = after_prefix(name, PREFIX)
+    return set(rest[:cut.start()] for cut in MEMBER_CUT.finditer(rest) if cut.start() > 0)
+
+
+def security_group_claims(name):
+    """The cluster a security group called ``name`` is CAPO's for: ``k8s-cluster-<resource>-secgroup-<role>``, one
+    of CAPO's roles."""
+    rest = after_prefix(name, SG_PREFIX)
+    for role in SG_ROLES:
+        suffix = SG_INFIX + role
+        if rest.endswith(suffix) and len(rest) > len(suffix):
+            return set([rest[:-len(suffix)]])
+    return set()
+
+
+def description_claims(description):
+    """The cluster CAPO's description names (the whole rest of it)."""
+    rest = after_prefix((description or "").strip(), DESCRIPTION).strip()
+    return set([rest]) if rest else set()
+
+
+def tag_claims(tags):
+    """The clusters of the tags ``k8s-clusterapi-cluster-<resource>``."""
+    return set(after_prefix(str(tag), PREFIX) for tag in tags or [] if after_prefix(str(tag), PREFIX))
+
+
+def claims(obj, networks_by_id=None, names=None):
+    """The clusters ``obj`` says it belongs to: its CAPO description, its tags, its name read with ``names`` (the
+    name pattern of its kind; a port's or server's name is the machine's, no evidence) and, for a port, the name
+    of its network."""
+    found = description_claims(obj.get("description")) | tag_claims(obj.get("tags"))
+    if names is not None:
+        found |= names(obj.get("name"))
     network = (networks_by_id or {}).get(obj.get("network_id"))
     if network is not None:
-        found |= name_claims(network.get("name"))
+        found |= network_claims(network.get("name"))
     return found
 
 
@@ -129,8 +173,10 @@ def present_clusters(view, options):
     """The clusters that exist: those the user lists, and those whose network, router or API load balancer is in
     the project (a cluster's servers sit on its network, so the network stands for them)."""
     present = set(options.clusters)
-    for obj in (view.networks or []) + (view.routers or []) + (view.loadbalancers or []):
-        present |= name_claims(obj.get("name"))
+    for obj in (view.networks or []) + (view.routers or []):
+        present |= network_claims(obj.get("name"))
+    for obj in view.loadbalancers or []:
+        present |= loadbalancer_claims(obj.get("name"))
     return present
 
 
@@ -200,11 +246,18 @@ def cluster_addresses(view, resource, networks_by_id):
     return set(ip.get("ip_address") for p in ports for ip in p.get("fixed_ips") or []), how
 
 
+def member_owner(resource, member):
+    """The clusters a member of a pool of ``resource``'s load balancer names: the pool's cluster first (a name that
+    reads as that cluster's is its), else every reading of its name beside it."""
+    named = member_claims(member.get("name"))
+    return set([resource]) | (set() if resource in named else named)
+
+
 def audit_members(view, options, networks_by_id):
     findings, population = [], {}
     for lb in view.loadbalancers or []:
-        lb_claims = name_claims(lb.get("name"))
-        if len(lb_claims) != 1 or not (lb.get("name") or "").endswith(LB_SUFFIX):
+        lb_claims = loadbalancer_claims(lb.get("name"))
+        if not lb_claims:
             continue
         resource = sorted(lb_claims)[0]
         if options.scope is not None and resource != options.scope:
@@ -219,7 +272,7 @@ def audit_members(view, options, networks_by_id):
             for member in members:
                 if member.get("address") in addresses:
                     continue
-                claimed = set([resource]) | name_claims(member.get("name"))
+                claimed = member_owner(resource, member)
                 why = "address %s in pool %s of cluster %s: %s" % (member.get("address"), pool.get("name") or pool["id"],
                                                                    resource, how)
                 entry = finding(MEMBERS, member, why, age(member, options.now), claimed, group, cluster=resource,
@@ -233,7 +286,7 @@ def audit_security_groups(view, options, present):
     in_use = set(g for p in live_ports(view) for g in p.get("security_groups") or [])
     findings, population = [], 0
     for group in view.security_groups or []:
-        claimed = claims(group)
+        claimed = claims(group, names=security_group_claims)
         if not claimed:
             continue
         population += 1

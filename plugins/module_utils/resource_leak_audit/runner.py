@@ -82,9 +82,8 @@ class Reader:
         """pool id -> members, for the pools of CAPO's API load balancers (of the scope's cluster): one list each."""
         wanted = set()
         for lb in lists["loadbalancers"]:
-            claimed = leak_plan.name_claims(lb.get("name"))
-            if (lb.get("name") or "").endswith(leak_plan.LB_SUFFIX) and claimed and (
-                    self.scope is None or self.scope in claimed):
+            claimed = leak_plan.loadbalancer_claims(lb.get("name"))
+            if claimed and (self.scope is None or self.scope in claimed):
                 wanted.add(lb["id"])
         result = {}
         for pool in lists["pools"]:

@@ -182,10 +182,10 @@ def test_recheck_keeps_what_changed_since_the_audit():
 
 def test_names_and_resources():
     assert plan.cluster_resource("default/prod") == "default-prod"
-    assert plan.name_claims("k8s-clusterapi-cluster-default-prod-kubeapi-6443-prod-cp-x") == set(["default-prod"])
-    assert plan.name_claims("k8s-cluster-default-prod-secgroup-controlplane") == set(["default-prod"])
-    assert plan.name_claims("k8s-clusterapi-cluster-default-prod") == set(["default-prod"])
-    assert plan.name_claims("web") == set()
+    assert plan.member_claims("k8s-clusterapi-cluster-default-prod-kubeapi-6443-prod-cp-x") == set(["default-prod"])
+    assert plan.security_group_claims("k8s-cluster-default-prod-secgroup-controlplane") == set(["default-prod"])
+    assert plan.network_claims("k8s-clusterapi-cluster-default-prod") == set(["default-prod"])
+    assert plan.network_claims("web") == set() and plan.loadbalancer_claims("web") == set()
     assert plan.claims(dict(name="x", tags=["k8s-clusterapi-cluster-ns-c"])) == set(["ns-c"])
 
 
