@@ -268,6 +268,8 @@ def _with_openstack(infra: SeedObject, openstack: dict) -> None:
         infra.body["metadata"]["annotations"] = {OPENSTACK_ANNOTATION: "true",
                                                  POOL_ANNOTATION: openstack["pool_id"]}
         infra.status["apiServerLoadBalancer"] = dict(openstack["loadbalancer"], tags=[])
+        if openstack.get("loadBalancerProvider"):  # as CAPO's spec names it (Octavia's default when omitted)
+            infra.body["spec"]["apiServerLoadBalancer"]["provider"] = openstack["loadBalancerProvider"]
     else:
         infra.body["spec"]["apiServerLoadBalancer"] = {"enabled": False}
         del infra.status["apiServerLoadBalancer"]

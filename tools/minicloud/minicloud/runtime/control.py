@@ -62,6 +62,7 @@ class ClusterPlan:
     monitor: bool
     load_balancer: bool
     drift: list[str]
+    lb_provider: str | None = None  # the load balancer's Octavia provider (None: Octavia's default, amphora)
 
     @property
     def key(self) -> str:
@@ -408,7 +409,8 @@ class Minicloud:
 
     def create_capi_cluster(self, name: str, control_plane: int = 1, workers: int = 0, api_version: str = "v1beta2",
                             namespace: str = "default", openstack: bool = False, monitor: bool = False,
-                            load_balancer: bool = True, drift: list[str] | None = None) -> dict:
+                            load_balancer: bool = True, drift: list[str] | None = None,
+                            lb_provider: str | None = None) -> dict:
         """Seed a provisioned CAPI cluster on OpenStack (Cluster, KCP, MachineDeployment, Machines,
         KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``.
 
@@ -418,17 +420,21 @@ class Minicloud:
         ACTIVE member per control-plane Machine; none with ``load_balancer=False``), and a healthy pod
         network (pod CIDR rules, one route per Node). The controllers can then roll the control plane
         (:meth:`capi_rollout`; not without a load balancer). ``drift``: kinds of drift to leave on it
-        (``minicloud.seeding.drift.KINDS``); the result's ``openstack.drift`` says what was drifted."""
+        (``minicloud.seeding.drift.KINDS``); the result's ``openstack.drift`` says what was drifted.
+        ``lb_provider``: ``amphora`` or ``ovn``, the load balancer's provider as CAPO's
+        ``spec.apiServerLoadBalancer.provider`` names it (None: Octavia's default, amphora)."""
+        capo.check_provider(lb_provider)
         if self._upstream():
             return self._create_upstream_cluster(name, namespace, control_plane, workers, api_version, openstack,
-                                                 monitor, load_balancer, drift)
+                                                 monitor, load_balancer, drift, lb_provider)
         kinds = drifts.check_kinds(drift or [])
         if kinds and not openstack:
             raise MinicloudError("drift needs openstack: there is nothing to drift without OpenStack resources")
         if not openstack:
             return self._kube_call(lambda admin: admin.create_cluster(name, namespace, control_plane, workers,
                                                                       api_version))
-        plan = ClusterPlan(name, namespace, control_plane, workers, api_version, monitor, load_balancer, kinds)
+        plan = ClusterPlan(name, namespace, control_plane, workers, api_version, monitor, load_balancer, kinds,
+                           lb_provider)
         return self._seed_capi_clusters([plan])[0]
 
     def _upstream(self) -> UpstreamControlPlane | None:
@@ -437,7 +443,7 @@ class Minicloud:
         return UpstreamControlPlane(self.state, settings) if settings is not None and settings.upstream else None
 
     def _create_upstream_cluster(self, name, namespace, control_plane, workers, api_version, openstack, monitor,
-                                 load_balancer, drift) -> dict:
+                                 load_balancer, drift, lb_provider=None) -> dict:
         unsupported = {"workers": workers, "drift": drift, "api_version other than v1beta2": api_version != "v1beta2",
                        "no openstack": not openstack, "no load balancer": not load_balancer}
         refused = [what for what, value in unsupported.items() if value]
@@ -446,7 +452,7 @@ class Minicloud:
                                  f"a load balancer, control-plane Machines only, in v1beta2; not with "
                                  f"{', '.join(refused)}")
         return upstream_clusters.create(self._upstream(), self._internal(), self._write_instances, name, namespace,
-                                        control_plane, monitor)
+                                        control_plane, monitor, provider=lb_provider)
 
     def _seed_capi_clusters(self, plans: list[ClusterPlan], timeout: float = 300.0,
                             phases: dict | None = None) -> list[dict]:
@@ -470,7 +476,7 @@ class Minicloud:
         resources = dict(zip((plan.key for plan in plans),
                              capo.seed_networks(conn, clusters, self._write_instances, external), strict=True))
         steps = {plan.key: capo.load_balancer_steps(conn, plan.namespace, plan.name, resources[plan.key],
-                                                    cluster["machines"], plan.monitor)
+                                                    cluster["machines"], plan.monitor, plan.lb_provider)
                  for plan, cluster in zip(plans, clusters, strict=True) if plan.load_balancer}
         lap("network")
         for key, found in capo.run_load_balancer_steps(conn, steps, timeout).items():

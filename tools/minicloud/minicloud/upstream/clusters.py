@@ -71,7 +71,7 @@ def cluster_objects(name: str, namespace: str, control_plane: int, openstack: di
 
 
 def create(plane, conn, write_instances, name: str, namespace: str = "default", control_plane: int = 1,
-           monitor: bool = False, timeout: float = 300.0) -> dict:
+           monitor: bool = False, timeout: float = 300.0, provider: str | None = None) -> dict:
     """Create the OpenStack side (network, subnet, router, security groups, the API load balancer without
     members) and the Cluster API objects, then wait until KCP has ``control_plane`` ready replicas and the pool
     as many ACTIVE members. ``plane``: an :class:`~minicloud.upstream.control_plane.UpstreamControlPlane`."""
@@ -79,7 +79,7 @@ def create(plane, conn, write_instances, name: str, namespace: str = "default", 
     spec = {"namespace": namespace, "cluster": name, "machines": [], "workers": []}
     [resources] = capo.seed_networks(conn, [spec], write_instances, external)
     key = f"{namespace}/{name}"
-    steps = {key: capo.load_balancer_steps(conn, namespace, name, resources, [], monitor)}
+    steps = {key: capo.load_balancer_steps(conn, namespace, name, resources, [], monitor, provider)}
     resources.update(capo.run_load_balancer_steps(conn, steps, timeout)[key])
     openstack = {"lb_id": resources["loadbalancer"]["id"], "pool_id": resources["pool_id"],
                  "network": resources["network"]["name"], "subnet_id": resources["network"]["subnets"][0]["id"]}

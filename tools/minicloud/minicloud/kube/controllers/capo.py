@@ -175,26 +175,57 @@ def seed_networks(conn, clusters: list[dict], write_instances=None, external: di
     } for c, (net, subnet), found, router in zip(clusters, networks, groups, routers, strict=True)]
 
 
-def load_balancer_steps(conn, namespace: str, cluster: str, resources: dict, machines: list[str],
-                        monitor: bool = False):
-    """CAPO's API load balancer with its listener, pool, monitor (if ``monitor``) and one member per
-    control-plane machine, created in one request (Octavia's fully populated load balancer; CAPO makes
-    the same objects one by one): a generator that yields the load balancer's id after each mutation (the
-    caller resumes it once the load balancer is ACTIVE again) and returns the ``loadbalancer`` and
-    ``pool_id`` entries of the resources."""
+# CAPO's API pool monitor (pkg/cloud/services/loadbalancer/loadbalancer.go, ensureMonitor: named like the
+# listener and pool, TCP, the defaults of APIServerLoadBalancerMonitor).
+MONITOR = {"type": "TCP", "delay": 10, "timeout": 5, "max_retries": 5, "max_retries_down": 3}
+PROVIDERS = ("amphora", "ovn")
+
+
+def check_provider(provider: str | None) -> None:
+    if provider is not None and provider not in PROVIDERS:
+        raise seed.SeedError(f"unknown load balancer provider {provider!r}; choose from {', '.join(PROVIDERS)}")
+
+
+def pool_algorithm(provider: str | None) -> str:
+    """CAPO's ``getOrCreatePool``: SOURCE_IP_PORT on ``ovn``, ROUND_ROBIN otherwise."""
+    return "SOURCE_IP_PORT" if provider == "ovn" else "ROUND_ROBIN"
+
+
+def load_balancer_body(namespace: str, cluster: str, resources: dict, machines: list[str], monitor: bool = False,
+                       provider: str | None = None) -> dict:
+    """The fully populated load balancer CAPO's objects make: ``provider`` as
+    ``spec.apiServerLoadBalancer.provider`` gives it (omitted: Octavia's default), the pool's algorithm as CAPO
+    picks it for that provider, CAPO's monitor if ``monitor``. On ``ovn`` the members name no subnet, as CAPO
+    leaves it out on the cluster's own network (ovn then takes the VIP's)."""
+    check_provider(provider)
     name = lb_name(namespace, cluster)
     subnet_id = resources["network"]["subnets"][0]["id"]
     objects = port_objects_name(name)
-    pool = {"name": objects, "protocol": "TCP", "lb_algorithm": "ROUND_ROBIN",
-            "members": [{"name": member_name(name, m), "address": resources["servers"][m]["address"],
-                         "protocol_port": API_PORT, "subnet_id": subnet_id} for m in machines]}
+    members = [{"name": member_name(name, m), "address": resources["servers"][m]["address"], "protocol_port": API_PORT}
+               for m in machines]
+    if provider != "ovn":
+        members = [dict(m, subnet_id=subnet_id) for m in members]
+    pool = {"name": objects, "protocol": "TCP", "lb_algorithm": pool_algorithm(provider), "members": members}
     if monitor:
-        pool["healthmonitor"] = {"name": objects, "type": "TCP", "delay": 10, "timeout": 5, "max_retries": 5,
-                                 "max_retries_down": 3}
+        pool["healthmonitor"] = dict(MONITOR, name=objects)
     resource = cluster_resource_name(namespace, cluster)
     body = {"name": name, "vip_subnet_id": subnet_id,
             "description": f"Created by cluster-api-provider-openstack cluster {resource}",
             "listeners": [{"name": objects, "protocol": "TCP", "protocol_port": API_PORT, "default_pool": pool}]}
+    if provider is not None:
+        body["provider"] = provider
+    return body
+
+
+def load_balancer_steps(conn, namespace: str, cluster: str, resources: dict, machines: list[str],
+                        monitor: bool = False, provider: str | None = None):
+    """CAPO's API load balancer with its listener, pool, monitor (if ``monitor``) and one member per
+    control-plane machine, created in one request (Octavia's fully populated load balancer; CAPO makes
+    the same objects one by one; :func:`load_balancer_body`): a generator that yields the load balancer's id
+    after each mutation (the caller resumes it once the load balancer is ACTIVE again) and returns the
+    ``loadbalancer``, ``pool_id`` and ``loadBalancerProvider`` entries of the resources."""
+    name = lb_name(namespace, cluster)
+    body = load_balancer_body(namespace, cluster, resources, machines, monitor, provider)
     response = conn.load_balancer.post("/lbaas/loadbalancers", json={"loadbalancer": body})
     if response.status_code >= 400:
         raise seed.SeedError(f"creating load balancer {name} failed: {response.status_code} {response.text}")
@@ -202,7 +233,7 @@ def load_balancer_steps(conn, namespace: str, cluster: str, resources: dict, mac
     yield lb["id"]
     lb = conn.load_balancer.get_load_balancer(lb["id"])
     return {"loadbalancer": {"id": lb.id, "name": lb.name, "ip": lb.vip_address, "internalIP": lb.vip_address},
-            "pool_id": lb.pools[0]["id"]}
+            "pool_id": lb.pools[0]["id"], "loadBalancerProvider": provider}
 
 
 def run_load_balancer_steps(conn, steps: dict, timeout: float = 120.0, interval: float = 0.1) -> dict:
