@@ -228,3 +228,31 @@ def test_a_refused_member_deletion_names_the_member_and_the_call(cloud, lb, run_
     assert "deleting old member %s of pool %s" % (old, lb["pool"]["name"]) in result["msg"], result["msg"]
     assert "(DELETE member " in result["msg"] and "401" in result["msg"], result["msg"]
     assert old in pool_names(cloud, lb)
+
+
+def test_an_old_member_removed_by_someone_else_never_makes_a_lost_replacement_a_success(cloud, lb, run_module):
+    """The new member is lost (PENDING_CREATE for good); while the run waits for it, another client deletes the old
+    member. The pair is not done: the run waits on and stops at member_timeout, naming the new member and saying
+    the old one was removed by someone else; never a success below min_healthy_members."""
+    old = [m["name"] for m in lb["members"]]
+    cloud.octavia("lost-member", members="rg-lost-new")
+    try:
+        cloud.add_member(lb, "rg-lost-new", "10.0.0.235")
+        cloud.wait_lb_active(lb)
+        conn = cloud.sdk()
+        gone = [m for m in conn.load_balancer.members(lb["pool"]["id"]) if m.name == old[1]][0]
+        result, changed = with_change_before_second_list(
+            cloud, "*/loadbalancers/%s/status" % lb["loadbalancer"]["id"],
+            lambda: run_module(MODULE, direct_args(lb, [{"old": old[1], "new": "rg-lost-new"}], member_timeout=6,
+                                                   timeout=30), playbook=True),
+            lambda: conn.load_balancer.delete_member(gone.id, lb["pool"]["id"]) or True)
+    finally:
+        cloud.octavia("normal")
+    assert changed, "the module never polled twice"
+    result = result.result
+    assert result["failed"] is True, result["msg"]
+    assert "rg-lost-new" in result["msg"] and "removed by someone else" in result["msg"], result["msg"]
+    assert "not ACTIVE and healthy after" in result["msg"], result["msg"]
+    assert result["stuck"]["member"] == "rg-lost-new"
+    assert result["released"] == [] and result["changed"] is False
+    assert result["serving_members"] < result["min_healthy_members"] == 3

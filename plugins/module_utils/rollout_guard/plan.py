@@ -221,6 +221,9 @@ def next_action(snapshot):
         if snapshot.replicas is not None and len(snapshot.machines) < snapshot.replicas:
             return Action(WAIT, reason="the control plane to reach %d Machines (has %d)" % (
                 snapshot.replicas, len(snapshot.machines)))
+        short = below_floor(snapshot.members, snapshot.has_monitor, snapshot.min_healthy)
+        if short is not None:
+            return Action(WAIT, reason=short)
         return Action(FINISHED, reason="%d up-to-date Machine(s), every member serving" % len(new))
     victim = victims[0]
     replacement = can_release(snapshot, victim)
@@ -260,53 +263,90 @@ def direct_next(pairs, members, has_monitor, min_healthy, deleted=(), not_servin
                 member_timeout=600.0):
     """The next step of ``replace: [{old, new}]``.  ``pairs``: (old selector, new selector) objects with
     ``matches(member)``; ``deleted``: indexes of pairs whose old member this run deleted.
-    Returns (Action, not_serving_since)."""
+    Returns (Action, not_serving_since).
+
+    A pair is done only when its new member serves: an old member gone (deleted by this run, by someone else, or
+    before the run) never makes its new member serve. The run is done only when every pair is and the pool has
+    ``min_healthy`` serving members."""
     since_in = dict(not_serving_since or {})
     since = {}
     deleted = set(deleted)
     for index, (old_sel, new_sel) in enumerate(pairs):
         olds = [m for m in members if old_sel.matches(m)]
-        news = [m for m in members if new_sel.matches(m)]
         key = "pair:%d" % index
-        if index in deleted:
-            if olds:
-                if any(m.get("provisioning_status") == "ERROR" for m in olds):
-                    return Action(STUCK, member=olds[0].get("name"), state=member_state(olds[0]), since=now,
-                                  reason="old member %s is in ERROR after its deletion" % old_sel.text), since
-                since[key] = since_in.get(key, now)
-                if now - since[key] >= member_timeout:
-                    return Action(STUCK, member=olds[0].get("name"), state=member_state(olds[0]), since=since[key],
-                                  reason="old member %s is still in the pool after %.0f s" % (
-                                      old_sel.text, now - since[key])), since
-                return Action(WAIT, member=olds[0].get("name"), state=member_state(olds[0]),
-                              reason="old member %s to be gone" % old_sel.text), since
-            continue
-        if not olds:
-            continue  # already replaced (a previous run) or never there
+        if index in deleted and olds:
+            return _old_not_gone(old_sel, olds, since, since_in.get(key, now), key, now, member_timeout), since
+        news = [m for m in members if new_sel.matches(m)]
         new = news[0] if news else None
         if new is not None and new.get("provisioning_status") == "ERROR":
             return Action(STUCK, member=new.get("name"), state=member_state(new), since=now,
                           reason="new member %s is in provisioning_status ERROR" % new_sel.text), since
         if not serving(new, has_monitor):
             since[key] = since_in.get(key, now)
-            if now - since[key] >= member_timeout:
-                return Action(STUCK, member=new.get("name") if new else new_sel.text, state=member_state(new),
-                              since=since[key], reason="new member %s not ACTIVE and healthy after %.0f s" % (
-                                  new_sel.text, now - since[key])), since
-            return Action(WAIT, member=new.get("name") if new else new_sel.text, state=member_state(new),
-                          reason="new member %s to be ACTIVE and healthy" % new_sel.text), since
-        old_keys = set(member_key(m) for m in olds)
-        remaining = [m for m in members if serving(m, has_monitor) and member_key(m) not in old_keys]
-        if len(remaining) < min_healthy:
-            return Action(WAIT, member=olds[0].get("name"), state=member_state(olds[0]),
-                          reason="the pool to keep %d serving member(s) without %s (would have %d)" % (
-                              min_healthy, old_sel.text, len(remaining))), since
-        action = Action(RELEASE, member=olds[0].get("name"), state=member_state(olds[0]),
-                        reason="delete old member %s: %s serves" % (old_sel.text, new_sel.text))
-        action.pair = index
-        action.targets = olds
-        return action, since
-    return Action(FINISHED, reason="every old member replaced"), since
+            how = "" if olds or index in deleted else "; old member %s was removed by someone else (not by this " \
+                "run)" % old_sel.text
+            return _new_not_serving(new, new_sel, since[key], now, member_timeout, how), since
+        if not olds:
+            continue  # done: its new member serves and the old one is gone
+        return _release_or_keep(index, olds, old_sel, new_sel, members, has_monitor, min_healthy), since
+    return _finished_above_floor(members, has_monitor, min_healthy, since, since_in, now, member_timeout)
+
+
+def _old_not_gone(old_sel, olds, since, first_seen, key, now, member_timeout):
+    """This run deleted the old member of a pair and it is still (or again) in the pool."""
+    if any(m.get("provisioning_status") == "ERROR" for m in olds):
+        return Action(STUCK, member=olds[0].get("name"), state=member_state(olds[0]), since=now,
+                      reason="old member %s is in ERROR after its deletion" % old_sel.text)
+    since[key] = first_seen
+    if now - first_seen >= member_timeout:
+        return Action(STUCK, member=olds[0].get("name"), state=member_state(olds[0]), since=first_seen,
+                      reason="old member %s is still in the pool after %.0f s" % (old_sel.text, now - first_seen))
+    return Action(WAIT, member=olds[0].get("name"), state=member_state(olds[0]),
+                  reason="old member %s to be gone" % old_sel.text)
+
+
+def _new_not_serving(new, new_sel, first_seen, now, member_timeout, how):
+    name = new.get("name") if new else new_sel.text
+    if now - first_seen >= member_timeout:
+        return Action(STUCK, member=name, state=member_state(new), since=first_seen,
+                      reason="new member %s not ACTIVE and healthy after %.0f s%s" % (new_sel.text, now - first_seen,
+                                                                                      how))
+    return Action(WAIT, member=name, state=member_state(new),
+                  reason="new member %s to be ACTIVE and healthy%s" % (new_sel.text, how))
+
+
+def _release_or_keep(index, olds, old_sel, new_sel, members, has_monitor, min_healthy):
+    old_keys = set(member_key(m) for m in olds)
+    remaining = [m for m in members if serving(m, has_monitor) and member_key(m) not in old_keys]
+    if len(remaining) < min_healthy:
+        return Action(WAIT, member=olds[0].get("name"), state=member_state(olds[0]),
+                      reason="the pool to keep %d serving member(s) without %s (would have %d)" % (
+                          min_healthy, old_sel.text, len(remaining)))
+    action = Action(RELEASE, member=olds[0].get("name"), state=member_state(olds[0]),
+                    reason="delete old member %s: %s serves" % (old_sel.text, new_sel.text))
+    action.pair = index
+    action.targets = olds
+    return action
+
+
+def below_floor(members, has_monitor, min_healthy):
+    """Why a run whose every step is done may not end as a success yet: the pool has fewer than ``min_healthy``
+    serving members (None when it has enough). Every success path of both modes asks this."""
+    count = sum(1 for m in members if serving(m, has_monitor))
+    if count >= (min_healthy or 0):
+        return None
+    return "the pool to have %d serving member(s) (min_healthy_members; has %d)" % (min_healthy, count)
+
+
+def _finished_above_floor(members, has_monitor, min_healthy, since, since_in, now, member_timeout):
+    short = below_floor(members, has_monitor, min_healthy)
+    if short is None:
+        return Action(FINISHED, reason="every old member replaced"), since
+    since["floor"] = first_seen = since_in.get("floor", now)
+    if now - first_seen >= member_timeout:
+        return Action(STUCK, since=first_seen, reason="every pair is done, but still waiting after %.0f s for %s" % (
+            now - first_seen, short)), since
+    return Action(WAIT, reason=short), since
 
 
 def absent_olds(pairs, members, has_monitor):

@@ -355,3 +355,52 @@ def test_an_entry_that_is_an_existing_member_name_means_that_member():
     assert [m["name"] for m in members if selector.matches(m)] == ["10.0.0.9"]  # by name, not the address
     plain = lb_members.bind(lb_members.parse_selector("10.0.0.9"), members[1:])
     assert [m["name"] for m in members if plain.matches(m)] == ["other"]  # no such name: the address
+
+
+# -- a pair is done only when its new member serves; a success never ends below min_healthy ------------------
+
+def _pair(old, new):
+    return (lb_members.parse_selector(PREFIX + old), lb_members.parse_selector(PREFIX + new))
+
+
+def test_direct_an_old_member_removed_by_someone_else_does_not_make_the_new_one_serve():
+    pairs = [_pair("a", "n1")]
+    members = [member("b"), member("c"), member("n1", "PENDING_CREATE")]  # "a" deleted by another client
+    action, since = rollout_plan.direct_next(pairs, members, False, 2, now=0.0)
+    assert action.kind == rollout_plan.WAIT, action
+    assert "removed by someone else" in action.reason and PREFIX + "n1" in action.reason
+    action, _since = rollout_plan.direct_next(pairs, members, False, 2, not_serving_since=since, now=30.0,
+                                              member_timeout=30)
+    assert action.kind == rollout_plan.STUCK and action.member == PREFIX + "n1"
+    assert "not ACTIVE and healthy after 30 s" in action.reason and "removed by someone else" in action.reason
+    # the new member never there at all: the same
+    action, _since = rollout_plan.direct_next(pairs, members[:2], False, 2, now=0.0)
+    assert action.kind == rollout_plan.WAIT and "removed by someone else" in action.reason
+
+
+def test_direct_a_pair_this_run_deleted_needs_its_new_member_serving_too():
+    pairs = [_pair("a", "n1")]
+    members = [member("b", operating="ONLINE"), member("c", operating="ONLINE"), member("n1", "ACTIVE", "ERROR")]
+    action, _since = rollout_plan.direct_next(pairs, members, True, 2, deleted={0}, now=0.0)
+    assert action.kind == rollout_plan.WAIT and PREFIX + "n1" in action.reason
+    members[2] = member("n1", "ACTIVE", "ONLINE")
+    action, _since = rollout_plan.direct_next(pairs, members, True, 2, deleted={0})
+    assert action.kind == rollout_plan.FINISHED
+
+
+def test_direct_success_never_below_min_healthy():
+    pairs = [_pair("a", "n1")]
+    members = [member("b"), member("n1")]  # every pair done, but 2 serving against a floor of 3
+    action, since = rollout_plan.direct_next(pairs, members, False, 3, deleted={0}, now=0.0)
+    assert action.kind == rollout_plan.WAIT and "3 serving member(s)" in action.reason and "has 2" in action.reason
+    action, _since = rollout_plan.direct_next(pairs, members, False, 3, deleted={0}, not_serving_since=since,
+                                              now=20.0, member_timeout=20)
+    assert action.kind == rollout_plan.STUCK and "has 2" in action.reason
+
+
+def test_capi_success_never_below_min_healthy():
+    machines = [machine(n, up_to_date=True) for n in ("x", "y", "z")]
+    members = [member("x"), member("y"), member("z")]
+    assert rollout_plan.next_action(snap(machines, members, min_healthy=3)).kind == rollout_plan.FINISHED
+    action = rollout_plan.next_action(snap(machines, members, min_healthy=4))
+    assert action.kind == rollout_plan.WAIT and "4 serving member(s)" in action.reason, action
