@@ -191,3 +191,52 @@ def test_request_count_of_one_audit(cloud, leaks, run_module):
     assert totals.get("compute") == 1 and totals.get("network") == 5
     assert totals.get("load-balancer") == 3, totals
     assert audit["api_calls"] == sum(totals.values())
+
+
+@pytest.fixture
+def look_alike(cloud):
+    """A live cluster ``default/pk<id>-kubeapi`` (a name that ends in CAPO's load balancer suffix) with no workers:
+    its worker group on no port and an unattached floating IP naming it; and a cluster ``default/gone<id>`` that
+    is gone, leaving its groups and floating IP."""
+    tag = uuid.uuid4().hex[:4]
+    live, gone = "pk%s-kubeapi" % tag, "gone%s" % tag
+    cloud.api.create_capi_cluster(live, control_plane=1, openstack=True)
+    conn, admin = cloud.sdk(), cloud.api.connect("minicloud-admin")
+    live_groups = dict((role, conn.network.find_security_group("k8s-cluster-default-%s-secgroup-%s" % (live, role)))
+                       for role in ("controlplane", "worker"))
+    network = conn.network.find_network(PREFIX + "default-" + live)
+    for port in conn.network.ports(network_id=network.id, device_owner="compute:nova"):  # no workers: no port has it
+        conn.network.update_port(port, security_group_ids=[live_groups["controlplane"].id])
+    gone_groups = [conn.network.create_security_group(name="k8s-cluster-default-%s-secgroup-%s" % (gone, role))
+                   for role in ("controlplane", "worker")]
+    external = admin.network.create_network(name="look-alike-ext-" + tag, is_router_external=True)
+    admin.network.create_subnet(network_id=external.id, cidr="198.51.100.0/24", ip_version=4)
+    fips = dict((name, conn.network.create_ip(floating_network_id=external.id, description=(
+        "Created by cluster-api-provider-openstack cluster default-" + name))) for name in (live, gone))
+    yield dict(live=live, gone=gone, live_ids=set([live_groups["worker"].id, live_groups["controlplane"].id,
+                                                   fips[live].id]),
+               gone_ids=set([g.id for g in gone_groups] + [fips[gone].id]))
+    for address in fips.values():
+        conn.network.delete_ip(address.id, ignore_missing=True)
+    for group in gone_groups:
+        conn.network.delete_security_group(group.id, ignore_missing=True)
+    admin.network.delete_network(external.id, ignore_missing=True)
+    cloud.api.delete_capi_openstack(live, "default")
+
+
+def test_a_live_cluster_named_like_capos_suffix_is_never_a_gone_one(cloud, look_alike, run_module):
+    args = dict(cleanup=["security_groups", "floating_ips"], max_deletions=5)
+    planned = ok(run(run_module, check_mode=True, **args))
+    live, gone = "default-" + look_alike["live"], "default-" + look_alike["gone"]
+    assert live in planned["clusters_present"] and gone not in planned["clusters_present"]
+    assert live[:-len("-kubeapi")] not in planned["clusters_present"]  # no cluster default-pk<id> exists
+    assert not set(f["id"] for f in planned["findings"]) & look_alike["live_ids"], planned["findings"]
+    assert look_alike["gone_ids"] <= set(f["id"] for f in planned["findings"])
+
+    scoped = ok(run(run_module, cluster="default/" + look_alike["live"], **args))
+    assert scoped["findings"] == [] and scoped["deleted"] == [] and not scoped["changed"]
+
+    cleaned = ok(run(run_module, **args))
+    assert not set(d["id"] for d in cleaned["deleted"]) & look_alike["live_ids"], cleaned["deleted"]
+    conn = cloud.sdk()
+    assert all(conn.network.find_security_group(i) or conn.network.find_ip(i) for i in look_alike["live_ids"])
