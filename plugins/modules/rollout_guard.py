@@ -107,14 +107,20 @@ options:
   drain:
     description:
       - Before an old member is released (its Machine's hook removed in I(mode=capi), the member deleted in
-        I(mode=direct)), take it out of rotation with weight C(0) and wait (I(drain_timeout)), so that requests
-        in flight on it finish and no new request reaches it while its node goes away.
-      - Weight C(0), not C(admin_state_up=false), because the amphora (HAProxy) then sends the member no new
-        connection while its established ones go on, and keeps checking its health (it stays C(ONLINE));
-        a disabled member is OFFLINE at once, its checks stop, and it must pass them again before it serves.
+        I(mode=direct)), take it out of rotation and wait (I(drain_timeout)), so that requests in flight on it
+        finish and no new request reaches it while its node goes away.
+      - How depends on the load balancer's C(provider), read at the start. C(amphora) (and C(octavia),
+        C(amphorav2), minicloud's C(minicloud)) weight C(0), not C(admin_state_up=false), because the amphora
+        (HAProxy) then sends the member no new connection while its established ones go on, and keeps checking
+        its health (it stays C(ONLINE)). C(ovn) ignores weights, so the drain there is C(admin_state_up=false)
+        (the member leaves OVN's backends and shows C(OFFLINE)) and the restore C(admin_state_up=true).
+      - Any other provider is refused before any write, naming it (a drain that the provider ignores would release
+        a member that still takes new connections).
+      - Neither way closes an established (keep-alive) connection; see the collection's control_plane_rollout
+        guide for what each kind of client sees.
       - Only members the plan releases are drained, so a pool whose other members would not keep
         I(min_healthy_members) serving is never drained. A run that stops before releasing a drained member puts
-        its weight back.
+        its weight (or admin state) back.
     type: bool
     default: false
   drain_timeout:
@@ -309,11 +315,19 @@ drained:
     member_id:
       description: The member's id.
       type: str
+    method:
+      description: How it was taken out of rotation, by the load balancer's provider, C(weight) (weight C(0)) or
+        C(admin_state) (C(admin_state_up=false)).
+      type: str
+    value_before:
+      description: Its weight (method C(weight)) or admin_state_up (method C(admin_state)) before the drain, put
+        back if the run stops before releasing it.
+      type: raw
     weight_before:
-      description: Its weight before the drain (put back if the run stops before releasing it).
+      description: Its weight before the drain (method C(weight)); null for method C(admin_state).
       type: int
     drained_at:
-      description: Seconds since the module started when its weight was set to C(0).
+      description: Seconds since the module started when it was taken out of rotation.
       type: float
     connections_at_release:
       description: Active connections of the pool's listeners when it was released (null when not released or
@@ -323,8 +337,13 @@ drained:
       description: Seconds since the module started when it was released (null if it was not).
       type: float
     restored:
-      description: Whether its weight was put back because the run stopped before releasing it.
+      description: Whether its weight (or admin state) was put back because the run stopped before releasing it.
       type: bool
+provider:
+  description: The load balancer's provider, read when I(drain) is set (it decides the drain's method); null
+    otherwise.
+  returned: when the pool was found
+  type: str
 pool:
   description: The pool (id, name, healthmonitor_id).
   returned: when the pool was found

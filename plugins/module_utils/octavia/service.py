@@ -169,9 +169,18 @@ class OctaviaService(ServiceBase):
     def set_member_weight(self, pool_id, member_id, weight, deadline):
         """PUT the member's weight (idempotent: the same weight again changes nothing). False when the load
         balancer refused with 409 (busy: PENDING_*), or the member is gone."""
+        return self._put_member(pool_id, member_id, deadline, weight=weight)
+
+    def set_member_admin_state(self, pool_id, member_id, admin_state_up, deadline):
+        """PUT the member's admin_state_up (the drain of providers that ignore weight, such as ``ovn``); False on
+        409 or when the member is gone, as :meth:`set_member_weight`."""
+        return self._put_member(pool_id, member_id, deadline, admin_state_up=bool(admin_state_up))
+
+    def _put_member(self, pool_id, member_id, deadline, **fields):
+        what = ", ".join("%s %s" % item for item in sorted(fields.items()))
         try:
-            self.client.call(lambda: self.api.update_member(member_id, pool_id, weight=weight),
-                             "PUT weight %s on member %s" % (weight, member_id), deadline, kind=IDEMPOTENT)
+            self.client.call(lambda: self.api.update_member(member_id, pool_id, **fields),
+                             "PUT %s on member %s" % (what, member_id), deadline, kind=IDEMPOTENT)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) in (404, 409):
                 return False

@@ -30,6 +30,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     given_up,
     start_following,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as providers
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.drainer import Drainer
@@ -124,6 +125,7 @@ class CapiRollout(ModuleRunner):
         self.hook = plan.hook_key(self.options.hook_name)
         self.progress = CapiProgress(min_healthy=self.options.min_healthy_members)
         self.kube = self.capi = self.octavia = self.targets = self._drainer = None
+        self.provider = None  # the load balancer's provider, read at the start when draining
         self.watch = None  # the control plane (feed KCP_FEED) and its Machines (MACHINE_FEED), while watched
         self.observed_with = None
 
@@ -152,6 +154,11 @@ class CapiRollout(ModuleRunner):
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
         pool, lb_id = self.octavia.resolve_pool(pool_name, options.loadbalancer or lb.get("id"), deadline)
+        if options.drain:  # a drain its provider would ignore: refused before any write
+            self.provider = self.octavia.get_loadbalancer(lb_id, deadline).get("provider")
+            refusal = providers.drain_refusal(self.provider)
+            if refusal:
+                raise ModuleFailure("load balancer %s: %s; nothing was changed" % (lb_id, refusal), changed=False)
         kcp_group, kcp_version = kcp["apiVersion"].rsplit("/", 1)
         return CapiTargets(
             namespace=namespace, cluster=options.cluster, contract=contract, kcp=kcp,
@@ -162,7 +169,8 @@ class CapiRollout(ModuleRunner):
     def drainer(self):
         """Drain before release (``drainer.py``), made on first use."""
         if self._drainer is None:
-            self._drainer = Drainer(self.options, self.clock, self.log, self.octavia, self.targets.pool if self.targets else None)
+            self._drainer = Drainer(self.options, self.clock, self.log, self.octavia,
+                                    self.targets.pool if self.targets else None, self.provider)
         return self._drainer
 
     # -- one poll: look (reads only), act (writes), judge ------------------------------
@@ -419,7 +427,7 @@ class CapiRollout(ModuleRunner):
         snapshot, last = self.progress.snapshot, self.progress.last
         data = self.log.data(changed=any(a["action"] in ("hold", "release", "start") for a in self.log.actions))
         data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool),
-                    drained=self.drainer.report(),
+                    drained=self.drainer.report(), provider=self.provider,
                     polled_with=self.octavia.polled_with if self.octavia else None)
         if self.observed_with is not None:
             data["observed_with"] = dict(self.observed_with, **(self.watch.summary() if self.watch else {}))

@@ -17,6 +17,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as providers
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import bind, label
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
@@ -50,6 +51,7 @@ class DirectRollout(ModuleRunner):
         self.pairs = pairs
         self.progress = DirectProgress(min_healthy=self.options.min_healthy_members)
         self.octavia = self.pool = self.lb_id = self._drainer = None
+        self.provider = None  # the load balancer's provider, read at the start when draining
         self.replaced_before = []
 
     @property
@@ -60,7 +62,7 @@ class DirectRollout(ModuleRunner):
     def drainer(self):
         """Drain before release (``drainer.py``), made on first use."""
         if self._drainer is None:
-            self._drainer = Drainer(self.options, self.clock, self.log, self.octavia, self.pool)
+            self._drainer = Drainer(self.options, self.clock, self.log, self.octavia, self.pool, self.provider)
         return self._drainer
 
     # -- one poll: look (reads only), act (writes), judge ------------------------------
@@ -172,6 +174,9 @@ class DirectRollout(ModuleRunner):
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
         self.pool, self.lb_id = self.octavia.resolve_pool(options.pool, options.loadbalancer, deadline)
+        if options.drain:
+            self.provider = self.octavia.get_loadbalancer(self.lb_id, deadline).get("provider")
+            self.refuse_unknown_provider()
         self.check_pairs(self.octavia.list_members(self.pool["id"], deadline))
         try:
             outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
@@ -204,6 +209,12 @@ class DirectRollout(ModuleRunner):
                          "members not yet replaced are kept. Check: the Octavia worker and amphora of the load "
                          "balancer; run again once the member serves." % (
                              label(self.pool), action.reason, action.member, action.state), **data)
+
+    def refuse_unknown_provider(self):
+        """A drain on a provider not known to honour weight or admin state: refused before any write."""
+        refusal = providers.drain_refusal(self.provider) if self.options.drain else None
+        if refusal:
+            raise ModuleFailure("load balancer %s: %s; nothing was changed" % (self.lb_id, refusal), changed=False)
 
     def check_pairs(self, members):
         """Bind the pairs to the pool as it is at the start (``octavia.members.bind``) and refuse, before any write,
@@ -238,6 +249,7 @@ class DirectRollout(ModuleRunner):
             min_healthy_members=progress.min_healthy,
             plan=progress.last.to_dict() if progress.last else None,
             drained=self.drainer.report(),
+            provider=self.provider,
             polled_with=self.octavia.polled_with if self.octavia else None,
             replaced_before=[dict(old=self.pairs[i][0].text, new=self.pairs[i][1].text) for i in self.replaced_before])
         return data

@@ -4,20 +4,22 @@
 """Drain before release: the pure decisions.
 
 Before an old member is released (its Machine's hook removed, or the member deleted), rollout_guard takes it out
-of rotation with **weight 0**, not ``admin_state_up: false``:
+of rotation the way the load balancer's provider honours (``octavia/provider.py``):
 
-- In Octavia's amphora (HAProxy), weight 0 means the server gets no new connection while its established ones
-  go on, and its health checks keep running: the member stays ONLINE, so the guard (and anyone else) still sees
-  whether it serves, and putting the weight back is instant. ``admin_state_up: false`` renders the server
-  ``disabled`` (maintenance): its checks stop, Octavia reports it OFFLINE at once, so it no longer counts as a
-  serving member, and when it is enabled again it must pass its checks before it takes traffic.
-- Cluster API and CAPO never set a member's weight; they create members with the default weight 1 and do not
-  reconcile it, so the guard's change is not undone under it.
+- amphora (HAProxy): **weight 0**, not ``admin_state_up: false``. Weight 0 means the server gets no new
+  connection while its established ones go on, and its health checks keep running: the member stays ONLINE, so
+  the guard (and anyone else) still sees whether it serves, and putting the weight back is instant.
+  ``admin_state_up: false`` renders the server ``disabled`` (maintenance): its checks stop, Octavia reports it
+  OFFLINE at once, and when it is enabled again it must pass its checks before it takes traffic.
+- ovn: **admin_state_up false** (ovn-octavia-provider never reads a weight); the member leaves the VIP's
+  backends and reports OFFLINE; restored with admin_state_up true.
+- Cluster API and CAPO never set a member's weight or admin state after creating it, so the guard's change is
+  not undone under it.
 
-The drain period starts when the load balancer is ACTIVE again after the weight change (the amphora has the
-new configuration) and ends when the pool's listeners report no active connection or after ``drain_timeout``
-seconds. Octavia reports connections per listener, not per member: with other members serving, the listeners
-are rarely idle, so under load the drain lasts ``drain_timeout``.
+The drain period starts when the load balancer is ACTIVE again after the change and ends when the pool's
+listeners report no active connection or after ``drain_timeout`` seconds. Octavia reports connections per
+listener, not per member: with other members serving, the listeners are rarely idle, so under load the drain
+lasts ``drain_timeout``.
 """
 
 from dataclasses import dataclass
@@ -27,19 +29,24 @@ DRAIN, WAIT, RELEASE = "drain", "wait", "release"
 
 @dataclass
 class DrainRecord:
-    """One old member taken out of rotation by this run."""
+    """One old member taken out of rotation by this run; ``method``: ``octavia.provider.WEIGHT`` (weight 0) or
+    ``ADMIN_STATE`` (admin_state_up false), as the load balancer's provider honours; ``value_before``: the weight or
+    admin_state_up it had, put back on restore."""
 
     member_id: str
     member: str  # its name or address, for the report
-    weight_before: int
+    weight_before: object
     drained_at: float  # seconds since the run started
-    applied_at: object = None  # when the load balancer was ACTIVE again after the weight change
+    applied_at: object = None  # when the load balancer was ACTIVE again after the change
     connections_at_release: object = None
     released_at: object = None
     restored: bool = False
+    method: str = "weight"
+    value_before: object = None
 
     def to_dict(self):
         return {"member": self.member, "member_id": self.member_id, "weight_before": self.weight_before,
+                "method": self.method, "value_before": self.value_before,
                 "drained_at": self.drained_at, "connections_at_release": self.connections_at_release,
                 "released_at": self.released_at, "restored": self.restored}
 
@@ -57,10 +64,11 @@ def drain_next(record, lb_status, connections, now, drain_timeout):
     ``now``: seconds since the run started, like the record's times.
     """
     if record is None:
-        return DrainStep(DRAIN, "taking the old member out of rotation (weight 0) before releasing it")
+        return DrainStep(DRAIN, "taking the old member out of rotation before releasing it")
     if record.applied_at is None:
         if lb_status != "ACTIVE":
-            return DrainStep(WAIT, "load balancer to apply weight 0 on %s (is %s)" % (record.member, lb_status))
+            return DrainStep(WAIT, "load balancer to apply %s on %s (is %s)" % (
+                "weight 0" if record.method == "weight" else "admin_state_up false", record.member, lb_status))
         record.applied_at = now
     drained_for = now - record.applied_at
     if connections == 0:

@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Drain before release, for both modes of rollout_guard: weight 0 on the old member, wait, then let the runner
-release it; put the weight back on members this run drained but did not release (``drain.py`` decides)."""
+"""Drain before release, for both modes of rollout_guard: the old member out of rotation as its provider honours
+(weight 0 on amphora, admin_state_up false on ovn: ``octavia/provider.py``), wait, then let the runner release it;
+put the weight or admin state back on members this run drained but did not release (``drain.py`` decides)."""
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as providers
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain
 
 # Seconds a stopped run takes to put drained members' weights back.
@@ -11,8 +13,10 @@ RESTORE_SECONDS = 30
 
 
 class Drainer:
-    def __init__(self, options, clock, log, octavia, pool):
+    def __init__(self, options, clock, log, octavia, pool, provider="amphora"):
         self.enabled = bool(options.drain)
+        self.provider = provider
+        self.method = providers.drain_method(provider)
         self.timeout = options.drain_timeout
         self.check_mode = options.check_mode
         self.clock = clock
@@ -61,16 +65,26 @@ class Drainer:
     def start(self, member, lb_status, deadline):
         if lb_status != "ACTIVE":
             return "load balancer to be ACTIVE before draining %s (is %s)" % (self.name(member), lb_status)
+        if self.method is None:  # the runners refuse this before any write; never a drain that does nothing
+            raise ValueError(providers.drain_refusal(self.provider))
         current = self.octavia.get_member(self.pool["id"], member["id"], deadline)
         if current is None:
             return "member %s to be gone" % self.name(member)
-        weight = current.get("weight")
-        if not self.octavia.set_member_weight(self.pool["id"], member["id"], 0, deadline):
-            return "the load balancer to accept weight 0 on %s (409)" % self.name(member)
-        self.records[member["id"]] = drain.DrainRecord(member["id"], self.name(member), 1 if weight is None else
-                                                       weight, self.now())
-        self.log.record("drain", member=self.name(member))
-        return "weight 0 on %s to be applied (draining)" % self.name(member)
+        how = providers.describe(self.method)
+        if not self.put(member["id"], providers.drained_value(self.method), deadline):
+            return "the load balancer to accept %s on %s (409)" % (how, self.name(member))
+        before = providers.before_value(self.method, current)
+        self.records[member["id"]] = drain.DrainRecord(
+            member["id"], self.name(member), before if self.method == providers.WEIGHT else None, self.now(),
+            method=self.method, value_before=before)
+        self.log.record("drain (%s)" % how, member=self.name(member))
+        return "%s on %s to be applied (draining)" % (how, self.name(member))
+
+    def put(self, member_id, value, deadline, method=None):
+        """The drain's (or the restore's) one write on a member, by ``method`` (this provider's by default)."""
+        if (method or self.method) == providers.WEIGHT:
+            return self.octavia.set_member_weight(self.pool["id"], member_id, value, deadline)
+        return self.octavia.set_member_admin_state(self.pool["id"], member_id, value, deadline)
 
     def released(self, member):
         record = self.records.get((member or {}).get("id"))
@@ -78,11 +92,13 @@ class Drainer:
             record.released_at = self.now()
 
     def restore(self, serving_ids, min_healthy, deadline):
-        """Put the weight back on the drained members :func:`drain.to_restore` names."""
+        """Put the weight (or admin state) back on the drained members :func:`drain.to_restore` names, the way
+        each was drained."""
         for record in drain.to_restore(list(self.records.values()), serving_ids, min_healthy):
-            if self.octavia.set_member_weight(self.pool["id"], record.member_id, record.weight_before, deadline):
+            if self.put(record.member_id, record.value_before, deadline, method=record.method):
                 record.restored = True
-                self.log.record("restore weight", member=record.member)
+                self.log.record("restore weight" if record.method == providers.WEIGHT else "restore admin state",
+                                member=record.member)
 
     def restore_after_stop(self):
         """A run that stops: the weights go back (within a short deadline of their own); a failure to do so is

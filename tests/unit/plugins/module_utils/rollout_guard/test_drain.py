@@ -6,6 +6,9 @@ drained members, and when the run stops before releasing them."""
 import copy
 from types import SimpleNamespace
 
+import pytest
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain, plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.direct_runner import DirectRollout
@@ -67,6 +70,10 @@ class DrainOctavia:
         self.weights.append((member_id, weight))
         return True
 
+    def set_member_admin_state(self, pool_id, member_id, admin_state_up, deadline):
+        self.weights.append((member_id, admin_state_up))
+        return True
+
     def listener_connections(self, listener_ids, deadline):
         return self.connections
 
@@ -77,7 +84,7 @@ class DrainOctavia:
         return True
 
 
-def direct(octavia, check_mode=False):
+def direct(octavia, check_mode=False, provider="amphora"):
     clock = FakeClock()
     module = SimpleNamespace(clock=clock, started=clock.monotonic())
     options = rollout_options(check_mode=check_mode, mode="direct", min_healthy_members=2, drain=True)
@@ -85,6 +92,7 @@ def direct(octavia, check_mode=False):
                                                                                  parse_selector("new-1"))])
     runner.octavia, runner.lb_id = octavia, "lb-1"
     runner.pool = {"id": "pool-1", "healthmonitor_id": "hm", "listeners": [{"id": "l1"}]}
+    runner.provider = provider
     return runner, clock
 
 
@@ -117,3 +125,26 @@ def test_direct_mode_puts_the_weight_back_when_the_pool_falls_short_and_check_mo
     runner, _clock = direct(checking, check_mode=True)
     assert runner.act(runner.look(2000), deadline=2000).kind == plan.RELEASE
     assert checking.weights == [] and runner.log.actions[0]["action"] == "drain (check mode: not done)"
+
+
+def test_on_ovn_the_drain_is_admin_state_up_false_and_the_restore_puts_it_back():
+    members = [member("old-1", "10.0.0.1"), member("old-2", "10.0.0.2"), member("new-1", "10.0.0.3")]
+    octavia = DrainOctavia(copy.deepcopy(members))
+    runner, _clock = direct(octavia, provider="ovn")
+    action = runner.act(runner.look(2000), deadline=2000)
+    assert octavia.weights == [("id-old-1", False)], "ovn ignores weight: the drain is admin_state_up false"
+    assert "admin_state_up false" in action.reason
+    octavia.members[1]["operating_status"] = "ERROR"
+    runner.act(runner.look(2000), deadline=2000)
+    assert octavia.weights == [("id-old-1", False), ("id-old-1", True)]
+    [report] = runner.result()["drained"]
+    assert report["method"] == "admin_state" and report["value_before"] is True and report["restored"] is True
+    assert [a["action"] for a in runner.log.actions] == ["drain (admin_state_up false)", "restore admin state"]
+
+
+def test_a_drain_on_a_provider_that_honours_nothing_known_is_refused_before_any_write():
+    octavia = DrainOctavia([member("old-1", "10.0.0.1"), member("old-2", "10.0.0.2"), member("new-1", "10.0.0.3")])
+    runner, _clock = direct(octavia, provider="acme-hw")
+    with pytest.raises(ModuleFailure) as caught:
+        runner.refuse_unknown_provider()
+    assert "'acme-hw'" in str(caught.value) and octavia.weights == []
