@@ -15,8 +15,7 @@ def seed_cluster(cloud, control_plane=3, monitor=False):
     cloud.octavia("normal", delay=0.1)
     name = "r-%s" % uuid.uuid4().hex[:6]
     args = ["capi", "cluster", "create", name, "--control-plane", control_plane, "--openstack"]
-    if monitor:
-        args.append("--monitor")
+    args.append("--monitor" if monitor else "--no-monitor")  # CAPO's monitor is the CLI's default
     cloud.json(*args)
     return name
 

@@ -418,7 +418,7 @@ def osc_loadbalancer_list(ctx):
     name = lb["loadbalancer"]["name"]
     expect(name in listed, "loadbalancer list: %s not among %s" % (name, sorted(listed)))
     row = listed[name]
-    expect((row["provisioning_status"], row["operating_status"], row["provider"]) == ("ACTIVE", "ONLINE", "minicloud"),
+    expect((row["provisioning_status"], row["operating_status"], row["provider"]) == ("ACTIVE", "ONLINE", "amphora"),
            "loadbalancer list row: %s" % row)
 
 

@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from minicloud.cli.common import label, print_json
 from minicloud.kube.capo_mode import MODES as CAPO_MODES
+from minicloud.kube.controllers import capo
 from minicloud.runtime.control import Minicloud
 from minicloud.seeding import drift
 
@@ -26,7 +28,8 @@ def _capi_cluster(cloud: Minicloud, args) -> None:
         print_json(cloud.create_capi_cluster(args.name, control_plane=args.control_plane, workers=args.workers,
                                              api_version=args.api_version, namespace=args.namespace,
                                              openstack=args.openstack, monitor=args.monitor,
-                                             load_balancer=not args.no_load_balancer, drift=args.drift))
+                                             load_balancer=not args.no_load_balancer, drift=args.drift,
+                                             lb_provider=args.lb_provider))
     elif args.cluster_action == "kubeconfig":
         print(cloud.workload_kubeconfig(args.name, namespace=args.namespace), end="")
     elif args.cluster_action == "delete":
@@ -95,7 +98,13 @@ def _add_capi_cluster(areas) -> None:
                         help="also what CAPO makes (network, router, security groups, a server per machine, the "
                              "API load balancer with its members: needed by 'capi rollout') and a healthy pod "
                              "network (pod CIDR rules, one route per Node)")
-    create.add_argument("--monitor", action="store_true", help="with --openstack: a TCP health monitor on the pool")
+    create.add_argument("--monitor", action=argparse.BooleanOptionalAction, default=True,
+                        help="with --openstack: CAPO's TCP health monitor on the API pool (delay 10, timeout 5, "
+                             "max retries 5, max retries down 3), as CAPO always makes it (default); --no-monitor: "
+                             "none, every member NO_MONITOR")
+    create.add_argument("--lb-provider", choices=capo.PROVIDERS,
+                        help="with --openstack: the load balancer's Octavia provider, recorded as CAPO's "
+                             "spec.apiServerLoadBalancer.provider (default: none named, Octavia's default amphora)")
     _add_openstack_options(create)
     delete = actions.add_parser("delete", help="remove every object of the cluster, and its own API")
     delete.add_argument("name")

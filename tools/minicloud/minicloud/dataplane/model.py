@@ -1,4 +1,4 @@
-"""One load balancer's configuration as the amphora sees it, read from Octavia's database.
+"""One load balancer's configuration as the amphora (or OVN) sees it, read from Octavia's database.
 
 Only what HAProxy is given: listeners, pools, members and health monitors with the fields the
 amphora's templates use. Objects Octavia has not handed to the amphora yet (PENDING_CREATE, which is
@@ -70,12 +70,13 @@ class LoadBalancer:
     enabled: bool = True
     listeners: tuple[Listener, ...] = ()
     pools: tuple[Pool, ...] = field(default_factory=tuple)
+    provider: str | None = None  # the Octavia provider (``amphora``, ``ovn``...): how the data plane forwards
 
     def pool(self, pool_id: str | None) -> Pool | None:
         return next((p for p in self.pools if p.id == pool_id), None)
 
 
-_LB = ("SELECT b.id, v.ip_address, b.provisioning_status, b.enabled FROM load_balancer b"
+_LB = ("SELECT b.id, v.ip_address, b.provisioning_status, b.enabled, b.provider FROM load_balancer b"
        " LEFT JOIN vip v ON v.load_balancer_id = b.id WHERE b.id = ?")
 _LISTENERS = ("SELECT id, protocol, protocol_port, default_pool_id, connection_limit, enabled, timeout_client_data,"
               " timeout_member_connect, timeout_member_data FROM listener WHERE load_balancer_id = ?"
@@ -97,7 +98,7 @@ def read(db_path: Path, lb_id: str) -> LoadBalancer | None:
         listeners = tuple(_listener(r) for r in db.execute(_LISTENERS, (lb_id, *NOT_CONFIGURED)))
         pools = tuple(_pool(db, r) for r in db.execute(_POOLS, (lb_id, *NOT_CONFIGURED)).fetchall())
     return LoadBalancer(id=row[0], vip_address=row[1], provisioning_status=row[2], enabled=bool(row[3]),
-                        listeners=listeners, pools=pools)
+                        listeners=listeners, pools=pools, provider=row[4])
 
 
 def _listener(row) -> Listener:

@@ -6,6 +6,14 @@ after the member) with ``weight``, ``disabled`` when admin_state_up is false, ``
 health monitor, ``check inter <delay> fall <max_retries_down> rise <max_retries>`` with ``timeout check``.
 Servers keep their health across reloads (``server-state-file``, written before each reload). The
 frontend binds a loopback port standing for the VIP's address and listener port.
+
+A load balancer of the ``ovn`` provider is forwarded as OVN forwards it (ovn-octavia-provider's
+``helper.py`` ``_refresh_lb_vips`` puts every enabled member in the VIP's backends, with no weight; a disabled
+member is left out; ``common/constants.py`` ``LB_SELECTION_FIELDS_MAP`` hashes SOURCE_IP_PORT on source and
+destination addresses and ports, SOURCE_IP on the addresses): every server ``weight 1`` whatever the member's
+weight, no ``backup`` (OVN has none), an admin-down member ``disabled`` (out of rotation), SOURCE_IP_PORT as a
+hash of the source port (on loopback only the ports differ) and SOURCE_IP as ``source``. OVN's service monitor
+checks like HAProxy's (interval, timeout, success and failure counts), so checks render the same.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ MODES = {"TCP": "tcp", "HTTP": "http", "HTTPS": "tcp", "TERMINATED_HTTPS": "http
          "PROXYV2": "tcp"}
 ALGORITHMS = {"ROUND_ROBIN": "roundrobin", "LEAST_CONNECTIONS": "leastconn", "SOURCE_IP": "source",
               "SOURCE_IP_PORT": "source"}
+OVN = "ovn"
+OVN_ALGORITHMS = {"SOURCE_IP_PORT": "hash src_port", "SOURCE_IP": "source"}
 DEFAULT_TIMEOUT_MS = 50000
 DEFAULT_CONNECT_MS = 5000
 # Octavia renders 50000; loopback on a shared machine gets a file-descriptor limit that fits.
@@ -48,7 +58,7 @@ def render(lb: LoadBalancer, paths: Paths, addresses: Addresses, check_cap: floa
         pool = lb.pool(listener.default_pool_id)
         lines += _frontend(listener, pool, addresses)
         if pool is not None:
-            lines += _backend(listener, pool, addresses, check_cap)
+            lines += _backend(listener, pool, addresses, check_cap, lb.provider)
     return "\n".join(lines) + "\n"
 
 
@@ -90,12 +100,19 @@ def _frontend(listener: Listener, pool: Pool | None, addresses: Addresses) -> li
     return lines + [""]
 
 
-def _backend(listener: Listener, pool: Pool, addresses: Addresses, check_cap: float | None) -> list[str]:
+def _balance(pool: Pool, provider: str | None) -> str:
+    if provider == OVN:
+        return OVN_ALGORITHMS.get(pool.algorithm, OVN_ALGORITHMS["SOURCE_IP_PORT"])
+    return ALGORITHMS.get(pool.algorithm, "roundrobin")
+
+
+def _backend(listener: Listener, pool: Pool, addresses: Addresses, check_cap: float | None,
+             provider: str | None = None) -> list[str]:
     monitor = pool.monitor if pool.monitor is not None and pool.monitor.enabled else None
     lines = [
         f"backend {pool.id}:{listener.id}",
         f"    mode {MODES.get(pool.protocol, 'tcp')}",
-        f"    balance {ALGORITHMS.get(pool.algorithm, 'roundrobin')}",
+        f"    balance {_balance(pool, provider)}",
         "    load-server-state-from-file global",
         f"    fullconn {MAX_CONN}",
         "    option allbackups",
@@ -108,7 +125,7 @@ def _backend(listener: Listener, pool: Pool, addresses: Addresses, check_cap: fl
     if not pool.enabled:
         lines.append("    disabled")
     for member in pool.members:
-        lines.append(_server(pool, member, monitor, addresses, check_cap))
+        lines.append(_server(pool, member, monitor, addresses, check_cap, provider == OVN))
     return lines + [""]
 
 
@@ -122,13 +139,14 @@ def _check_options(monitor: Monitor) -> list[str]:
 
 
 def _server(pool: Pool, member: Member, monitor: Monitor | None, addresses: Addresses,
-            check_cap: float | None) -> str:
-    parts = [f"    server {member.id} {addresses.member(pool, member)} weight {member.weight}"]
+            check_cap: float | None, ovn: bool = False) -> str:
+    weight = 1 if ovn else member.weight  # OVN reads no weight: every enabled member takes its share
+    parts = [f"    server {member.id} {addresses.member(pool, member)} weight {weight}"]
     if monitor is not None:
         parts.append(f"check inter {_ms(_interval(monitor, check_cap))} fall {monitor.fall} rise {monitor.rise}")
         if monitor.type == "HTTPS":
             parts.append("check-ssl verify none")
-    if member.backup:
+    if member.backup and not ovn:
         parts.append("backup")
     if not member.enabled:
         parts.append("disabled")

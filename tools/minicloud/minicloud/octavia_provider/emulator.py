@@ -20,7 +20,7 @@ from pathlib import Path
 
 from minicloud.core.paths import STATE_DIR_ENV, StateDir
 from minicloud.core.wsgi import SERVICE_LOCK
-from minicloud.octavia_provider import modes, planner
+from minicloud.octavia_provider import modes, ovn, planner
 from minicloud.octavia_provider.tree import OctaviaDb
 
 LOG = logging.getLogger(__name__)
@@ -203,7 +203,8 @@ class Emulator:
         if tree is None:
             LOG.warning("provider emulator: %s %s is gone, nothing to report", event.kind, event.id)
             return
-        self._schedule_steps(lb_id, planner.plan(tree, event, mode))
+        steps = ovn.plan(tree, event) if ovn.is_ovn(tree) else planner.plan(tree, event, mode)
+        self._schedule_steps(lb_id, steps)
 
     def _schedule_steps(self, lb_id: str, steps: list[planner.Step]) -> None:
         due = 0.0

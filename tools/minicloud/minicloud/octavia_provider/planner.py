@@ -234,10 +234,20 @@ def pool_health(member_statuses: list[str]) -> str:
     return DEGRADED if down else ONLINE
 
 
+# Provider -> its roll-up of member statuses ``(tree, member statuses, update)``, for providers that roll up
+# otherwise than the amphora's health manager (registered by their module: ovn's by
+# :mod:`minicloud.octavia_provider.ovn`).
+PROVIDER_ROLL_UPS: dict = {}
+
+
 def roll_up_health(tree: LbTree, changed: dict[str, str], update: StatusUpdate) -> None:
     """Carry member health changes up: pools (with a monitor) and the load balancer, which is
     DEGRADED while any pool is DEGRADED or ERROR."""
     if not changed:
+        return
+    if tree.lb.provider in PROVIDER_ROLL_UPS:  # a provider's own roll-up (ovn's: minicloud.octavia_provider.ovn)
+        current = {m.id: m.operating_status for m in tree.of_kind(MEMBER)}
+        PROVIDER_ROLL_UPS[tree.lb.provider](tree, {**current, **changed}, update)
         return
     pool_statuses = {}
     for pool in tree.of_kind(POOL):

@@ -47,6 +47,7 @@ class Node:
     delay: int = 0  # health monitors
     default_pool_id: str | None = None  # listeners
     redirect_pool_id: str | None = None  # l7policies
+    provider: str | None = None  # load balancers: the provider that runs it (``amphora``, ``ovn``...)
 
 
 class LbTree:
@@ -128,7 +129,7 @@ def _columns(alias: str) -> str:
 
 # Each row: id, provisioning, operating, enabled, parent id, name[, kind-specific column].
 _TREE_QUERIES = {
-    LOADBALANCER: f"SELECT {_columns('b')}, NULL, b.name FROM load_balancer b WHERE b.id = :lb",
+    LOADBALANCER: f"SELECT {_columns('b')}, NULL, b.name, b.provider FROM load_balancer b WHERE b.id = :lb",
     LISTENER: f"SELECT {_columns('l')}, l.load_balancer_id, l.name, l.default_pool_id FROM listener l"
     " WHERE l.load_balancer_id = :lb",
     POOL: f"SELECT {_columns('p')}, p.load_balancer_id, p.name FROM pool p WHERE p.load_balancer_id = :lb",
@@ -168,6 +169,13 @@ class OctaviaDb:
             return None
         return LbTree(nodes)
 
+    def vip_of_pool(self, pool_id: str) -> tuple[str | None, str | None] | None:
+        """``(vip address, vip subnet id)`` of the load balancer that holds pool ``pool_id``; None without one."""
+        with self._connect() as db:
+            row = db.execute("SELECT v.ip_address, v.subnet_id FROM pool p JOIN vip v"
+                             " ON v.load_balancer_id = p.load_balancer_id WHERE p.id = ?", (pool_id,)).fetchone()
+        return (row[0], row[1]) if row else None
+
     def live_loadbalancers(self) -> list[str]:
         with self._connect() as db:
             return [r[0] for r in db.execute("SELECT id FROM load_balancer WHERE provisioning_status != 'DELETED'")]
@@ -179,5 +187,6 @@ def _node(kind: str, row) -> Node:
                 admin_state_up=bool(enabled), parent_id=parent, name=name)
     if not extra:
         return node
-    field = {LISTENER: "default_pool_id", MEMBER: "address", HEALTHMONITOR: "delay", L7POLICY: "redirect_pool_id"}[kind]
+    field = {LOADBALANCER: "provider", LISTENER: "default_pool_id", MEMBER: "address", HEALTHMONITOR: "delay",
+             L7POLICY: "redirect_pool_id"}[kind]
     return Node(**{**node.__dict__, field: extra[0]})

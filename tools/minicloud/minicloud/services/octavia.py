@@ -1,6 +1,9 @@
-"""Octavia: the real API with minicloud's provider driver, plus the real driver agent.
+"""Octavia: the real API with minicloud's provider drivers, plus the real driver agent.
 
-The provider driver (:mod:`minicloud.octavia_provider.driver`) runs inside this API
+Two providers, both enabled: ``amphora`` (the default; the emulator of Octavia's amphora driver,
+:mod:`minicloud.octavia_provider.driver`, also enabled as ``minicloud``, its former name, for load balancers
+made before) and ``ovn`` (ovn-octavia-provider's rules and statuses, :mod:`minicloud.octavia_provider.ovn_driver`).
+Each provider driver runs inside this API
 process and reports statuses to ``octavia-driver-agent`` over its unix sockets,
 exactly like a third-party provider. It is registered in-process (:func:`register_driver`), so
 Octavia finds it whatever entry point an installed copy of minicloud declares. Compute, network and
@@ -17,14 +20,22 @@ from types import SimpleNamespace
 from minicloud.dataplane.plane import data_plane_or_none
 from minicloud.octavia_provider import emulator
 from minicloud.octavia_provider.driver import MinicloudProviderDriver
+from minicloud.octavia_provider.ovn_driver import OvnProviderDriver
 from minicloud.services.base import Service, authtoken_section, sqlite_url
 
-PROVIDER = "minicloud"
+PROVIDER = "amphora"  # the default provider
+OVN = "ovn"
+LEGACY_PROVIDER = "minicloud"  # the amphora emulator's former name
+DRIVERS = {PROVIDER: MinicloudProviderDriver, OVN: OvnProviderDriver, LEGACY_PROVIDER: MinicloudProviderDriver}
+DESCRIPTIONS = {PROVIDER: "The amphora provider (minicloud's emulator)",
+                OVN: "The OVN provider (minicloud's emulator of ovn-octavia-provider)",
+                LEGACY_PROVIDER: "The amphora provider under its former minicloud name"}
 DRIVER_NAMESPACE = "octavia.api.drivers"
 
 
 def register_driver() -> None:
-    """Let Octavia load minicloud's provider driver without the ``octavia.api.drivers`` entry point.
+    """Let Octavia load minicloud's provider drivers (:data:`DRIVERS`) without the ``octavia.api.drivers`` entry
+    points (Octavia's own ``amphora`` entry point is the real amphora driver, which needs a controller).
 
     The entry point in the installed metadata names the driver's module path at install time (an
     editable install keeps it across moves of the code); loading the driver class directly does not
@@ -36,8 +47,8 @@ def register_driver() -> None:
     class Drivers:
         @staticmethod
         def DriverManager(namespace, name, invoke_on_load=False, **kwargs):  # noqa: N802 (stevedore's name)
-            if namespace == DRIVER_NAMESPACE and name == PROVIDER:
-                return SimpleNamespace(driver=MinicloudProviderDriver() if invoke_on_load else MinicloudProviderDriver)
+            if namespace == DRIVER_NAMESPACE and name in DRIVERS:
+                return SimpleNamespace(driver=DRIVERS[name]() if invoke_on_load else DRIVERS[name])
             return stevedore_driver.DriverManager(namespace=namespace, name=name, invoke_on_load=invoke_on_load,
                                                   **kwargs)
 
@@ -67,7 +78,7 @@ transport_url = fake://
 bind_host = 127.0.0.1
 bind_port = {self.port}
 auth_strategy = keystone
-enabled_provider_drivers = {PROVIDER}:The minicloud provider emulator
+enabled_provider_drivers = {",".join(f"{name}:{text}" for name, text in DESCRIPTIONS.items())}
 default_provider_driver = {PROVIDER}
 api_v2_enabled = True
 
