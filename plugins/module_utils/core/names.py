@@ -13,11 +13,16 @@
    (``?`` and ``[...]`` read as ordinary characters). An object that matched only through ``?`` or a
    character class is reported and left alone.
 
+Kubernetes names (``name_problem``) and Cluster API clusters (``cluster_problems``, ``cluster_reference_problem``,
+``check_cluster``): the one rule every module that takes a cluster refuses a value with, before any request.
+
 Pure: names in, no API access.
 """
 
 import fnmatch
 import re
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 
 WILDCARD = "*"
 
@@ -59,3 +64,56 @@ def how_matched(name, entry, existing_names=()):
 def destructible(how):
     """Whether an object that matched so may be deleted (rule 4)."""
     return how in (EXACT, WILDCARD_MATCH)
+
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_NAME_KINDS = dict(
+    subdomain=(253, _DNS_SUBDOMAIN, "lower-case letters, digits, '-' and '.', starting and ending with a letter or "
+                                    "digit"),
+    label=(63, _DNS_LABEL, "lower-case letters, digits and '-', starting and ending with a letter or digit"),
+    qualified=(63, _QUALIFIED_NAME, "letters, digits, '-', '_' and '.', starting and ending with a letter or digit"),
+)
+
+
+def name_problem(option, value, kind="subdomain"):
+    """Why ``value`` can never name a Kubernetes object (the API server's own rules), or None (also for None: not
+    given). ``kind``: ``subdomain`` (most objects, 253 characters), ``label`` (namespaces, 63) or ``qualified``
+    (the name part of an annotation key, 63, upper case and ``_`` allowed)."""
+    if value is None:
+        return None
+    limit, pattern, words = _NAME_KINDS[kind]
+    value = str(value)
+    if len(value) > limit or not pattern.match(value):
+        return "%s %r is no valid Kubernetes name: at most %d characters of %s" % (option, value, limit, words)
+    return None
+
+
+def cluster_problems(name, namespace, name_option="name", namespace_option="namespace"):
+    """Why a Cluster API cluster ``name`` (None: not given) in ``namespace`` can never exist: a list, empty when
+    both are valid Kubernetes names (a name, a namespace)."""
+    found = [name_problem(name_option, name), name_problem(namespace_option, namespace, "label")]
+    return [p for p in found if p]
+
+
+def cluster_reference_problem(option, text):
+    """Why ``text`` names no Cluster API cluster, or None: ``namespace/name``, or CAPO's cluster resource name
+    ``namespace-name`` (valid when some ``-`` of it splits it into a valid namespace and name)."""
+    text = "" if text is None else str(text)
+    if "/" in text:
+        namespace, _slash, name = text.partition("/")
+        return "; ".join(cluster_problems(name, namespace, "%s %r: the name" % (option, text),
+                                          "%s %r: the namespace" % (option, text))) or None
+    if any(not cluster_problems(text[i + 1:], text[:i]) for i, char in enumerate(text) if char == "-"):
+        return None
+    return ("%s %r names no Cluster API cluster: give namespace/name (a namespace of lower-case letters, digits and "
+            "'-', a name of lower-case letters, digits, '-' and '.'), or CAPO's resource name namespace-name"
+            % (option, text))
+
+
+def check_cluster(name, namespace, name_option="name", namespace_option="namespace"):
+    """Refuse, before any request, a cluster that can never exist (``cluster_problems``)."""
+    problems = cluster_problems(name, namespace, name_option, namespace_option)
+    if problems:
+        raise ModuleFailure("; ".join(problems) + "; nothing was changed")

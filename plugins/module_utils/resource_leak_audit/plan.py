@@ -91,8 +91,9 @@ class Audit:
 
 
 def cluster_resource(text):
-    """CAPO's cluster resource name of ``namespace/name`` (``namespace-name``); a resource name is kept."""
-    text = str(text).strip()
+    """CAPO's cluster resource name of ``namespace/name`` (``namespace-name``); a resource name is kept. The
+    runner refuses what names no cluster (``core.names.cluster_reference_problem``) before it gets here."""
+    text = str(text)
     return text.replace("/", "-", 1) if "/" in text else text
 
 

@@ -8,6 +8,7 @@ plan allows, each deletion judged again on a fresh read. The module file gives t
 from dataclasses import dataclass
 from typing import Optional
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import cluster_reference_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
@@ -117,19 +118,22 @@ class ResourceLeakAuditRunner(ModuleRunner):
 
     def plan_options(self):
         options = self.options
-        scope = leak_plan.cluster_resource(options.cluster) if options.cluster else None
-        if options.cluster is not None and not scope:
-            raise ModuleFailure("cluster is empty; name the cluster as namespace/name (or leave it out for the "
-                                "whole project)")
-        known = [leak_plan.cluster_resource(c) for c in options.clusters or [] if str(c).strip()]
+        problems = [cluster_reference_problem("cluster", options.cluster)] if options.cluster is not None else []
+        problems += [cluster_reference_problem("clusters[%d]" % index, entry)
+                     for index, entry in enumerate(options.clusters or [])]
+        if any(problems):
+            raise ModuleFailure("; ".join(p for p in problems if p) + "; nothing was read or deleted (leave cluster "
+                                "out to audit the whole project)")
+        scope = leak_plan.cluster_resource(options.cluster) if options.cluster is not None else None
+        known = [leak_plan.cluster_resource(c) for c in options.clusters or []]
         now = leak_plan.datetime.datetime.fromtimestamp(self.clock.time(), leak_plan.UTC)
         return leak_plan.Options(scope=scope, clusters=known, now=now, port_grace_period=options.port_grace_period)
 
     def run(self):
         options = self.options
         deadline = self.started + options.timeout
-        self.module.connect()
         plan_options = self.plan_options()
+        self.module.connect()
         self.reader = Reader(self.module.client, deadline, plan_options.scope)
         result = leak_plan.audit(self.reader.read(), plan_options)
         data = dict(scope=self.reader.scope or "project", findings=result.findings, counts=leak_plan.counts(result),
