@@ -10,47 +10,19 @@ A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``Kubernete
 message a person can act on, never a traceback.
 """
 
-import math
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import (
+    MAX_SECONDS,
+    number_problem,
+    NumberRange,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.results import complete
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     FlightcontrolError,
     ModuleFailure,
 )
-
-
-# The largest number any option takes: ten times a year in seconds, far above any sensible value, far below
-# what makes time arithmetic overflow. Options of their own have tighter ranges (``number_ranges``).
-LARGEST_NUMBER = 10 ** 9
-# The longest wait or age any seconds option takes: 30 days.
-MAX_SECONDS = 30 * 24 * 3600
-
-
-class NumberRange:
-    """The values a number option accepts: ``minimum`` (inclusive) or ``above`` (exclusive), ``maximum``,
-    and a ``hint`` added to the refusal."""
-
-    def __init__(self, minimum=None, maximum=None, above=None, hint=None, unit=""):
-        self.minimum, self.maximum, self.above, self.hint, self.unit = minimum, maximum, above, hint, unit
-
-    def problem(self, name, value):
-        """The refusal of ``value`` for option ``name`` in words, or None when it is accepted."""
-        if self.above is not None and not value > self.above:
-            wanted = "more than %s%s" % (_amount(self.above), self.unit)
-        elif self.minimum is not None and value < self.minimum:
-            wanted = "%s or more%s" % (_amount(self.minimum), self.unit)
-        elif self.maximum is not None and value > self.maximum:
-            wanted = "at most %s%s" % (_amount(self.maximum), self.unit)
-        else:
-            return None
-        return "%s must be %s, got %s%s" % (name, wanted, value, " (%s)" % self.hint if self.hint else "")
-
-
-def _amount(number):
-    return "zero" if number == 0 else str(number)
 
 
 #: ``timeout`` and the other waits: zero (one look, no waiting) up to 30 days.
@@ -94,8 +66,8 @@ def ignored_option_warnings(connection_spec, own_spec, params):
 
 def number_problems(spec, params, ranges, prefix=""):
     """Every refusal of a number in ``params`` (options of ``spec``, suboptions included): NaN and
-    infinities, anything beyond +-LARGEST_NUMBER, and what ``ranges`` (option name -> NumberRange)
-    refuses."""
+    infinities, anything beyond +-LARGEST_NUMBER and what ``ranges`` (option name -> NumberRange) refuses
+    (``core.options.number_problem``)."""
     problems = []
     for name, option in spec.items():
         value = (params or {}).get(name)
@@ -113,15 +85,8 @@ def number_problems(spec, params, ranges, prefix=""):
         if kind not in ("int", "float") and option.get("elements") not in ("int", "float"):
             continue
         for number in values:
-            if not isinstance(number, (int, float)) or isinstance(number, bool):
-                continue
-            if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
-                problems.append("%s must be a finite number, got %s" % (label, number))
-            elif abs(number) > LARGEST_NUMBER:
-                problems.append("%s is out of range: %s (the largest accepted is %d)" % (label, number,
-                                                                                         LARGEST_NUMBER))
-            elif name in ranges and ranges[name].problem(label, number):
-                problems.append(ranges[name].problem(label, number))
+            if isinstance(number, (int, float)) and not isinstance(number, bool):
+                problems += [p for p in [number_problem(label, number, ranges.get(name))] if p]
     return problems
 
 

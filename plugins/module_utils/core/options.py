@@ -3,14 +3,59 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a module was asked, and the runner it is handed to: each runner declares a frozen dataclass of the
 options it reads (``ModuleOptions``), and the module file builds it from its parameters and hands it, with
-itself, to the runner (a ``ModuleRunner``). The runner reads nothing else of the module's parameters."""
+itself, to the runner (a ``ModuleRunner``). The runner reads nothing else of the module's parameters.
 
+The one judgement of a number option (``number_problem``: NaN, infinities, magnitude, the option's
+``NumberRange``) is here too, for the modules (``module_base.number_problems``) and the event source alike."""
+
+import math
 from dataclasses import fields
 from typing import Any, Mapping, Type, TypeVar
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 
 OptionsT = TypeVar("OptionsT", bound="ModuleOptions")
+
+# The largest number any option takes: ten times a year in seconds, far above any sensible value, far below
+# what makes time arithmetic overflow. Options of their own have tighter ranges (``number_ranges``).
+LARGEST_NUMBER = 10 ** 9
+# The longest wait or age any seconds option takes: 30 days.
+MAX_SECONDS = 30 * 24 * 3600
+
+
+class NumberRange:
+    """The values a number option accepts: ``minimum`` (inclusive) or ``above`` (exclusive), ``maximum``,
+    and a ``hint`` added to the refusal."""
+
+    def __init__(self, minimum=None, maximum=None, above=None, hint=None, unit=""):
+        self.minimum, self.maximum, self.above, self.hint, self.unit = minimum, maximum, above, hint, unit
+
+    def problem(self, name, value):
+        """The refusal of ``value`` for option ``name`` in words, or None when it is accepted."""
+        if self.above is not None and not value > self.above:
+            wanted = "more than %s%s" % (_amount(self.above), self.unit)
+        elif self.minimum is not None and value < self.minimum:
+            wanted = "%s or more%s" % (_amount(self.minimum), self.unit)
+        elif self.maximum is not None and value > self.maximum:
+            wanted = "at most %s%s" % (_amount(self.maximum), self.unit)
+        else:
+            return None
+        return "%s must be %s, got %s%s" % (name, wanted, value, " (%s)" % self.hint if self.hint else "")
+
+
+def _amount(number):
+    return "zero" if number == 0 else str(number)
+
+
+def number_problem(label, number, number_range=None):
+    """The refusal of ``number`` (an int or float, after conversion: Ansible's float options take 'nan' and
+    'inf') for option ``label``, or None: NaN and infinities, anything beyond +-LARGEST_NUMBER, and what
+    ``number_range`` refuses."""
+    if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
+        return "%s must be a finite number, got %s" % (label, number)
+    if abs(number) > LARGEST_NUMBER:
+        return "%s is out of range: %s (the largest accepted is %d)" % (label, number, LARGEST_NUMBER)
+    return number_range.problem(label, number) if number_range is not None else None
 
 
 class ModuleOptions:

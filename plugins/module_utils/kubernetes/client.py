@@ -145,10 +145,42 @@ def impersonation_headers(settings, headers):
     return merged
 
 
+#: The kinds of credentials the options give (kind, its options): a request carries one kind.
+CREDENTIAL_KINDS = (
+    ("api_key", ("api_key",)),
+    ("username/password", ("username", "password")),
+    ("client_cert", ("client_cert", "client_key")),
+)
+#: (option, the option it needs): alone, the other half would silently come from the kubeconfig.
+CREDENTIAL_PAIRS = (("username", "password"), ("password", "username"), ("client_key", "client_cert"))
+
+
+def explicit_credentials(settings):
+    """The kinds of credentials (``CREDENTIAL_KINDS``) the options or their ``K8S_AUTH_*`` variables give."""
+    return [kind for kind, options in CREDENTIAL_KINDS if any(settings.get(option) for option in options)]
+
+
+def connection_problem(settings):
+    """Why ``settings`` cannot be used as asked, or None: half a pair of credentials (the other half would come
+    from the kubeconfig), or credentials of two kinds (the API would take whichever it accepts, and a wrong one
+    would go unnoticed). Names options only, never a value."""
+    for option, needed in CREDENTIAL_PAIRS:
+        if settings.get(option) and not settings.get(needed):
+            return ("%s is given without %s: give both (the kubeconfig's credentials are never mixed with the "
+                    "options')" % (option, needed))
+    kinds = explicit_credentials(settings)
+    if len(kinds) > 1:
+        return ("%s are given together: give one kind of credentials (a request carries one, and the API would "
+                "take whichever it accepts)" % " and ".join(kinds))
+    return None
+
+
 def credential_source(settings):
-    """Where the credentials come from: ``options`` (host with api_key or username/password),
-    ``kubeconfig`` (a file, a dict, or a context given), or ``default`` (in-cluster, else ~/.kube/config)."""
-    if settings.get("host") and (settings.get("api_key") or (settings.get("username") and settings.get("password"))):
+    """Where the rest of the connection comes from, as in kubernetes.core: ``options`` (host with api_key,
+    username/password or client_cert/client_key: no kubeconfig is read), ``kubeconfig`` (a file, a dict, or a
+    context given), or ``default`` (in-cluster, else ~/.kube/config)."""
+    if settings.get("host") and (settings.get("api_key") or (settings.get("username") and settings.get("password"))
+                                 or (settings.get("client_cert") and settings.get("client_key"))):
         return "options"
     if settings.get("kubeconfig") or settings.get("context"):
         return "kubeconfig"
@@ -156,7 +188,13 @@ def credential_source(settings):
 
 
 def build_configuration(settings):
-    """A ``kubernetes.client.Configuration`` for ``settings`` (raises ConfigException, OSError)."""
+    """A ``kubernetes.client.Configuration`` for ``settings`` (raises ConfigException, OSError). Each option
+    given wins over the kubeconfig (kubernetes.core's rule), on every request: credentials given replace the
+    kubeconfig's user as a whole, and the loader's hook, which sets a kubeconfig file's token, server and
+    certificates again before each request, is followed by the options again (and kept as the hook)."""
+    problem = connection_problem(settings)
+    if problem:
+        raise ConfigException(problem)
     configuration = kubernetes.client.Configuration()
     source = credential_source(settings)
     if source == "kubeconfig":
@@ -166,6 +204,24 @@ def build_configuration(settings):
             kubernetes.config.load_incluster_config(client_configuration=configuration)
         except ConfigException:
             _load_kubeconfig(settings, configuration)
+    if explicit_credentials(settings):
+        configuration.api_key, configuration.api_key_prefix = {}, {}
+        configuration.cert_file = configuration.key_file = configuration.refresh_api_key_hook = None
+    apply_options(settings, configuration)
+    loaded_hook = configuration.refresh_api_key_hook
+    if loaded_hook is not None:
+        def refresh(config):
+            loaded_hook(config)  # which also puts itself back as the hook
+            apply_options(settings, config)
+            config.refresh_api_key_hook = refresh
+        configuration.refresh_api_key_hook = refresh
+    configuration.retries = False  # the retry policy is the only one
+    return configuration
+
+
+def apply_options(settings, configuration):
+    """Set the options of ``settings`` over ``configuration`` (what a kubeconfig or the in-cluster account
+    gave)."""
     for option, attribute in AUTH_OPTIONS:
         if option in ("kubeconfig", "context") or option not in settings:
             continue
@@ -180,8 +236,6 @@ def build_configuration(settings):
         configuration.api_key = {"authorization": configuration.get_basic_auth_token()}
     if settings.get("proxy_headers"):  # kubernetes.core's way: the headers urllib3 makes of them, to the proxy
         configuration.proxy_headers = urllib3.util.make_headers(**settings["proxy_headers"])
-    configuration.retries = False  # the retry policy is the only one
-    return configuration
 
 
 def _load_kubeconfig(settings, configuration):

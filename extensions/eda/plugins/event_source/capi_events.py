@@ -157,6 +157,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import (  # noqa: E402
+    MAX_SECONDS,
+    number_problem,
+    NumberRange,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (  # noqa: E402
     auth_settings,
@@ -172,6 +177,9 @@ CONNECTION_OPTIONS = ("kubeconfig", "context", "host", "api_key", "validate_cert
 KNOWN_OPTIONS = CONNECTION_OPTIONS + ("namespaces", "label_selector", "stuck_seconds", "tick_seconds",
                                       "hostname_format", "api_version", "standing_hook", "guard_hook")
 DISCOVERY_SECONDS = 60
+# A threshold or a pause: above zero (zero would mean "stuck at once" or a busy loop), up to 30 days or an hour.
+SECONDS_RANGES = dict(stuck_seconds=NumberRange(above=0, maximum=MAX_SECONDS, unit=" seconds"),
+                      tick_seconds=NumberRange(above=0, maximum=3600, unit=" seconds"))
 CONTROL_PLANE_GROUP = "controlplane.cluster.x-k8s.io"
 
 
@@ -191,18 +199,28 @@ def parse_args(args):
         namespaces = [namespaces]
     options["namespaces"] = list(namespaces)
     for name, default in (("stuck_seconds", 600.0), ("tick_seconds", 5.0)):
-        try:
-            options[name] = float(options.get(name, default))
-        except (TypeError, ValueError):
-            raise SourceError("capi_events: %s must be a number of seconds, got %r" % (name, options.get(name)))
-        if options[name] <= 0:
-            raise SourceError("capi_events: %s must be above 0, got %s" % (name, options[name]))
+        options[name] = seconds_option(name, options.get(name, default))
     options["hostname_format"] = options.get("hostname_format") or DEFAULT_HOSTNAME_FORMAT
     try:
         check_hostname_format(options["hostname_format"])
     except FleetError as exc:
         raise SourceError("capi_events: %s" % exc)
     return options
+
+
+def seconds_option(name, value):
+    """``value`` of the seconds option ``name`` as a float, judged as the modules judge their numbers
+    (``core.options.number_problem``: NaN and infinities refused, then the range), or SourceError."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError(value)
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SourceError("capi_events: %s must be a number of seconds, got %r" % (name, value))
+    problem = number_problem(name, number, SECONDS_RANGES[name])
+    if problem:
+        raise SourceError("capi_events: %s" % problem)
+    return number
 
 
 def connect(options):

@@ -176,10 +176,41 @@ def test_a_watch_refused_later_stops_the_source():
 def test_bad_options_are_refused_before_any_request():
     with pytest.raises(source.SourceError, match="unknown option.*namespace\\b"):
         source.parse_args({"namespace": "x"})
-    with pytest.raises(source.SourceError, match="stuck_seconds must be above 0"):
+    with pytest.raises(source.SourceError, match="stuck_seconds must be more than zero seconds, got 0"):
         source.parse_args({"stuck_seconds": 0})
     with pytest.raises(source.SourceError, match="hostname_format"):
         source.parse_args({"hostname_format": "fixed"})
+
+
+@pytest.mark.parametrize("name", ["stuck_seconds", "tick_seconds"])
+@pytest.mark.parametrize("value, words", [
+    (float("nan"), "must be a finite number, got nan"), ("NaN", "must be a finite number"),
+    (float("inf"), "must be a finite number, got inf"), ("-inf", "must be a finite number, got -inf"),
+    (-1, "must be more than zero seconds, got -1"), (0, "must be more than zero seconds"),
+    (0.0, "must be more than zero seconds"), (10 ** 12, "is out of range"), (True, "must be a number of seconds"),
+    ("soon", "must be a number of seconds"), ([1], "must be a number of seconds"),
+])
+def test_a_number_option_that_is_not_a_positive_number_is_refused(name, value, words):
+    with pytest.raises(source.SourceError, match="capi_events: %s %s" % (name, words)):
+        source.parse_args({name: value})
+
+
+def test_seconds_options_in_range_are_kept_as_floats():
+    options = source.parse_args({"stuck_seconds": "900", "tick_seconds": 0.5})
+    assert (options["stuck_seconds"], options["tick_seconds"]) == (900.0, 0.5)
+
+
+def test_an_api_key_beside_a_kubeconfig_is_the_one_sent(tmp_path):
+    path = tmp_path / "kubeconfig"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                                "clusters": [{"name": "k", "cluster": {"server": "https://k.example:6443"}}],
+                                "users": [{"name": "u", "user": {"token": "KUBECONFIG-TOKEN"}}],
+                                "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
+    kube = source.connect(source.parse_args({"kubeconfig": str(path), "api_key": "WRONG"}))
+    for _ in range(2):  # the kubeconfig loader sets its token again before each request
+        assert kube.configuration.auth_settings()["BearerToken"]["value"] == "Bearer WRONG"
+    with pytest.raises(source.SourceError, match="api_key and client_cert are given together"):
+        source.connect(source.parse_args({"kubeconfig": str(path), "api_key": "WRONG", "client_cert": "/c.pem"}))
 
 
 def test_a_kubeconfig_that_does_not_parse_is_refused_without_quoting_it(tmp_path):
