@@ -190,6 +190,8 @@ options:
           - The controller's C(--cluster-cidr). Destinations inside it are the controller's; destinations inside
             I(cluster_cidr) but outside it are repaired by this module as with C(flightcontrol). Default
             I(cluster_cidr).
+          - Checked by the rule of I(cluster_cidr) - a whole family (C(0.0.0.0/0), C(::/0)) or host bits are refused
+            before any request, an overlap with the router's own subnets before any write.
         type: list
         elements: str
   keep_routes:
@@ -197,6 +199,11 @@ options:
       - Routes that must stay on the router besides the cluster's (another cluster's, an operator's). One that is
         gone is reported as a C(foreign_dropped) finding (error), in every mode; it is never added back by this
         module (a cloud controller that drops routes it does not own would drop it again at its next reconcile).
+      - A kept route is never removed by any step of a repair (stale, duplicate, wrong nexthop, room under the route
+        limit, beside the cloud controller), also when it lies inside I(cluster_cidr). A kept route to a pod CIDR no
+        node has is no finding; beside a node's route it is reported with the role C(kept) and no removal in the fix.
+      - An entry whose nexthop is not of its destination's family, or whose destination is malformed or has host
+        bits set, is refused before any request.
     type: list
     elements: dict
     suboptions:
@@ -320,7 +327,7 @@ findings:
       description:
         - The routes of the destination, each with its C(role) (C(right), C(stale) - the nexthop is no current
           node, C(wrong) - another node's address, C(unused), C(not_canonical) - host bits set, C(kept) - a route of
-          an incomplete node, left alone) and the C(node) its nexthop belongs to.
+          an incomplete node or of I(keep_routes), left alone) and the C(node) its nexthop belongs to.
       type: list
       elements: dict
     fix:

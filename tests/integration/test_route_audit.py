@@ -537,3 +537,50 @@ def test_warnings_of_many_nodes_are_summarised(cloud, run_module):
     assert len([w for w in warnings if "no port with address" in w]) == 20
     assert any(w.startswith("5 more node(s) have no port") for w in warnings), warnings
     assert result["omitted"] == dict(findings=0, remaining=0, pending=0, nodes=0, incomplete_nodes=0)
+
+
+# -- keep_routes: a kept route is never removed, whatever it looks like inside cluster_cidr ----------------------
+
+def test_a_kept_route_inside_cluster_cidr_and_stale_stays_on_every_run(cloud, run_module):
+    router, nodes = make_router(cloud, 2)
+    kept = dict(destination="198.19.9.0/24", nexthop=nodes[1]["address"])  # no node has 198.19.9.0/24: stale
+    cloud.cli("router", "routes", router, "--add", "%s=%s" % (kept["destination"], kept["nexthop"]))
+    before = routes_of(cloud, router)
+    for _run in range(2):
+        result = run_ok(run_module, router, nodes, state="repaired", keep_routes=[kept], fail_on_findings=True)
+        assert result["changed"] is False and result["changes"] == [], result["changes"]
+        assert "foreign_dropped" not in kinds(result["findings"]) and "stale" not in kinds(result["findings"])
+        assert routes_of(cloud, router) == before
+
+
+def test_a_kept_second_route_of_a_nodes_pod_cidr_is_reported_and_never_removed(cloud, run_module):
+    router, nodes = make_router(cloud, 2)
+    kept = dict(destination=nodes[0]["pod_cidr"], nexthop=nodes[1]["address"])  # beside node 0's right route
+    cloud.cli("router", "routes", router, "--add", "%s=%s" % (kept["destination"], kept["nexthop"]))
+    before = routes_of(cloud, router)
+    result = run(run_module, router, nodes, state="repaired", keep_routes=[kept])
+    assert not result.get("failed"), result.get("msg")
+    assert result["changed"] is False and routes_of(cloud, router) == before
+    duplicate = [f for f in result["remaining"] if f["kind"] == "duplicate"]
+    assert duplicate and duplicate[0]["fix"]["remove"] == [] and not result["healthy"]
+    assert "keep_routes" in duplicate[0]["message"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(keep_routes=[dict(destination="fd00:9::/64", nexthop="10.180.0.12")]), "is IPv6 but the nexthop"),
+    (dict(keep_routes=[dict(destination="198.19.9.0/24", nexthop="fd00::12")]), "is IPv4 but the nexthop"),
+    (dict(keep_routes=[dict(destination="198.19.9.5/24", nexthop="10.180.0.12")]), "host bits"),
+    (dict(cloud_controller=dict(cluster_cidr=["0.0.0.0/0"])),
+     r"cloud_controller.cluster_cidr 0.0.0.0/0 is every address of its family"),
+    (dict(cloud_controller=dict(cluster_cidr=["::/0"])), "cloud_controller.cluster_cidr ::/0 is every address"),
+    (dict(cloud_controller=dict(cluster_cidr=["198.19.1.1/16"])), "host bits"),
+    (dict(cluster_cidr=["0.0.0.0/0"]), "cluster_cidr 0.0.0.0/0 is every address of its family"),
+])
+def test_route_inputs_that_make_no_sense_are_refused_before_any_request(cloud, run_module, args, message):
+    router, nodes = make_router(cloud, 1)
+    before = routes_of(cloud, router)
+    cloud.requests(reset=True)
+    result = run(run_module, router, nodes, state="repaired", **args)
+    assert result["failed"] and message in result["msg"] and result["changed"] is False, result.get("msg")
+    assert sum((cloud.requests().get("totals") or {}).get("by_service", {}).values()) == 0
+    assert routes_of(cloud, router) == before

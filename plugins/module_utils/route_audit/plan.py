@@ -98,15 +98,75 @@ def network_order(network):
 
 # -- input --------------------------------------------------------------------------------------
 
-def normalize_cluster_cidrs(values):
+def normalize_cluster_cidrs(values, what="cluster_cidr"):
+    """The checked CIDRs of a pod network option (``cluster_cidr``, ``cloud_controller.cluster_cidr``): each a
+    CIDR in network form and not a whole family (``0.0.0.0/0``, ``::/0``: every route of the router would be the
+    cluster's). The rule every CIDR-typed pod network input of route_audit is checked by, before any request; the
+    overlap with the router's own subnets needs the router (``cidr_scope_problem``)."""
     if not values:
-        raise PlanError("cluster_cidr needs at least one CIDR")
+        raise PlanError("%s needs at least one CIDR" % what)
     cidrs = []
     for value in values:
-        cidr = parse_cidr(value, "cluster_cidr")
+        cidr = parse_cidr(value, what)
+        if cidr.prefixlen == 0:
+            raise PlanError(whole_family(what, cidr))
         if cidr not in cidrs:
             cidrs.append(cidr)
     return cidrs
+
+
+def whole_family(what, cidr):
+    return "%s %s is every address of its family; give the cluster's pod network" % (what, cidr)
+
+
+def normalize_keep_routes(values):
+    """``keep_routes`` checked (``KeptRoutes``): each destination a CIDR in network form (a default route may be
+    kept), each nexthop an address of the destination's family. All problems are reported at once."""
+    problems, keys = [], []
+    for index, route in enumerate(values or []):
+        where = "keep_routes[%d]" % index
+        try:
+            destination = parse_cidr(route.get("destination"), "%s destination" % where)
+            nexthop = parse_address(route.get("nexthop"), "%s nexthop" % where)
+        except PlanError as exc:
+            problems.append(str(exc))
+            continue
+        if destination.version != nexthop.version:
+            problems.append("%s: the destination %s is IPv%d but the nexthop %s is IPv%d; a route's nexthop is of "
+                            "its destination's family" % (where, destination, destination.version, nexthop,
+                                                          nexthop.version))
+            continue
+        keys.append((destination, nexthop))
+    if problems:
+        raise PlanError("; ".join(problems))
+    return KeptRoutes(keys)
+
+
+class KeptRoutes(frozenset):
+    """The routes of ``keep_routes`` as ``route_key``s: never removed by any step of a repair (``guard_removals``)
+    and never a finding's removal, whatever they look like inside the cluster CIDRs."""
+
+    def holds(self, route):
+        """Whether ``route`` (as Neutron wrote it, host bits too) is a kept route."""
+        if not self:
+            return False
+        key = route_key(route)
+        return key is not None and key in self
+
+
+NO_KEPT = KeptRoutes()
+
+
+def guard_removals(step, kept):
+    """The final guard over a planned step: removing a kept route is an internal error (PlanError), raised before
+    the step is written. None when the step is safe."""
+    if step is None or step.get("action") != "remove_routes" or not kept:
+        return None
+    held = [route_text(route) for route in step["routes"] if kept.holds(route)]
+    if held:
+        raise PlanError("internal error: the repair planned to remove %s, which keep_routes keeps (%s); nothing of "
+                        "this step was written" % (", ".join(held), step.get("reason")))
+    return None
 
 
 def _as_list(value):
@@ -342,10 +402,12 @@ def _is_right(route, want):
         route["destination"] == want["route"]["destination"]
 
 
-def _role(route, want, node_addresses):
+def _role(route, want, node_addresses, kept=NO_KEPT):
     key = route_key(route)
     if want is not None and _is_right(route, want):
         return "right"
+    if kept.holds(route):
+        return "kept"
     if not is_canonical(route):
         return "not_canonical"
     if key[1] not in node_addresses:
@@ -366,11 +428,12 @@ def node_address_map(nodes):
     return dict((address, node["name"]) for node in nodes for address in node["addresses"])
 
 
-def route_findings(routes, nodes, cluster_cidrs, reachable=None):
+def route_findings(routes, nodes, cluster_cidrs, reachable=None, kept=NO_KEPT):
     """Findings about routes, one per destination: duplicate, wrong_nexthop, missing, stale.
 
     ``reachable(address)`` (optional) says whether Neutron will accept the address as a nexthop; a
-    fix that Neutron would refuse carries a ``note``.
+    fix that Neutron would refuse carries a ``note``. A route of ``kept`` (``KeptRoutes``) is never in a fix's
+    removals: to a destination no node has it is no finding; beside a node's route it is listed (role ``kept``).
     """
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
@@ -378,18 +441,18 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None):
     addresses = node_address_map(list(nodes) + incomplete)
     groups = _by_destination(cluster)
     findings = []
-    kept = dict((node["name"], []) for node in incomplete)
+    kept_by_node = dict((node["name"], []) for node in incomplete)
     for destination in sorted(set(groups) | set(needed), key=network_order):
         group = groups.get(destination, [])
         want = needed.get(destination)
         if want is not None and len(group) == 1 and _is_right(group[0], want):
             continue  # the node's route and nothing else: most destinations
-        if want is None and incomplete:
-            group = _keep_incomplete(group, incomplete, kept)
+        if want is None:
+            group = _not_kept(group, incomplete, kept_by_node, kept)
             if not group:
                 continue
         group = sorted(group, key=lambda r: (r["destination"], r["nexthop"]))
-        described = [dict(r, role=_role(r, want, addresses),
+        described = [dict(r, role=_role(r, want, addresses, kept),
                           node=addresses.get(route_key(r)[1])) for r in group]
         if want is None:
             findings.append(dict(
@@ -400,16 +463,18 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None):
                                          "no current node") for r in described))))
             continue
         right = [r for r in group if _is_right(r, want)]
-        others = [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group if not _is_right(r, want)]
+        others = [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group
+                  if not _is_right(r, want) and not kept.holds(r)]
         fix = {"add": [] if right else [dict(want["route"])], "remove": others}
         if len(group) > 1:
-            kind, message = "duplicate", "%d routes for %s (%s); the right one is %s (node %s)%s" % (
+            kind, message = "duplicate", "%d routes for %s (%s); the right one is %s (node %s)%s%s" % (
                 len(group), destination, ", ".join(route_text(r) for r in group), route_text(want["route"]),
-                want["node"], "" if right else ", which is not there")
+                want["node"], "" if right else ", which is not there", _kept_words(group, want, kept))
         elif group:
             kind = "wrong_nexthop"
-            message = "the only route for %s is %s (%s); node %s needs %s" % (
-                destination, route_text(group[0]), _role_text(described[0]), want["node"], route_text(want["route"]))
+            message = "the only route for %s is %s (%s); node %s needs %s%s" % (
+                destination, route_text(group[0]), _role_text(described[0]), want["node"], route_text(want["route"]),
+                _kept_words(group, want, kept))
         else:
             kind, message = "missing", "node %s has no route: %s is not on the router" % (
                 want["node"], route_text(want["route"]))
@@ -419,7 +484,20 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None):
             finding["note"] = ("%s is on no subnet of the router that this user can see; Neutron will likely "
                                "refuse the route (attach the node's subnet to the router)" % want["nexthop"])
         findings.append(finding)
-    return findings + [_incomplete_finding(node, kept[node["name"]]) for node in incomplete]
+    return findings + [_incomplete_finding(node, kept_by_node[node["name"]]) for node in incomplete]
+
+
+def _not_kept(group, incomplete, kept_by_node, kept):
+    """The routes of ``group`` (a destination no node routes) that are neither kept (``keep_routes``) nor an
+    incomplete node's (those are added to ``kept_by_node``)."""
+    group = [r for r in group if not kept.holds(r)]
+    return _keep_incomplete(group, incomplete, kept_by_node) if incomplete and group else group
+
+
+def _kept_words(group, want, kept):
+    held = [route_text(r) for r in group if kept.holds(r) and not _is_right(r, want)]
+    return "; %s %s in keep_routes and never removed" % (", ".join(held), "is" if len(held) == 1 else "are") \
+        if held else ""
 
 
 def _keep_incomplete(group, incomplete, kept):
@@ -452,6 +530,7 @@ def _role_text(route):
         "wrong": "its nexthop is node %s" % route.get("node"),
         "unused": "unused",
         "not_canonical": "its destination has host bits set, which no router can install",
+        "kept": "it is in keep_routes",
     }.get(route["role"], route["role"])
 
 
@@ -485,16 +564,15 @@ def pair_findings(nodes, node_ports):
     return findings
 
 
-def limit_info(routes, nodes, cluster_cidrs, limit, source, warn_ratio=DEFAULT_WARN_RATIO):
-    """The route count against the router's limit (None: unlimited) and the finding, if any."""
+def limit_info(routes, nodes, cluster_cidrs, limit, source, warn_ratio=DEFAULT_WARN_RATIO, kept=NO_KEPT):
+    """The route count against the router's limit (None: unlimited) and the finding, if any. The routes a repair
+    leaves besides the needed ones (an incomplete node's, ``kept``) count as staying."""
     cluster, foreign = split_routes(routes, cluster_cidrs)
     needed_map = needed_routes(nodes)
     needed = len(needed_map)
-    incomplete = incomplete_nodes(nodes)
-    kept = sum(1 for r in cluster if route_key(r)[0] not in needed_map and left_alone(r, route_key(r), incomplete)) \
-        if incomplete else 0
+    staying = _staying(cluster, needed_map, incomplete_nodes(nodes), kept)
     info = dict(limit=limit, source=source, current=len(routes), foreign=len(foreign), cluster=len(cluster),
-                needed=needed, after_repair=needed + len(foreign) + kept)
+                needed=needed, after_repair=needed + len(foreign) + staying)
     if limit is None or limit < 0:
         info["limit"] = None
         return info, None
@@ -517,6 +595,20 @@ def limit_info(routes, nodes, cluster_cidrs, limit, source, warn_ratio=DEFAULT_W
                 " after repair (%d now)" % len(routes) if len(routes) != info["after_repair"] else "",
                 max(0, limit - info["after_repair"])))
     return info, None
+
+
+def _staying(cluster, needed_map, incomplete, kept_routes):
+    """How many cluster routes a repair leaves besides the needed ones: kept routes that are not a node's right
+    route, and, of destinations no node has, the routes of incomplete nodes."""
+    count = 0
+    for route in cluster:
+        destination = route_key(route)[0]
+        want = needed_map.get(destination)
+        if kept_routes.holds(route):
+            count += 0 if want is not None and _is_right(route, want) else 1
+        elif want is None and incomplete and left_alone(route, route_key(route), incomplete):
+            count += 1
+    return count
 
 
 def count_kinds(findings):
@@ -562,7 +654,7 @@ def _cap(items, *limits):
 
 
 def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=(), removable=None,
-              controlled=None):
+              controlled=None, kept=NO_KEPT):
     """The next repair step for the current ``routes``, or None when there is nothing left to do.
 
     A step is ``{"action": "add_routes"|"remove_routes"|"address_pairs", "routes": [...], "reason":
@@ -577,13 +669,21 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     after the plan was made). ``controlled`` (a predicate on destination networks, ``ownership``): the
     destinations the cloud controller reconciles: their right routes are not added (room is kept for them under
     the limit), their wrong routes are left to it; what it never adds back (duplicates, stale routes) is removed.
+    ``kept`` (``KeptRoutes``, the ``keep_routes`` option): never removed by any step; ``guard_removals`` holds that
+    over every step planned here, whatever produced it.
     """
+    step = _next_step(routes, nodes, cluster_cidrs, limit, budget, failed, pending_pairs, _may_remove(removable, kept),
+                      controlled)
+    guard_removals(step, kept)
+    return step
+
+
+def _next_step(routes, nodes, cluster_cidrs, limit, budget, failed, pending_pairs, may_go, controlled):
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
     groups = _by_destination(cluster)
     present_right = set(d for d, want in needed.items() if any(_is_right(r, want) for r in groups.get(d, [])))
     pending_adds, reserved = _pending_adds(needed, groups, present_right, failed, controlled)
-    may_go = _may_remove(removable)
     fixable = [r for d in sorted(present_right, key=network_order) for r in groups.get(d, [])
                if not _is_right(r, needed[d]) and may_go(r)]
     incomplete = incomplete_nodes(nodes)
@@ -634,10 +734,11 @@ def _pending_adds(needed, groups, present_right, failed, controlled):
     return [d for d in pending if not controlled(d)], sum(1 for d in pending if controlled(d))
 
 
-def _may_remove(removable):
+def _may_remove(removable, kept=NO_KEPT):
+    """The predicate of the routes a plan may remove: read before the plan (``removable``, None: any) and not kept."""
     if removable is None:
-        return lambda route: True
-    return lambda route: (route["destination"], route["nexthop"]) in removable
+        return lambda route: not kept.holds(route)
+    return lambda route: (route["destination"], route["nexthop"]) in removable and not kept.holds(route)
 
 
 def route_pairs(routes):
@@ -658,7 +759,7 @@ def step_size(step):
 
 
 def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pairs=(), max_steps=10000,
-             removable=None, controlled=None):
+             removable=None, controlled=None, kept=NO_KEPT):
     """Run ``next_step`` to the end assuming every request succeeds (check mode's plan).
     Returns (steps, final routes, stop reason or None)."""
     steps = []
@@ -666,7 +767,7 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
     current = [dict(r) for r in routes]
     for _step in range(max_steps):
         step = next_step(current, nodes, cluster_cidrs, limit=limit, budget=budget, pending_pairs=pairs,
-                         removable=removable, controlled=controlled)
+                         removable=removable, controlled=controlled, kept=kept)
         if step is None:
             return steps, current, None
         if step["action"] == "stop":
@@ -686,20 +787,20 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
 
 # -- guards: what a repair may never do ---------------------------------------------------------
 
-def cidr_scope_problem(cluster_cidrs, router_subnets):
-    """Why ``cluster_cidrs`` is too broad to manage, or None: a pod network never contains the router's
-    own subnets (the nodes' and the gateway's), so one that does would make their routes the cluster's."""
+def cidr_scope_problem(cluster_cidrs, router_subnets, what="cluster_cidr"):
+    """Why ``cluster_cidrs`` (the option ``what``) is too broad to manage, or None: a pod network never contains the
+    router's own subnets (the nodes' and the gateway's), so one that does would make their routes the cluster's."""
     clashes = []
     for cidr in cluster_cidrs:
         if cidr.prefixlen == 0:
-            return "cluster_cidr %s is every address of its family; give the cluster's pod network" % cidr
+            return whole_family(what, cidr)
         for subnet in router_subnets:
             if subnet.version == cidr.version and (subnet.subnet_of(cidr) or cidr.subnet_of(subnet)):
                 clashes.append("%s overlaps the router's subnet %s" % (cidr, subnet))
     if clashes:
-        return ("cluster_cidr is wider than the cluster's pod network: %s. Pod routes never lie inside the "
+        return ("%s is wider than the cluster's pod network: %s. Pod routes never lie inside the "
                 "router's own subnets; give the pod network only (kube-controller-manager's --cluster-cidr)"
-                % "; ".join(clashes))
+                % (what, "; ".join(clashes)))
     return None
 
 
@@ -716,15 +817,15 @@ def removal_refusal(findings, cluster_routes, node_count, source, max_share):
     return _refusal(lost, len(routed), node_count, source, max_share, "Nothing was changed.")
 
 
-def removal_refusal_now(routes, nodes, cluster_cidrs, source, max_share, removable=None):
+def removal_refusal_now(routes, nodes, cluster_cidrs, source, max_share, removable=None, kept=NO_KEPT):
     """``removal_refusal`` judged on ``routes`` as read just before a removal: the pod CIDRs the rest of the plan
     would leave without any route (every route of a destination no node has, that the plan may remove) against
-    the pod CIDRs routed now. A route the plan may not remove (``removable``, ``left_alone``) keeps its
+    the pod CIDRs routed now. A route the plan may not remove (``removable``, ``kept``, ``left_alone``) keeps its
     destination routed."""
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     groups = _by_destination(cluster)
     needed = needed_routes(nodes)
-    may_go = _may_remove(removable)
+    may_go = _may_remove(removable, kept)
     incomplete = incomplete_nodes(nodes)
     lost = sorted(str(d) for d, group in groups.items() if d not in needed and all(
         may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete)) for r in group))
@@ -732,11 +833,12 @@ def removal_refusal_now(routes, nodes, cluster_cidrs, source, max_share, removab
                     "The changes made before this check are in changes; nothing more was written.")
 
 
-def unsafe_removals(routes, removals, cluster_cidrs, removable=None):
+def unsafe_removals(routes, removals, cluster_cidrs, removable=None, kept=NO_KEPT):
     """The routes of a removal step that it must not make on ``routes`` as read: not there any more, foreign
-    (outside the cluster CIDRs), or not removable by this plan. Empty when the step is safe."""
+    (outside the cluster CIDRs), kept (``keep_routes``), or not removable by this plan. Empty when the step is
+    safe."""
     cluster = route_pairs(split_routes(routes, cluster_cidrs)[0])
-    may_go = _may_remove(removable)
+    may_go = _may_remove(removable, kept)
     return [r for r in removals if (r["destination"], r["nexthop"]) not in cluster or not may_go(r)]
 
 

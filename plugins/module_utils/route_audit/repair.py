@@ -18,6 +18,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     DeadlineExceeded,
     KeptChanging,
     ModuleFailure,
+    PlanError,
     RouteLimitReached,
     RouteRejected,
     RouterChanged,
@@ -60,6 +61,7 @@ class RepairInput:
     node_source: str = "nodes"  # where the nodes came from (the empty-view guard's words)
     max_removal_share: float = 1.0  # the removal guard, checked again before each removal
     controlled: object = None  # destinations another writer reconciles (``ownership``), or None
+    kept: object = route_plan.NO_KEPT  # keep_routes (``plan.KeptRoutes``): never removed by any step
 
 
 @dataclass
@@ -108,7 +110,10 @@ class RouteRepair:
         return entry
 
     def run(self):
-        """Run the repair steps (in check mode: plan them). Returns (routes, node ports) at the end."""
+        """Run the repair steps (in check mode: plan them). Returns (routes, node ports) at the end. The whole plan
+        on the router as read is made first: a plan that would remove a kept route (``plan.guard_removals``) stops
+        the repair before its first write."""
+        self.preflight()
         try:
             self.steps()
         except Exception as exc:  # pylint: disable=broad-except
@@ -117,11 +122,20 @@ class RouteRepair:
         self.note_appeared()
         return self.state.routes, self.state.ports
 
+    def preflight(self):
+        what, state = self.what, self.state
+        try:
+            route_plan.simulate(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
+                                pending_pairs=state.pending_pairs, removable=self.known, controlled=what.controlled,
+                                kept=what.kept)
+        except PlanError as exc:
+            raise ModuleFailure("router %s: %s" % (what.router["id"], exc), **dict(self.result, changed=False))
+
     def plan(self):
         what, state = self.what, self.state
         return route_plan.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
                                     failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known,
-                                    controlled=what.controlled)
+                                    controlled=what.controlled, kept=what.kept)
 
     def fresh_step(self):
         """The next step, judged on the router as it stands: a removal (every plain update without If-Match) is
@@ -143,12 +157,13 @@ class RouteRepair:
     def check_removal(self, step):
         """The guards, on the routes the removal will change: refuse (and stop) when they do not hold now."""
         what, state = self.what, self.state
-        unsafe = route_plan.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known)
+        unsafe = route_plan.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known,
+                                            kept=what.kept)
         if unsafe:  # next_step never plans these; a plan that did must not be written
             raise ModuleFailure("router %s: refusing to remove %s: not a route of the cluster read before the "
-                                "repair" % (what.router["id"], ", ".join(map(route_plan.route_text, unsafe))))
+                                "repair, or in keep_routes" % (what.router["id"], ", ".join(map(route_plan.route_text, unsafe))))
         refusal = route_plan.removal_refusal_now(state.routes, what.nodes, what.cidrs, what.node_source,
-                                                 what.max_removal_share, removable=self.known)
+                                                 what.max_removal_share, removable=self.known, kept=what.kept)
         if refusal:
             self.stop("max_removal_share")
             raise ModuleFailure("router %s changed during the repair: %s" % (what.router["id"], refusal))
@@ -312,7 +327,7 @@ class RouteRepair:
         state, what = self.state, self.what
         steps, _final, _stop = route_plan.simulate(state.routes, what.nodes, what.cidrs, limit=None,
                                                    pending_pairs=state.pending_pairs, removable=self.known,
-                                                   controlled=what.controlled)
+                                                   controlled=what.controlled, kept=what.kept)
         left = []
         refused = set((r["destination"], r["nexthop"]) for r in state.failed)
         for step in steps:

@@ -114,6 +114,7 @@ class RouteAuditRunner(ModuleRunner):
         super().__init__(module, options)
         self.explicit_nodes = None
         self.controller_cidrs = None  # the cloud_controller option's cluster CIDRs, checked
+        self.kept = route_plan.NO_KEPT  # keep_routes, checked: never removed by any step
 
     # -- input -------------------------------------------------------------------------
 
@@ -126,11 +127,10 @@ class RouteAuditRunner(ModuleRunner):
             self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(options.nodes), cidrs)
         controller = options.cloud_controller
         if controller is not None:  # [] when given without cluster_cidr: route_audit's
-            self.controller_cidrs = route_plan.normalize_cluster_cidrs(controller["cluster_cidr"]) \
+            self.controller_cidrs = route_plan.normalize_cluster_cidrs(
+                controller["cluster_cidr"], "cloud_controller.cluster_cidr") \
                 if controller.get("cluster_cidr") else []
-        for route in options.keep_routes or []:
-            route_plan.parse_cidr(route["destination"], "keep_routes destination")
-            route_plan.parse_address(route["nexthop"], "keep_routes nexthop")
+        self.kept = route_plan.normalize_keep_routes(options.keep_routes)
         return cidrs
 
     def load_nodes(self, cidrs, deadline):
@@ -200,7 +200,8 @@ class RouteAuditRunner(ModuleRunner):
         self.module.connect()
         api = RouterService(self.module.client)
         view = self.read(api, deadline)
-        scope_problem = route_plan.cidr_scope_problem(cidrs, view.networks)
+        scope_problem = route_plan.cidr_scope_problem(cidrs, view.networks) or route_plan.cidr_scope_problem(
+            self.controller_cidrs or [], view.networks, "cloud_controller.cluster_cidr")
         if scope_problem:
             raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
         node_ports = self.match_ports(nodes, view.ports) if options.check_address_pairs else {}
@@ -217,7 +218,8 @@ class RouteAuditRunner(ModuleRunner):
             router=view.router, nodes=nodes, cidrs=cidrs, node_ports=node_ports, findings=audited.findings,
             limit=view.limit, atomic="extraroute-atomic" in view.aliases,
             if_match="revision-if-match" in view.aliases, node_source=source,
-            max_removal_share=options.max_removal_share, controlled=owner.controlled if owner.restricted else None),
+            max_removal_share=options.max_removal_share, controlled=owner.controlled if owner.restricted else None,
+            kept=self.kept),
             options.check_address_pairs, options.max_changes, options.check_mode, deadline, result)
         final_routes, final_ports = repair.run()
         remaining = self.audit(final_routes, final_ports, view, audited)
@@ -225,11 +227,12 @@ class RouteAuditRunner(ModuleRunner):
         return self.conclude(result, repair.state, remaining)
 
     def audit(self, routes, node_ports, view, audited):
-        findings = route_plan.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable)
+        findings = route_plan.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable,
+                                             kept=self.kept)
         if self.options.check_address_pairs:
             findings += route_plan.pair_findings(audited.nodes, node_ports)
         _info, limit_finding = route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit,
-                                                     view.limit_source, self.options.limit_warning_ratio)
+                                                     view.limit_source, self.options.limit_warning_ratio, self.kept)
         if limit_finding:
             findings.append(limit_finding)
         findings += route_owner.kept_route_findings(routes, self.options.keep_routes, audited.owner)
@@ -304,7 +307,7 @@ class RouteAuditRunner(ModuleRunner):
 
     def limit_view(self, routes, view, audited):
         return route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
-                                     self.options.limit_warning_ratio)[0]
+                                     self.options.limit_warning_ratio, self.kept)[0]
 
     def add_outcome(self, result, view, audited, remaining, final_routes, final_ports):
         before = view.router.get("routes") or []
