@@ -4,9 +4,10 @@
 """The runner of cluster_info: read a Cluster, its control plane, infrastructure and Machines, and return
 ``cluster_view.build_view`` of them. The module file gives the argument spec."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Optional
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import build_view
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
@@ -15,9 +16,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     dig,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
-    check_object_names,
-)
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ class ClusterInfoRunner(ModuleRunner):
 
     def run(self):
         options = self.options
-        check_object_names(asdict(options), dict(name="subdomain", namespace="label"))
+        check_cluster(options.name, options.namespace)
         deadline = self.started + options.timeout
         capi = CapiService(self.module.connect())
         capi.discover(deadline)

@@ -8,18 +8,16 @@ The wait follows the objects by watch where the API serves it (one list and one 
 quiet period measured from the events), else by polling lists; ``observed_with`` in the result says
 which, and why polling when it was not the user's choice."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Optional
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import FAILED, Verdict, wait_for
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
-    check_object_names,
-)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
     given_up,
     start_following,
@@ -82,7 +80,7 @@ class PauseAckRunner(ModuleRunner):
 
     def validate(self):
         options = self.options
-        check_object_names(asdict(options), dict(name="subdomain", namespace="label"))
+        check_cluster(options.name, options.namespace)
         if options.wait and options.state == "paused" and options.quiet_period > options.timeout:
             raise ModuleFailure("quiet_period (%s s) is longer than timeout (%s s): the pause could never be "
                                 "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"

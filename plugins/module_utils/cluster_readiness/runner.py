@@ -19,9 +19,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import status_message
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.deployments import list_deployments
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
-    check_object_names,
-)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.health_monitor import (
     monitor_fields,
     window_check,
@@ -33,6 +30,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     NotServed,
     ResolveError,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 
 INVENTORY_GROUP = "clusterctl.cluster.x-k8s.io"
@@ -97,8 +95,7 @@ class ClusterReadinessRunner(ModuleRunner):
         if refused:
             raise ModuleFailure("fail_on names no finding code: %s (codes: %s)" % (
                 ", ".join(refused), ", ".join(plan.CODES)))
-        check_object_names(dict(name=options.name or "x", namespace=options.namespace),
-                           dict(name="subdomain", namespace="label"))
+        check_cluster(options.name, options.namespace)
         self.deadline = self.started + options.timeout
         objects = self.read_cluster() if options.name else None
         views, findings, data = {}, [], {}

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
     read_kubeconfig_secret,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
-    check_object_names,
     secret_ref,
 )
 
@@ -102,8 +102,8 @@ class WorkloadKubeconfigRunner(ModuleRunner):
         options = self.options
         deadline = self.started + options.timeout
         given = dict(cluster=options.cluster, namespace=options.namespace, secret=options.secret)
-        if options.cluster:
-            check_object_names(given, dict(cluster="subdomain", namespace="label"))
+        if options.cluster is not None:
+            check_cluster(options.cluster, options.namespace, "cluster")
         ref = secret_ref(*secret_options(given))
         workload = read_kubeconfig_secret(self.module.connect_kubernetes(deadline), ref, deadline)
         self.module.hide(workload.secret_values)
