@@ -222,10 +222,23 @@ def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None, s
     if refusal:
         return [], foreign + [dict(brief(r), reason="refused: " + refusal) for r in candidates], refusal
     cap = max(0, int(max_deletions))
-    delete = candidates[:cap]
+    delete = guard_deletions(candidates[:cap], foreign)
     skipped = [dict(brief(r), reason="max_deletions (%d per run) reached; a later run deletes it" % cap)
                for r in candidates[cap:]]
     return delete, foreign + skipped, None
+
+
+def guard_deletions(delete, refused):
+    """The final guard over a clean-up plan: a server that is a Node, still waiting, being deleted, or refused
+    (``refused``: another cluster's mark, matched only through '?' or '[...]') is never among the deletions. A plan
+    that breaks this is an internal error (PlanError), raised before any deletion. Returns ``delete``."""
+    refused_ids = set(r["id"] for r in refused)
+    wrong = [r for r in delete if r["state"] not in (UNREGISTERED, ERROR) or r.get("node") or r["id"] in refused_ids]
+    if wrong:
+        raise PlanError("internal error: the clean-up planned to delete %s, which %s protected; nothing was deleted" % (
+            ", ".join("%s (%s, %s)" % (r["name"], r["id"], r["state"]) for r in wrong),
+            "is" if len(wrong) == 1 else "are"))
+    return delete
 
 
 def recheck(record, servers_now, nodes_now, patterns, metadata, marks, now, timeout):

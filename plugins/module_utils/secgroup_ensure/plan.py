@@ -15,7 +15,7 @@ Everything here works on plain dicts with Neutron's field names and is unit-test
 
 import ipaddress
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import RuleError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError, RuleError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import is_pattern, select
 
@@ -294,11 +294,23 @@ def plan_rules(wanted, existing, state="present", exclusive=False):
     wanted_keys = set(r.key for r in wanted)
     if state == "absent":
         delete = [r for r in existing if r.key in wanted_keys]
-        return RulePlan(create=[], delete=delete, present=[])
+        return RulePlan(create=[], delete=guard_deletes(delete, wanted_keys, state), present=[])
     create = [r for r in wanted if r.key not in existing_keys]
     present = [existing_keys[r.key][0] for r in wanted if r.key in existing_keys]
     delete = [r for r in existing if r.key not in wanted_keys] if exclusive else []
-    return RulePlan(create=create, delete=delete, present=present)
+    return RulePlan(create=create, delete=guard_deletes(delete, wanted_keys, state), present=present)
+
+
+def guard_deletes(delete, wanted_keys, state):
+    """The final guard over a rule plan: with state present no rule of ``rules``/``pod_cidr`` (``wanted_keys``) is
+    ever deleted (``exclusive`` removes only the others); with state absent only those are. A plan that breaks this
+    is an internal error (PlanError), raised before any write. Returns ``delete``."""
+    wrong = [r for r in delete if (r.key in wanted_keys) != (state == "absent")]
+    if wrong:
+        raise PlanError("internal error: the plan would delete %s, which %s; nothing was written" % (
+            "; ".join(r.label() for r in wrong), "the rules ask to keep" if state != "absent" else
+            "the rules do not name"))
+    return delete
 
 
 def select_servers(servers, selectors):

@@ -213,3 +213,14 @@ def test_never_deletes_a_node_never_more_than_the_cap_never_all(specs, cap, time
         assert ages == sorted(ages, reverse=True)
         assert all(s["age"] <= min(ages) for s in skipped) if ages else True
     assert len(deleted) + len(skipped) == sum(1 for r in records if r["state"] in (registration_plan.UNREGISTERED, registration_plan.ERROR))
+
+
+def test_the_final_guard_stops_a_clean_up_that_would_delete_a_protected_server():
+    servers = [server("n1", 600), server("n2", 600), server("w1", 5), server("x1", 600, metadata={"cluster": "b"})]
+    records = registration_plan.classify(servers, [node("n1")], NOW, TIMEOUT)
+    by_name = dict((r["name"], r) for r in records)
+    refused = [dict(registration_plan.brief(by_name["x1"]), reason="refused: another cluster")]
+    for name in ("n1", "w1", "x1"):  # a Node, a server still waiting, a refused one
+        with pytest.raises(registration_plan.PlanError, match="internal error.*%s" % name):
+            registration_plan.guard_deletions([by_name["n2"], by_name[name]], refused)
+    assert registration_plan.guard_deletions([by_name["n2"]], refused) == [by_name["n2"]]

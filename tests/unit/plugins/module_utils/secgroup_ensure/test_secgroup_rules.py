@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError, ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as sr
 
 GROUP = "11111111-1111-1111-1111-111111111111"
@@ -222,3 +222,43 @@ def test_wanted_groups_keeps_the_others(current, state):
     assert set(after) - {GROUP} == set(current) - {GROUP}
     assert (GROUP in after) == (state == "present")
     assert sr.wanted_groups(after, GROUP, state) == after
+
+
+# -- what exclusive and state absent protect: the final guard over the rule plan --------------------------------
+
+_SPECS = st.fixed_dictionaries(dict(
+    protocol=st.sampled_from(["tcp", "6", "udp", "icmp", None, "any"]),
+    remote_ip_prefix=st.sampled_from(["10.0.0.0/8", "10.0.0.5/8", "0.0.0.0/0", None, "198.19.0.0/16"]),
+    port=st.sampled_from([None, 22, 443])))
+
+
+def _spec_rule(spec):
+    if spec["port"] is not None and spec["protocol"] not in ("tcp", "6", "udp"):
+        spec = dict(spec, port=None)
+    return sr.normalize_rule(spec)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SPECS, max_size=5), st.lists(_SPECS, max_size=6), st.booleans())
+def test_exclusive_never_deletes_a_wanted_rule_and_absent_deletes_only_wanted_ones(wanted, existing, exclusive):
+    wanted = [_spec_rule(s) for s in wanted]
+    stored = [sr.rule_from_neutron(dict(sr.protocol_name(r.protocol) and {"protocol": sr.protocol_name(r.protocol)} or {},
+                                        id="r%d" % i, direction=r.direction, ethertype=r.ethertype,
+                                        port_range_min=r.port_range_min, port_range_max=r.port_range_max,
+                                        remote_ip_prefix=r.remote_ip_prefix))
+              for i, r in enumerate(_spec_rule(s) for s in existing)]
+    keys = set(r.key for r in wanted)
+    present = sr.plan_rules(wanted, stored, "present", exclusive)
+    assert not [r for r in present.delete if r.key in keys]
+    absent = sr.plan_rules(wanted, stored, "absent")
+    assert all(r.key in keys for r in absent.delete)
+
+
+def test_the_final_guard_stops_a_plan_that_deletes_a_rule_the_rules_keep():
+    keep = sr.normalize_rule(dict(protocol="tcp", port=22, remote_ip_prefix="10.0.0.0/8"))
+    other = sr.normalize_rule(dict(protocol="udp", port=53))
+    with pytest.raises(PlanError, match="internal error.*ingress IPv4 tcp 22-22 from 10.0.0.0/8.*ask to keep"):
+        sr.guard_deletes([keep], {keep.key}, "present")
+    with pytest.raises(PlanError, match="internal error.*udp.*do not name"):
+        sr.guard_deletes([other], {keep.key}, "absent")
+    assert sr.guard_deletes([other], {keep.key}, "present") == [other]
