@@ -230,3 +230,15 @@ def test_sampler_samples_while_rolling_and_a_while_after(tmp_path):
     target["rollout"] = 0
     sampler.tick()
     assert conn.calls == 6
+
+
+def test_other_pre_terminate_hooks_hold_it_only_from_kubernetes_1_31():
+    """CAPI v1.9+ reconcilePreTerminateHook: the wait for the Machine's other pre-terminate hooks applies only
+    when the control plane's version is >= 1.31.0 (pre-releases count as their release); below it, the etcd
+    member goes (and the hook comes off) while another owner's pre-terminate hook still holds the Machine."""
+    held = m("a", 1, deleting=True, pre_terminate=sorted([KCP_CLEANUP_HOOK, TERMINATE]))
+    for version in ("v1.31.0", "1.31.0-rc.1", "v1.32.3", None):
+        assert not kcp_cleanup_due(held, [held], version=version), version
+    for version in ("v1.30.9", "1.29.0"):
+        assert kcp_cleanup_due(held, [held], version=version), version
+    assert not kcp_cleanup_due(m("a", 1, deleting=True, pre_terminate=[TERMINATE]), [], version="v1.30.0")

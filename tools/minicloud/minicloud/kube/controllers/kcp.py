@@ -165,7 +165,8 @@ class RolloutController:
         name = view.name
         machines.mark_deleting(self.store, machine)
         early = rollout.deletion_next(view, False, None, False, machines.drained(self._nodes(machine), machine))
-        if early.kind == "wait" and rollout.kcp_cleanup_due(view, ctx.views):
+        if early.kind == "wait" and rollout.kcp_cleanup_due(view, ctx.views,
+                                                            (ctx.kcp.get("spec") or {}).get("version")):
             machines.remove_annotation(self.store, machine, rollout.KCP_CLEANUP_HOOK)
             waiting.append(f"{name}: etcd member removed, {rollout.KCP_CLEANUP_HOOK} taken off")
             return

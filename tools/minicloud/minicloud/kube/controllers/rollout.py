@@ -21,6 +21,7 @@ reads the store and OpenStack into these views and carries the decisions out.
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass, field
 
 PRE_DRAIN_HOOK_PREFIX = "pre-drain.delete.hook.machine.cluster.x-k8s.io"
@@ -178,17 +179,29 @@ def deletion_next(machine: MachineView, member_present: bool, member_status: str
     return Action("remove-finalizer", machine.name)
 
 
-def kcp_cleanup_due(machine: MachineView, machines: list[MachineView]) -> bool:
-    """Whether KCP takes its ``kcp-cleanup`` hook off ``machine`` now (CAPI v1.12's reconcilePreTerminateHook):
-    the Machine is being deleted and held by that hook alone, every Machine being deleted still carries it (one
-    without it goes away first), and no Machine being deleted is older (one at a time; the creation order stands
-    for the deletion time)."""
-    if not machine.deleting or machine.pre_drain or machine.pre_terminate != (KCP_CLEANUP_HOOK,):
+def kcp_cleanup_due(machine: MachineView, machines: list[MachineView], version: str | None = None) -> bool:
+    """Whether KCP takes its ``kcp-cleanup`` hook off ``machine`` now, removing its etcd member (CAPI v1.9+'s
+    reconcilePreTerminateHook): the Machine is being deleted and past its pre-drain hooks, every Machine being
+    deleted still carries the hook (one without it goes away first), no Machine being deleted is older (one at a
+    time; the creation order stands for the deletion time), and, when the control plane's ``version`` is 1.31.0 or
+    later (pre-releases count as their release; unknown: as later), no other pre-terminate hook holds the Machine.
+    Below 1.31 KCP does not wait for the other hooks."""
+    if not machine.deleting or machine.pre_drain or KCP_CLEANUP_HOOK not in machine.pre_terminate:
+        return False
+    if machine.pre_terminate != (KCP_CLEANUP_HOOK,) and waits_for_other_hooks(version):
         return False
     deleting = [m for m in machines if m.deleting]
     if any(KCP_CLEANUP_HOOK not in m.pre_terminate for m in deleting):
         return False
     return min(deleting, key=lambda m: m.order).name == machine.name
+
+
+def waits_for_other_hooks(version: str | None) -> bool:
+    """KCP's ``version.Compare(parsed, 1.31.0, WithoutPreReleases()) >= 0``: major.minor.patch only."""
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(version or "").strip())
+    if match is None:
+        return True
+    return tuple(int(part or 0) for part in match.groups()) >= (1, 31, 0)
 
 
 def provision_next(capo_wait: str, server_present: bool, member: MemberView | None, lb_status: str | None) -> Action:
