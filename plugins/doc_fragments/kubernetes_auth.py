@@ -10,8 +10,13 @@ options:
   kubeconfig:
     description:
       - Path to a kubeconfig file, or the kubeconfig itself as a dictionary.
-      - When neither this, I(context), nor I(host) with I(api_key) (or I(username) and I(password)) are
-        given, the in-cluster service account is used, else C(~/.kube/config) (or C(KUBECONFIG)).
+      - When neither this, I(context), nor I(host) with I(api_key) (or I(username) and I(password), or
+        I(client_cert) and I(client_key)) are given, the in-cluster service account is used, else
+        C(~/.kube/config) (or C(KUBECONFIG)).
+      - Each option given beside it (or set by its E(K8S_AUTH_*) variable) wins over what the kubeconfig says,
+        as in kubernetes.core; credentials given (I(api_key), I(username) and I(password), I(client_cert))
+        replace the kubeconfig's user as a whole. Half a pair (I(username) without I(password), I(client_key)
+        without I(client_cert)) and credentials of two kinds are refused before any request.
       - Can be set with the E(K8S_AUTH_KUBECONFIG) environment variable.
     type: raw
   context:

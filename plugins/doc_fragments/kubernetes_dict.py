@@ -56,7 +56,10 @@ options:
             type: str
             default: value
       kubeconfig:
-        description: Path to a kubeconfig file, or the kubeconfig as a dictionary.
+        description:
+          - Path to a kubeconfig file, or the kubeconfig as a dictionary.
+          - Each option given beside it wins over what the kubeconfig says, as in kubernetes.core; credentials given
+            replace the kubeconfig's user as a whole; half a pair and credentials of two kinds are refused.
         type: raw
       context:
         description: The kubeconfig context.

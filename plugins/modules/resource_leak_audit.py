@@ -240,7 +240,7 @@ writes_total:
   type: int
 '''
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import NumberRange, SECONDS, TIMEOUT
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.resource_leak_audit.runner import (
     ResourceLeakAuditOptions,
@@ -262,7 +262,7 @@ class ResourceLeakAudit(OpenStackModule):
         timeout=dict(type="int", default=300),
     )
     number_ranges = dict(
-        timeout=SECONDS, port_grace_period=SECONDS,
+        timeout=TIMEOUT, port_grace_period=SECONDS,
         max_deletions=NumberRange(minimum=1, maximum=100, hint="leave cleanup empty to delete nothing"))
     module_kwargs = dict()
 

@@ -25,14 +25,21 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 )
 
 
-#: ``timeout`` and the other waits: zero (one look, no waiting) up to 30 days.
+#: The waits and ages (``member_timeout``, ``registration_timeout``, ``quiet_period``...): zero (one look, no
+#: waiting) up to 30 days.
 SECONDS = NumberRange(minimum=0, maximum=MAX_SECONDS, unit=" seconds")
+#: ``timeout``, the whole task's time: a second up to 30 days (a task that sends a request cannot end in zero
+#: seconds). Every module's ``timeout`` is judged by this one range (``SHARED_RANGES``).
+TIMEOUT = NumberRange(minimum=1, maximum=MAX_SECONDS, unit=" seconds",
+                      hint="the whole task's time, its requests included")
 #: ``poll_interval``: above zero (zero would busy-poll) up to an hour.
 POLL_SECONDS = NumberRange(above=0, maximum=3600, unit=" seconds")
 #: ``api_timeout``, how long one request may take: a second up to an hour.
 REQUEST_SECONDS = NumberRange(minimum=1, maximum=3600, unit=" seconds")
 #: Ranges of the connection options, checked in every module (a module's ``number_ranges`` add to them).
 CONNECTION_RANGES = dict(api_timeout=REQUEST_SECONDS)
+#: Ranges of the options every module has, whatever its ``number_ranges`` say.
+SHARED_RANGES = dict(timeout=TIMEOUT)
 #: ``max_removal_share``'s default wherever a module has it (route_audit: the routed pod CIDRs a repair may
 #: leave without a route; secgroup_ensure: the group's rules ``exclusive`` may remove in one run).
 DEFAULT_MAX_REMOVAL_SHARE = 0.5
@@ -62,6 +69,15 @@ def ignored_option_warnings(connection_spec, own_spec, params):
                 warnings.append("%s%s is accepted for module_defaults compatibility with %s and ignored"
                                 % (prefix, name, source))
     return warnings
+
+
+def option_ranges(number_ranges):
+    """The ranges a module's numbers are judged by: the connection options', the module's own
+    (``number_ranges``), and ``SHARED_RANGES`` over both."""
+    ranges = dict(CONNECTION_RANGES)
+    ranges.update(number_ranges)
+    ranges.update(SHARED_RANGES)
+    return ranges
 
 
 def number_problems(spec, params, ranges, prefix=""):
@@ -212,7 +228,7 @@ class BaseModule:
         return None
 
     def check_numbers(self):
-        problems = number_problems(self.spec, self.params, dict(CONNECTION_RANGES, **self.number_ranges))
+        problems = number_problems(self.spec, self.params, option_ranges(self.number_ranges))
         if problems:
             raise ModuleFailure("; ".join(problems) + "; nothing was changed")
 

@@ -65,7 +65,7 @@ def test_module_refuses_a_bad_timeout_in_its_words_before_connecting(name, monke
     """The module class, its runner and the module base fit together: a negative timeout is refused by the
     number ranges before any connection (no cloud is needed to see it)."""
     result = refusal(name, monkeypatch, capsys)
-    assert result["failed"] and "timeout must be zero or more seconds, got -1" in result["msg"], result
+    assert result["failed"] and "timeout must be 1 or more seconds, got -1" in result["msg"], result
     assert result["api_calls"] == 0 and result["changed"] is False
 
 
@@ -110,7 +110,7 @@ def test_options_of_openstack_cloud_and_kubernetes_core_are_accepted_and_warned_
     # the warnings as the module gives them (how they reach the result depends on what else this process loaded)
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, warning: warnings.append(warning) or warn(self, warning))
     result = refusal(name, monkeypatch, capsys, **options)
-    assert "timeout must be zero or more seconds" in result["msg"], result
+    assert "timeout must be 1 or more seconds" in result["msg"], result
     names = options.get("kubernetes", options)
     for option in names:
         expected = "%s%s is accepted for module_defaults compatibility with %s and ignored" % (prefix, option, source)
