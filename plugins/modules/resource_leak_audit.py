@@ -23,10 +23,13 @@ description:
     is in the project; a security group that a live server's port carries is never a leak.
   - C(servers) in C(ERROR), reported only (M(flightcontrol.openstack.node_registration_audit) deletes them, with
     the Kubernetes Nodes as evidence).
-  - Which cluster an object belongs to is read from CAPO's names (C(k8s-clusterapi-cluster-<resource>) and its
-    suffixes, C(k8s-cluster-<resource>-secgroup-<role>)), CAPO's description, tags C(k8s-clusterapi-cluster-<resource>),
-    and for a port the name of its network, where C(<resource>) is CAPO's cluster resource name
-    C(<namespace>-<name>).
+  - Which cluster an object belongs to is read from CAPO's names, each kind with its own pattern cut at the end of
+    the name (network and router C(k8s-clusterapi-cluster-<resource>), API load balancer C(<that>-kubeapi), its
+    pools C(<lb>-<port>) and members C(<lb>-<port>-<machine>), security groups
+    C(k8s-cluster-<resource>-secgroup-<role>) with the role C(controlplane), C(worker) or C(bastion)), CAPO's
+    description, tags C(k8s-clusterapi-cluster-<resource>), and for a port the name of its network, where
+    C(<resource>) is CAPO's cluster resource name C(<namespace>-<name>). A cluster whose name ends in one of CAPO's
+    suffixes (C(pk-kubeapi)) is never read as another one (C(pk)); a port's or server's name is no evidence.
   - Every list names the project the connection is scoped to (an admin's list would hold every project's objects).
   - A list that this user may not read (HTTP 403), an API that does not serve it (404) or a service missing from
     the catalog makes the kinds that need it C(unknown) (in RV(unknown), and C(null) in RV(counts)), never
@@ -48,6 +51,8 @@ options:
     description:
       - The Cluster API cluster to audit, as C(namespace/name) or as CAPO's cluster resource name
         C(namespace-name). Left out, the whole project is audited.
+      - A value that can name no cluster (C(default/), C(/), C(Default/C1), an empty value) is refused before any
+        request; so is such an entry of I(clusters).
     type: str
   clusters:
     description:
