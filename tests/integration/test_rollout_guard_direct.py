@@ -256,3 +256,20 @@ def test_an_old_member_removed_by_someone_else_never_makes_a_lost_replacement_a_
     assert result["stuck"]["member"] == "rg-lost-new"
     assert result["released"] == [] and result["changed"] is False
     assert result["serving_members"] < result["min_healthy_members"] == 3
+
+
+def test_the_drain_uses_the_providers_method_and_says_so(cloud, lb, run_module):
+    """drain: true on minicloud's amphora emulation: the old member gets weight 0 (what amphora honours) before its
+    deletion, and the result names the provider and the method per drained member."""
+    old = lb["members"][0]["name"]
+    cloud.add_member(lb, "rg-drain-new", "10.0.0.236")
+    cloud.wait_lb_active(lb)
+    result = run_module(MODULE, direct_args(lb, [{"old": old, "new": "rg-drain-new"}], drain=True, drain_timeout=1,
+                                            timeout=60), playbook=True).result
+    assert result["failed"] is False, result["msg"]
+    assert result["provider"] in ("amphora", "minicloud"), result["provider"]
+    [row] = result["drained"]
+    assert row["member"] == old and row["method"] == "weight" and row["value_before"] == 1, row
+    assert row["released_at"] is not None and row["restored"] is False
+    assert [a["action"] for a in result["actions"]][:2] == ["drain (weight 0)", "delete_member"], result["actions"]
+    assert old not in pool_names(cloud, lb)
