@@ -242,3 +242,29 @@ def test_server_side_apply_creates_a_missing_object_then_merges(dyn):
     merged = clusters.server_side_apply(body={**body, "spec": {"topology": {"version": "v1.31.0"}}}, name="applied",
                                         namespace="default", field_manager="rehearsal")
     assert merged.to_dict()["spec"] == {"paused": True, "topology": {"version": "v1.31.0"}}
+
+
+def test_leases_are_served_with_optimistic_concurrency(api):
+    """coordination.k8s.io/v1 Lease, namespaced, as the real API server serves it: a create of an existing name is
+    409 AlreadyExists, a replace with a stale resourceVersion 409 Conflict (the one way two actors race for it)."""
+    leases = client.CoordinationV1Api(api)
+    body = client.V1Lease(metadata=client.V1ObjectMeta(name="flightcontrol-c1"),
+                          spec=client.V1LeaseSpec(holder_identity="a", lease_duration_seconds=30))
+    created = leases.create_namespaced_lease("default", body)
+    assert created.spec.holder_identity == "a" and created.metadata.resource_version
+    with pytest.raises(ApiException) as caught:
+        leases.create_namespaced_lease("default", body)
+    assert caught.value.status == 409 and status_body(caught.value)["reason"] == "AlreadyExists"
+    created.spec.holder_identity = "b"
+    replaced = leases.replace_namespaced_lease("flightcontrol-c1", "default", created)
+    assert replaced.spec.holder_identity == "b"
+    created.spec.holder_identity = "c"  # still carries the first resourceVersion
+    with pytest.raises(ApiException) as caught:
+        leases.replace_namespaced_lease("flightcontrol-c1", "default", created)
+    assert caught.value.status == 409 and status_body(caught.value)["reason"] == "Conflict"
+    assert leases.read_namespaced_lease("flightcontrol-c1", "default").spec.holder_identity == "b"
+    assert [item.metadata.name for item in leases.list_namespaced_lease("default").items] == ["flightcontrol-c1"]
+    leases.delete_namespaced_lease("flightcontrol-c1", "default")
+    with pytest.raises(ApiException) as caught:
+        leases.read_namespaced_lease("flightcontrol-c1", "default")
+    assert caught.value.status == 404

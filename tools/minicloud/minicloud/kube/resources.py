@@ -96,6 +96,8 @@ KINDS: tuple[Kind, ...] = (
     # clusterctl's inventory and the providers' controllers (seeded by minicloud.kube.providers)
     Kind("Provider", "providers", "clusterctl.cluster.x-k8s.io", ("v1alpha3",), status_subresource=False),
     Kind("Deployment", "deployments", "apps", ("v1",), custom=False, short_names=("deploy",)),
+    # leader election and flightcontrol's one-actor-per-cluster lock: optimistic concurrency on resourceVersion
+    Kind("Lease", "leases", "coordination.k8s.io", ("v1",), status_subresource=False, custom=False),
 )
 
 # The kinds CAPI core (and its kubeadm providers) reconcile: they get the Paused condition.
