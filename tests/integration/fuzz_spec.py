@@ -17,6 +17,8 @@ HOSTILE_STRINGS = ["", " ", "\t", "x" * 300, "ünïcödé-名前", "*", "a/b", "
                    "00000000-0000-0000-0000-000000000000", "gm[1]", "node-?", "[", "]", "a*b", "[!a]*", "[10.0.0.1]"]
 BOUNDARY_INTS = [0, 1, -1, 2, 5, 2 ** 31, 2 ** 63, -(2 ** 63), 10 ** 30]
 BOUNDARY_FLOATS = [0.0, -0.0, 0.001, 0.5, 1.0, 1.5, -1.0, 1e308, float("nan"), float("inf"), float("-inf")]
+# Ansible converts these strings of a float option into NaN, infinities, zero and -1: judged after conversion.
+FLOAT_STRINGS = ["nan", "NaN", "inf", "-inf", "0", "-1"]
 WRONG_TYPES = st.sampled_from([["a", "b"], {"k": "v"}, 12, 1.5, True])
 
 # Words of Python's, not ours: a message with one of them is a crash dressed as a failure.
@@ -62,7 +64,7 @@ def _plain(kind):
     if kind == "int":
         return st.one_of(st.sampled_from(BOUNDARY_INTS), st.integers(-3, 700))
     if kind == "float":
-        return st.one_of(st.sampled_from(BOUNDARY_FLOATS), st.floats(0, 10, allow_nan=False))
+        return st.one_of(st.sampled_from(BOUNDARY_FLOATS), st.sampled_from(FLOAT_STRINGS), st.floats(0, 10, allow_nan=False))
     if kind == "bool":
         return st.booleans()
     if kind == "dict":

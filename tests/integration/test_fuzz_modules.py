@@ -317,9 +317,13 @@ def test_fuzz_cluster_pause_ack(minicloud, world, data):
 def test_fuzz_cluster_info(minicloud, world, data):
     hints = dict(name=st.sampled_from([world.cluster, "fz-missing", "Bad_Name"]),
                  namespace=st.sampled_from(["default", "Bad_NS", "fz-ns"]))
-    args = data.draw(module_args_strategy(module_spec("cluster_info"), hints, dict(kubeconfig=world.kubeconfig)))
-    judge(minicloud, "cluster_info", args, data.draw(st.booleans()))
+    # credentials beside the kubeconfig: a wrong key, half a pair, two kinds (never silently the kubeconfig's)
+    beside = data.draw(st.sampled_from([{}, {}, {"api_key": "fz-wrong"}, {"username": "fz"},
+                                        {"api_key": "fz-wrong", "username": "fz", "password": "fz"}]))
+    args = data.draw(module_args_strategy(module_spec("cluster_info"), hints, dict(beside, kubeconfig=world.kubeconfig)))
+    result, _writes = judge(minicloud, "cluster_info", args, data.draw(st.booleans()))
     assert minicloud.write_count() == 0  # it only reads
+    assert not beside or result.get("failed"), (beside, result)
 
 
 # -- failures after a write ---------------------------------------------------------------------------------------
