@@ -16,6 +16,7 @@ conditions         status.v1beta2.conditions (new style)        status.condition
 =================  ==========================================  ==============================================
 """
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     BLOCK_MOVE_ANNOTATION,
     CONTROL_PLANE_LABEL,
@@ -177,34 +178,30 @@ def control_plane_summary(control_plane):
     }
 
 
+def _api_load_balancer(infra):
+    """(load balancer, pool, error) of the infrastructure cluster, read by ``capo.cluster`` in either CAPO version."""
+    try:
+        return capo.api_load_balancer(infra), capo.api_pool_name(infra), None
+    except capo.CapoError as exc:
+        return None, None, str(exc)
+
+
 def infrastructure_summary(infra):
-    """The infrastructure cluster (an OpenStackCluster for CAPO), with its API load balancer."""
+    """The infrastructure cluster (an OpenStackCluster for CAPO), with its API load balancer and pool."""
     if infra is None:
         return None
-    status = infra.get("status") or {}
-    provisioned = dig(status, "initialization", "provisioned")
-    if provisioned is None:
-        provisioned = status.get("ready")
-    lb = status.get("apiServerLoadBalancer")
-    load_balancer = None
-    if isinstance(lb, dict):
-        load_balancer = {
-            "id": lb.get("id"),
-            "name": lb.get("name"),
-            "ip": lb.get("ip"),
-            "internal_ip": lb.get("internalIP"),
-            "allowed_cidrs": lb.get("allowedCIDRs") or [],
-        }
+    load_balancer, pool, error = _api_load_balancer(infra)
     metadata = meta(infra)
     return {
         "kind": infra.get("kind"),
         "name": metadata.get("name"),
         "api_version": infra.get("apiVersion"),
-        "provisioned": _bool(provisioned),
+        "provisioned": capo.provisioned(infra),
         "ready": _ready_condition(infra, "Ready"),
         "api_server_load_balancer": load_balancer,
-        "failure": {"reason": status.get("failureReason"), "message": status.get("failureMessage")}
-        if status.get("failureReason") or status.get("failureMessage") else None,
+        "api_server_pool": pool,
+        "api_server_load_balancer_error": error,
+        "failure": capo.failure(infra),
         "deleting": deleting(infra),
         "block_move": BLOCK_MOVE_ANNOTATION in annotations(infra),
     }
@@ -236,6 +233,8 @@ def blockers(view):
         if infra["failure"]:
             found.append("%s %s failed: %s" % (infra["kind"], infra["name"],
                                                infra["failure"]["message"] or infra["failure"]["reason"]))
+        if infra["api_server_load_balancer_error"]:
+            found.append(infra["api_server_load_balancer_error"])
     for machine in view.get("control_plane_machines") or []:
         if machine["deleting"]:
             found.append("control-plane Machine %s is being deleted" % machine["name"])

@@ -5,15 +5,15 @@
 
 The variables come from three objects of each cluster, listed once per kind: the ``Cluster`` (v1beta1 or
 v1beta2, read through ``cluster_view``), its control plane (a KubeadmControlPlane) and its infrastructure
-cluster (an OpenStackCluster).  CAPO's OpenStackCluster status (v1beta1, CAPO v0.10 and later) holds
-``apiServerLoadBalancer``, ``network`` (with ``subnets``), ``externalNetwork``, ``router`` and the managed
-security groups (``controlPlaneSecurityGroup``, ``workerSecurityGroup``, ``bastionSecurityGroup``, each
-``{id, name}``); CAPO's v1beta2 API calls the load balancer ``apiServerManagedLoadBalancer`` and readiness
-``status.initialization.provisioned``.  What a provider does not report is None (or an empty list).
+cluster (an OpenStackCluster), read in either of CAPO's API versions by ``capo.cluster`` (the API load
+balancer, its pool, the network, subnets, router and security groups).  What a provider does not report is None
+(or an empty list); an OpenStackCluster naming two different API load balancers gives none, and
+``capi_api_load_balancer_error`` says why.
 """
 
 import re
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import (
     cluster_summary,
     control_plane_summary,
@@ -27,15 +27,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     reference,
 )
 
-# CAPO's API load balancer serves the Kubernetes API on this port; its pool is ``<lb name>-<port>``.
-API_PORT = 6443
 KUBECONFIG_SECRET_KEY = "value"
 DEFAULT_HOSTNAME_FORMAT = "{namespace}/{name}"
 HOSTNAME_FIELDS = ("name", "namespace", "uid")
 # Labels that Cluster API sets itself (every Cluster carries its own name): no group from them.
 CAPI_LABEL_PREFIXES = ("cluster.x-k8s.io/", "topology.cluster.x-k8s.io/")
-SECURITY_GROUPS = (("control_plane", "controlPlaneSecurityGroup"), ("worker", "workerSecurityGroup"),
-                   ("bastion", "bastionSecurityGroup"))
 
 
 class FleetError(ValueError):
@@ -65,46 +61,22 @@ def referenced(cluster, field):
     return target["group"], target["kind"], target["namespace"], target["name"]
 
 
-def _named(value, *extra):
-    """``{id, name, ...}`` of a CAPO status reference, or None."""
-    if not isinstance(value, dict) or not (value.get("id") or value.get("name")):
-        return None
-    result = {"id": value.get("id"), "name": value.get("name")}
-    for field in extra:
-        result[field] = value.get(field)
-    return result
-
-
-def _subnets(network):
-    return [{"id": s.get("id"), "name": s.get("name"), "cidr": s.get("cidr")}
-            for s in (network or {}).get("subnets") or [] if isinstance(s, dict)]
-
-
 def openstack_variables(infra):
-    """The OpenStack resources CAPO reports on the infrastructure cluster."""
-    status = (infra or {}).get("status") or {}
-    summary = infrastructure_summary(infra) if infra is not None else None
-    lb = (summary or {}).get("api_server_load_balancer")
-    managed = status.get("apiServerManagedLoadBalancer")
-    if lb is None and isinstance(managed, dict):  # CAPO's v1beta2 API
-        lb = {"id": managed.get("id"), "name": managed.get("name"), "ip": managed.get("ip"),
-              "internal_ip": managed.get("internalIP"), "allowed_cidrs": managed.get("allowedCIDRs") or []}
-    network = status.get("network")
-    router = _named(status.get("router"), "ips")
-    if router is not None:
-        router["ips"] = router["ips"] or []
-    provisioned = (summary or {}).get("provisioned")
+    """The OpenStack resources CAPO reports on the infrastructure cluster (read by ``capo.cluster``)."""
+    summary = infrastructure_summary(infra) or {}
+    provisioned = summary.get("provisioned")
     if infra is not None and provisioned is None:
-        provisioned = bool(dig(status, "initialization", "provisioned"))
+        provisioned = False
     return {
         "capi_infrastructure_provisioned": provisioned,
-        "capi_api_load_balancer": lb,
-        "capi_api_pool": "%s-%d" % (lb["name"], API_PORT) if lb and lb.get("name") else None,
-        "capi_network": _named(network),
-        "capi_subnets": _subnets(network),
-        "capi_external_network": _named(status.get("externalNetwork")),
-        "capi_router": router,
-        "capi_security_groups": dict((name, _named(status.get(field))) for name, field in SECURITY_GROUPS),
+        "capi_api_load_balancer": summary.get("api_server_load_balancer"),
+        "capi_api_pool": summary.get("api_server_pool"),
+        "capi_api_load_balancer_error": summary.get("api_server_load_balancer_error"),
+        "capi_network": capo.network(infra),
+        "capi_subnets": capo.subnets(infra),
+        "capi_external_network": capo.external_network(infra),
+        "capi_router": capo.router(infra),
+        "capi_security_groups": capo.security_groups(infra),
     }
 
 

@@ -130,6 +130,26 @@ def test_capo_v1beta2_names_the_load_balancer_apiServerManagedLoadBalancer():
     assert variables["capi_infrastructure_provisioned"] is True
 
 
+def test_the_pool_is_named_after_capos_api_server_port_in_either_version():
+    old = capo_cluster()
+    old["spec"] = {"controlPlaneEndpoint": {"host": "203.0.113.10", "port": 443}}
+    new = capo_cluster()
+    new["apiVersion"] = "infrastructure.cluster.x-k8s.io/v1beta2"
+    new["spec"] = {"apiServer": {"port": 8443, "managedLoadBalancer": {"enabled": True}}}
+    new["status"]["apiServerManagedLoadBalancer"] = new["status"].pop("apiServerLoadBalancer")
+    assert host_variables(cluster("v1beta2"), None, old)["capi_api_pool"] == "k8s-clusterapi-cluster-default-c1-443"
+    assert host_variables(cluster("v1beta2"), None, new)["capi_api_pool"] == "k8s-clusterapi-cluster-default-c1-8443"
+
+
+def test_an_openstack_cluster_naming_two_load_balancers_gives_none_and_says_why():
+    infra = capo_cluster()
+    infra["status"]["apiServerManagedLoadBalancer"] = {"id": "lb-2", "name": "other-kubeapi"}
+    variables = host_variables(cluster("v1beta2"), None, infra)
+    assert variables["capi_api_load_balancer"] is None and variables["capi_api_pool"] is None
+    assert "carries both" in variables["capi_api_load_balancer_error"]
+    assert host_variables(cluster("v1beta2"), None, capo_cluster())["capi_api_load_balancer_error"] is None
+
+
 def test_groups_by_namespace_phase_and_labels_but_not_capis_own():
     variables = host_variables(cluster("v1beta2", namespace="team-b", labels={"env": "prod", "app.kubernetes.io/tier":
                                                                               "Gold-1"}), None, None)

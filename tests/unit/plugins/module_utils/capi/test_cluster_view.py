@@ -76,3 +76,34 @@ def test_choose_version_prefers_v1beta2_and_respects_a_request():
         choose_version({"cluster.x-k8s.io": ["v1beta1"]}, "v1beta2")
     with pytest.raises(NotServed, match="Cluster API is not installed"):
         choose_version({"apps": ["v1"]})
+
+
+def capo_v1beta2(infra):
+    """``infra`` as CAPO v0.15 serves it in its v1beta2 API (api/v1beta1/conversion.go)."""
+    infra = dict(infra, apiVersion="infrastructure.cluster.x-k8s.io/v1beta2", status=dict(infra["status"]))
+    status = infra["status"]
+    status["apiServerManagedLoadBalancer"] = status.pop("apiServerLoadBalancer")
+    status.pop("ready")
+    status["initialization"] = {"provisioned": True}
+    return infra
+
+
+@pytest.mark.parametrize("shape", [lambda infra: infra, capo_v1beta2], ids=["capo-v1beta1", "capo-v1beta2"])
+def test_the_api_load_balancer_and_pool_of_either_capo_version(shape):
+    infra = shape(s.openstack_cluster())
+    infra["spec"] = {"controlPlaneEndpoint": {"host": "203.0.113.10", "port": 443}}
+    view = build_view(s.cluster("v1beta2"), None, infra, [s.machine("v1beta2")])
+    summary = view["infrastructure"]
+    assert summary["api_server_load_balancer"]["id"] == "lb-1"
+    assert summary["api_server_pool"] == "k8s-clusterapi-cluster-default-c1-443"
+    assert summary["provisioned"] is True and summary["api_server_load_balancer_error"] is None
+
+
+def test_an_openstack_cluster_naming_two_load_balancers_is_a_blocker():
+    infra = capo_v1beta2(s.openstack_cluster())
+    infra["status"]["apiServerLoadBalancer"] = {"id": "lb-other", "name": "other"}
+    view = build_view(s.cluster("v1beta2"), None, infra, [s.machine("v1beta2")])
+    summary = view["infrastructure"]
+    assert summary["api_server_load_balancer"] is None and summary["api_server_pool"] is None
+    assert "carries both" in summary["api_server_load_balancer_error"]
+    assert view["healthy"] is False and any("carries both" in b for b in view["blockers"])
