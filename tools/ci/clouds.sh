@@ -2,7 +2,8 @@
 # The minicloud test clouds of `make test`, started in the background while the static checks run.
 #   clouds.sh start DIR...   start one cloud per state folder (free ports), each `up` in the background
 #   clouds.sh wait DIR...    wait until every `up` has finished; print its output; fail if one failed
-#   clouds.sh stop DIR...    stop each cloud and remove its folder (whatever state it is in)
+#   clouds.sh stop DIR...    stop each cloud and remove its folder (whatever state it is in); fail, naming them,
+#                            if processes of a cloud or ports it listened on are left afterwards
 # An `up` writes its output to DIR.log and its exit status to DIR.rc, next to the folder.
 set -euo pipefail
 python="${MINICLOUD_PYTHON:-.venv/bin/python}"
@@ -33,12 +34,18 @@ wait)
     exit "${failed}"
     ;;
 stop)
+    left=0
     for dir in "$@"; do
         # an `up` still starting must not outlive the run: wait for it to finish, then stop what it started
         for _ in $(seq 600); do [ -s "${dir}.rc" ] || [ ! -e "${dir}.log" ] && break; sleep 0.5; done
-        MINICLOUD_STATE_DIR="${dir}" "${python}" -m minicloud down --purge >/dev/null 2>&1 || true
+        ports=$(MINICLOUD_STATE_DIR="${dir}" "${python}" -m minicloud leftovers --list-ports 2>/dev/null || true)
+        MINICLOUD_STATE_DIR="${dir}" "${python}" -m minicloud down --purge \
+            || echo "clouds.sh: 'minicloud down --purge' of ${dir} failed" >&2
+        # nothing of the cloud may run on: no process of its folder, none of the ports it listened on
+        MINICLOUD_STATE_DIR="${dir}" "${python}" -m minicloud leftovers --ports "${ports}" >&2 || left=1
         rm -rf "${dir}" "${dir}.log" "${dir}.rc"
     done
+    exit "${left}"
     ;;
 *)
     echo "usage: clouds.sh start|wait|stop DIR..." >&2

@@ -37,12 +37,33 @@ for ((i = first; i < workers; i++)); do clouds+=("${root}/cloud-${i}"); done
 scenario_cloud="${root}/cloud-scenarios"
 clouds+=("${scenario_cloud}")
 background=()
+# stop_group PID: end the process group PID (a background step and whatever it started) and wait until none of
+# it runs, so that nothing of it starts or reloads a thing on a cloud while the clouds are stopped
+stop_group() {
+    kill -- "-$1" 2>/dev/null || kill "$1" 2>/dev/null || return 0
+    for _ in $(seq 100); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.1; done
+    kill -KILL -- "-$1" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.1; done
+}
+# stop_clouds: stop every cloud this run started (the ones that failed to come up too), then check that nothing of
+# them runs any more (processes, listening ports): clouds.sh fails naming what is left
+stop_clouds() {
+    local status=0
+    tools/ci/clouds.sh stop "${clouds[@]}" || status=$?
+    clouds=()
+    return "${status}"
+}
 cleanup() {
-    [ -z "${upstream_build:-}" ] || kill -- "-${upstream_build}" 2>/dev/null || true
+    local status=$?
+    [ -z "${upstream_build:-}" ] || stop_group "${upstream_build}"
     rm -f "${upstream_log:-}"
-    for pid in "${background[@]}"; do kill -- "-${pid}" 2>/dev/null || kill "${pid}" 2>/dev/null || true; done
-    tools/ci/clouds.sh stop "${clouds[@]}"
+    for pid in "${background[@]}"; do stop_group "${pid}"; done
+    if [ "${#clouds[@]}" -gt 0 ] && ! stop_clouds; then
+        echo "make test: processes or ports of its clouds were left running (above)" >&2
+        status=1
+    fi
     rm -rf "${root}"
+    exit "${status}"
 }
 trap cleanup EXIT
 tools/ci/clouds.sh start "${clouds[@]}"
@@ -98,4 +119,7 @@ if [ "${integration}" -ne 0 ] || [ "${status}" -ne 0 ]; then
     "${step}" --summary
     exit 1
 fi
+# the end of every run: nothing of its clouds may be left running (processes, listening ports)
+"${step}" clouds-stopped tools/ci/clouds.sh stop "${clouds[@]}"
+clouds=()
 "${step}" --summary

@@ -27,6 +27,17 @@ def cmd_down(cloud: Minicloud, args) -> int:
     return 0
 
 
+def cmd_leftovers(cloud: Minicloud, args) -> int:
+    if args.list_ports:
+        print(",".join(map(str, cloud.listening_ports())))
+        return 0
+    ports = [int(port) for port in args.ports.split(",") if port.strip()] if args.ports else []
+    left = cloud.leftovers(ports)
+    for line in left:
+        print(f"left running of {cloud.state_dir}: {line}")
+    return 1 if left else 0
+
+
 def print_status(status) -> None:
     if not status.processes:
         print(f"no minicloud in {status.state_dir}")
@@ -75,6 +86,12 @@ def add_verbs(verbs) -> None:
     p = verbs.add_parser("down", help="stop the processes minicloud started")
     p.add_argument("--purge", action="store_true", help="also remove the state folder")
     p.set_defaults(func=cmd_down)
+
+    p = verbs.add_parser("leftovers", help="what still runs of this cloud (processes, listening ports); exit 1 if any")
+    p.add_argument("--ports", help="comma-separated ports the cloud listened on (--list-ports before down): "
+                                   "each one something still listens on counts too")
+    p.add_argument("--list-ports", action="store_true", help="print the ports the cloud's processes listen on now")
+    p.set_defaults(func=cmd_leftovers)
 
     p = verbs.add_parser("status", help="show each process; exit 1 unless all are healthy")
     p.add_argument("--json", action="store_true")

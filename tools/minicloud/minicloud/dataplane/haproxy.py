@@ -5,10 +5,16 @@ first saves the servers' state (``show servers state``, read back by ``load-serv
 then checks the new configuration (``-c``) and signals the master (SIGUSR2): the master starts new
 workers, which take the listening sockets over (``expose-fd listeners``), and the old workers finish
 their established connections (for at most ``hard-stop-after``). That is how the amphora reloads.
+
+The master is known by a record of minicloud's own (``master.json``: its pid and kernel start time), written
+once it started: HAProxy's pid file is written again at each reload, and read then it may be empty, which took a
+running master for none (a second master was started beside it, or ``down`` passed it by). Stopping ends the
+master's process group (the master and every worker, those of reloads too) and waits until none of it runs.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -18,11 +24,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from minicloud.core import background
+from minicloud.core import background, proctable
 
 LOG = logging.getLogger(__name__)
 BINARY = "haproxy"
 SOCKET_TIMEOUT = 2.0
+# how long a master just started may take to write its pid file
+START_TIMEOUT = 10.0
 
 
 class HaproxyMissing(RuntimeError):
@@ -47,23 +55,30 @@ class Instance:
         self.pidfile = folder / "haproxy.pid"
         self.state_file = folder / "servers-state"
         self.stats_socket = stats_socket
+        self.record = folder / "master.json"
 
     def master_pid(self) -> int | None:
+        """The running master: the one recorded at its start (still the same process), else the pid file's."""
+        try:
+            record = json.loads(self.record.read_text())
+            found = proctable.stat(int(record["pid"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            found = None
+        if found is not None and found.start_time == record["start_time"]:
+            return found.pid
         return background.running(self.pidfile, str(self.config))
 
     def processes(self) -> list[int]:
         """The pids of the HAProxy processes (master and workers) whose command line names this configuration."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if str(self.config) in cmdline and "haproxy" in cmdline:
-                found.append(int(entry.name))
-        return found
+        return [proc.pid for proc in proctable.naming(str(self.config)) if "haproxy" in proctable.cmdline(proc.pid)]
+
+    def groups(self) -> set[int]:
+        """The process groups of this load balancer's HAProxy: the master's (its workers are in it) and those of
+        any process running this configuration."""
+        pid = self.master_pid()
+        found = {proctable.stat(pid)} if pid is not None else set()
+        found |= {proctable.stat(other) for other in self.processes()}
+        return {proc.pgid for proc in found if proc is not None}
 
     def apply(self, text: str) -> bool:
         """Run ``text``: start HAProxy, or reload it if the configuration changed. True if it did something."""
@@ -91,10 +106,26 @@ class Instance:
         self.stats_socket.parent.mkdir(parents=True, exist_ok=True)
         self.stats_socket.unlink(missing_ok=True)
         log = open(self.folder / "haproxy.log", "ab")
-        subprocess.run([binary(), "-W", "-D", "-f", str(self.config), "-p", str(self.pidfile)],
-                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, check=False,
-                       start_new_session=True)
+        self.pidfile.unlink(missing_ok=True)
+        started = subprocess.run([binary(), "-W", "-D", "-f", str(self.config), "-p", str(self.pidfile)],
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, check=False,
+                                 start_new_session=True)
         log.close()
+        if started.returncode == 0:
+            self._record_master()
+
+    def _record_master(self) -> None:
+        """Keep the new master's pid and start time, once its pid file names it."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while (pid := background.running(self.pidfile, str(self.config))) is None:
+            if time.monotonic() > deadline:
+                LOG.error("data plane: HAProxy of %s wrote no pid file; see %s", self.folder.name,
+                          self.folder / "haproxy.log")
+                return
+            time.sleep(0.02)
+        found = proctable.stat(pid)
+        if found is not None:
+            self.record.write_text(json.dumps({"pid": pid, "start_time": found.start_time}) + "\n")
 
     def _save_server_state(self, new_config: str) -> None:
         """Keep each server's health across the reload, except where its endpoint changes (HAProxy
@@ -121,31 +152,15 @@ class Instance:
                 chunks.append(chunk)
         return b"".join(chunks).decode(errors="replace")
 
-    def stop(self, timeout: float = 5.0) -> bool:
-        """Stop the master and its workers at once. True if one was running. Without a pid file (a master started
-        a moment ago has not written it yet), the processes running this configuration are found by their command
-        line, so none is left behind once the folder goes."""
-        pid = self.master_pid()
-        if pid is None:
-            strays = self.processes()
-            for stray in strays:
-                try:
-                    os.kill(stray, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            return bool(strays)
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return True
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.master_pid() is not None:
-            time.sleep(0.05)
-        if self.master_pid() is not None:
-            os.kill(pid, signal.SIGKILL)
-        self.pidfile.unlink(missing_ok=True)
-        self.stats_socket.unlink(missing_ok=True)
-        return True
+    def stop(self, timeout: float = 5.0) -> list[int]:
+        """Stop the master and every worker (a reload's too), and wait until none runs: SIGTERM to the master, which
+        stops its workers, then SIGKILL to the process groups after ``timeout``. Processes running this
+        configuration that no record names (a master whose pid file was being written again) go the same way.
+        Returns the pids that were running."""
+        stopped = proctable.end_groups(self.groups(), timeout, first=self.master_pid())
+        for path in (self.pidfile, self.record, self.stats_socket):
+            path.unlink(missing_ok=True)
+        return [proc.pid for proc in stopped]
 
 
 def server_addresses(config: str) -> dict[str, str]:

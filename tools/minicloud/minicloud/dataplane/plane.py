@@ -15,11 +15,12 @@ import socket
 import time
 from pathlib import Path
 
+from minicloud.core import proctable
 from minicloud.core.paths import StateDir
 from minicloud.dataplane import health, loadrun, model
 from minicloud.dataplane.apiserver import Endpoint, certificate
 from minicloud.dataplane.endpoints import FOLDER, LOOPBACK, Registry, member_key
-from minicloud.dataplane.haproxy import HaproxyMissing, Instance, binary
+from minicloud.dataplane.haproxy import BINARY, HaproxyMissing, Instance, binary
 from minicloud.dataplane.render import Addresses, Paths, render
 from minicloud.octavia_provider.modes import BACKEND_DOWN, Mode
 from minicloud.octavia_provider.tree import LbTree
@@ -66,9 +67,24 @@ def running(state: StateDir) -> list[str]:
 
 
 def stop_all(state: StateDir) -> list[str]:
-    """Stop every load balancer's HAProxy and every load generator of this state folder (``down``)."""
+    """Stop every load balancer's HAProxy and every load generator of this state folder (``down``), and any HAProxy
+    still running a configuration of the folder that no load balancer's folder names any more; each name says how
+    many processes it stopped."""
     stopped = [f"load/{name}" for name in loadrun.stop_all(state.root)]
-    return stopped + [f"haproxy/{lb_id}" for lb_id in running(state) if instance(state, lb_id).stop()]
+    folder = state.root / FOLDER
+    for lb_folder in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        pids = instance(state, lb_folder.name).stop()
+        if pids:
+            stopped.append(f"haproxy/{lb_folder.name} ({_processes(len(pids))})")
+    strays = [proc for proc in proctable.naming(f"{folder}/") if proc.comm == BINARY]
+    if strays:
+        ended = proctable.end_groups({proc.pgid for proc in strays}, 5.0)
+        stopped.append(f"haproxy of removed load balancers ({_processes(len(ended))})")
+    return stopped
+
+
+def _processes(count: int) -> str:
+    return f"{count} process" + ("" if count == 1 else "es")
 
 
 class StandIns:

@@ -31,7 +31,7 @@ from minicloud.kube.controllers import capo, history
 from minicloud.kube.controllers import rollout as decisions
 from minicloud.octavia_provider import modes
 from minicloud.route_controller.controller import RouteControllers
-from minicloud.runtime import processes
+from minicloud.runtime import leftovers, processes
 from minicloud.runtime.lifecycle import CloudStatus, Lifecycle, MinicloudError
 from minicloud.seeding import cluster_network
 from minicloud.seeding import drift as drifts
@@ -102,6 +102,15 @@ class Minicloud:
 
     def status(self) -> CloudStatus:
         return self._lifecycle.status()
+
+    def listening_ports(self) -> list[int]:
+        """The TCP ports this cloud's processes listen on now (its services, load balancers, stand-ins)."""
+        return sorted({port for item in leftovers.processes(self.state.root) for port in item.ports})
+
+    def leftovers(self, ports: list[int] | tuple[int, ...] = ()) -> list[str]:
+        """What still runs of this cloud (after ``down``): each of its processes, and each of ``ports`` (say, what
+        :meth:`listening_ports` gave before ``down``) that something still listens on. Empty when nothing is."""
+        return leftovers.report(self.state.root, list(ports))
 
     def env(self) -> str:
         return f"export OS_CLIENT_CONFIG_FILE={self.state.clouds_yaml}"

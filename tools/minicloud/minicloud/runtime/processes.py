@@ -18,6 +18,7 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from minicloud.core import proctable
 from minicloud.core.paths import STATE_DIR_ENV, StateDir
 from minicloud.core.settings import Settings
 from minicloud.core.wsgi import SEED_PATH
@@ -146,15 +147,11 @@ def stop(state: StateDir, name: str, timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and record.alive():
         time.sleep(0.1)
-    _signal_group(record.pid, signal.SIGKILL)
+    # what is left of its group, and wait until it is gone: a service killed in the middle of starting a program
+    # of its own (HAProxy) has no say afterwards, so nothing it started can come after the stop of those programs
+    proctable.signal_groups({record.pid}, signal.SIGKILL)
+    proctable.wait_gone({record.pid}, 10.0)
     return True
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def run_seed(state: StateDir, service: str, payload: dict, timeout: float = 120.0) -> dict:
