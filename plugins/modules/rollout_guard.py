@@ -58,8 +58,13 @@ options:
   pool:
     description:
       - Name or id of the Octavia pool of the API load balancer.
-      - With I(mode=capi) it defaults to C(<load balancer>-6443), the load balancer being the one in the
-        OpenStackCluster's C(status.apiServerLoadBalancer). Required with I(mode=direct).
+      - With I(mode=capi) it defaults to CAPO's API pool, C(<load balancer name>-<port>), the load balancer being
+        the one the OpenStackCluster reports (C(status.apiServerManagedLoadBalancer) in CAPO's v1beta2 API,
+        C(status.apiServerLoadBalancer) in v1beta1) and the port CAPO's API server port (the OpenStackCluster's
+        C(spec.controlPlaneEndpoint.port), else C(spec.apiServer.port) or C(spec.apiServerPort), else 6443). See
+        C(docs/fleet.md). An OpenStackCluster reporting two different load balancers is refused unless I(pool) and
+        I(loadbalancer) are both given.
+      - Required with I(mode=direct).
     type: str
   loadbalancer:
     description:

@@ -18,6 +18,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     dig,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
@@ -117,6 +118,24 @@ class CapiProgress:
 KCP_FEED, MACHINE_FEED = 0, 1
 
 
+def api_pool(options, infra, cluster):
+    """(pool, load balancer or None) to guard: ``pool`` and ``loadbalancer`` as given, else CAPO's API pool of the
+    infrastructure cluster and its load balancer, read in either CAPO API version (``capo.cluster``)."""
+    if options.pool and options.loadbalancer:
+        return options.pool, options.loadbalancer
+    try:
+        lb = capo.api_load_balancer(infra) or {}
+        pool = options.pool or capo.api_pool_name(infra)
+    except capo.CapoError as exc:
+        raise ModuleFailure("Cluster %s: %s; or give pool and loadbalancer" % (cluster, exc))
+    if not pool and lb:
+        raise ModuleFailure("Cluster %s: %s reports its API load balancer (id %s) without a name, so CAPO's pool "
+                            "cannot be named; give pool" % (cluster, capo.identity(infra), lb.get("id")))
+    if not pool:
+        raise ModuleFailure("Cluster %s: %s; give pool" % (cluster, capo.no_load_balancer(infra)))
+    return pool, options.loadbalancer or lb.get("id")
+
+
 class CapiRollout(ModuleRunner):
     def __init__(self, module, options, log):
         super().__init__(module, options)
@@ -146,14 +165,10 @@ class CapiRollout(ModuleRunner):
             raise ModuleFailure("Cluster %s/%s has no control plane object (spec.controlPlaneRef %s)" % (
                 namespace, options.cluster, cp_ref))
         infra = self.capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline)
-        lb = dig(infra or {}, "status", "apiServerLoadBalancer") or {}
-        pool_name = options.pool or (("%s-6443" % lb["name"]) if lb.get("name") else None)
-        if not pool_name:
-            raise ModuleFailure("the infrastructure cluster of %s/%s reports no API load balancer "
-                                "(status.apiServerLoadBalancer); give pool" % (namespace, options.cluster))
+        pool_name, lb_given = api_pool(options, infra, "%s/%s" % (namespace, options.cluster))
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
-        pool, lb_id = self.octavia.resolve_pool(pool_name, options.loadbalancer or lb.get("id"), deadline)
+        pool, lb_id = self.octavia.resolve_pool(pool_name, lb_given, deadline)
         if options.drain:  # a drain its provider would ignore: refused before any write
             self.provider = self.octavia.get_loadbalancer(lb_id, deadline).get("provider")
             refusal = providers.drain_refusal(self.provider)
