@@ -103,8 +103,13 @@ control_plane:
   returned: success
   type: dict
 infrastructure:
-  description: The infrastructure cluster (OpenStackCluster) with C(provisioned), C(ready) and C(api_server_load_balancer)
-    (id, name, ip, internal_ip, allowed_cidrs); null without one.
+  description:
+    - The infrastructure cluster (OpenStackCluster) with C(provisioned), C(ready), C(api_server_load_balancer)
+      (id, name, ip, internal_ip, allowed_cidrs; null when it reports none) and C(api_server_pool) (CAPO's API pool,
+      C(<load balancer name>-<API server port>)); null without one.
+    - The load balancer is read in either of CAPO's API versions (C(status.apiServerManagedLoadBalancer) in v1beta2,
+      C(status.apiServerLoadBalancer) in v1beta1). An OpenStackCluster naming two different load balancers gives
+      none, C(api_server_load_balancer_error) says why and it is one of the C(blockers).
   returned: success
   type: dict
 control_plane_machines:

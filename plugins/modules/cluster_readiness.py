@@ -43,7 +43,10 @@ options:
   pool:
     description:
       - The Octavia pool (name or id) in front of the API servers. By default CAPO's pool of the
-        C(OpenStackCluster)'s API load balancer, C(<load balancer name>-<control plane endpoint port>).
+        C(OpenStackCluster)'s API load balancer (C(status.apiServerManagedLoadBalancer) in CAPO's v1beta2 API,
+        C(status.apiServerLoadBalancer) in v1beta1), C(<load balancer name>-<port>) with CAPO's API server port
+        (the OpenStackCluster's C(spec.controlPlaneEndpoint.port), else C(spec.apiServer.port) or
+        C(spec.apiServerPort), else 6443).
       - Setting it asks for the C(monitor) view (an OpenStack connection is needed).
     type: str
   monitor_max_window:

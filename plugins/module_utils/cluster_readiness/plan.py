@@ -11,6 +11,8 @@ its own), never fine. Which findings block is the user's choice (``blocking``).
 
 import re
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
+
 INFO = "info"
 WARNING = "warning"
 CRITICAL = "critical"
@@ -363,6 +365,26 @@ def judge_writers(objects):
             len(rows), ", ".join(managers), SUPPORT["capi_v1beta1_removed_in"]),
         "move these clients (GitOps tools, scripts, older providers) to v1beta2 before upgrading to %s"
         % SUPPORT["capi_v1beta1_removed_in"], objects=len(rows), managers=managers)], FINDINGS
+
+
+def api_pool(pool, infrastructure):
+    """(the pool to judge, why there is none): ``pool`` as given, else CAPO's API pool of the infrastructure
+    cluster, ``<load balancer name>-<CAPO's API server port>`` read in either CAPO API version (``capo.cluster``)."""
+    if pool:
+        return pool, None
+    if is_unknown(infrastructure):
+        return None, "no pool: %s; set pool" % infrastructure.reason
+    try:
+        name = capo.api_pool_name(infrastructure)
+    except capo.CapoError as exc:
+        return None, "no pool: %s; set pool" % exc
+    if name:
+        return name, None
+    lb = capo.api_load_balancer(infrastructure)
+    if lb:
+        return None, "no pool: %s reports its API load balancer (id %s) without a name; set pool" % (
+            capo.identity(infrastructure), lb.get("id"))
+    return None, "no pool: %s; set pool" % capo.no_load_balancer(infrastructure)
 
 
 def judge_monitor(check, asked=True):

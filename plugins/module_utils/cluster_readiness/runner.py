@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_readiness import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import infrastructure_summary
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_NAME_LABEL,
     CORE_GROUP,
@@ -185,15 +184,10 @@ class ClusterReadinessRunner(ModuleRunner):
         data.update(control_plane=rollout, machine_health_checks=rows, v1beta1_writers=writers)
 
     def pool_name(self, objects):
-        """The pool to judge: ``pool``, else CAPO's ``<API load balancer>-<port>`` of the infrastructure."""
+        """(the pool to judge, why there is none): ``pool``, else CAPO's API pool of the infrastructure cluster."""
         if self.options.pool or not objects:
-            return self.options.pool
-        infrastructure = objects["infrastructure"]
-        if plan.is_unknown(infrastructure) or infrastructure is None:
-            return None
-        lb = (infrastructure_summary(infrastructure) or {}).get("api_server_load_balancer") or {}
-        port = dig(objects["cluster"], "spec", "controlPlaneEndpoint", "port") or 6443
-        return "%s-%s" % (lb["name"], port) if lb.get("name") else None
+            return self.options.pool, "no pool given"
+        return plan.api_pool(None, objects["infrastructure"])
 
     def read_monitor(self, pool_name):
         octavia = OctaviaService(self.module.connect())
@@ -203,11 +197,11 @@ class ClusterReadinessRunner(ModuleRunner):
         return window_check(pool.get("name") or pool_name, monitor_fields(monitor), self.options.monitor_max_window)
 
     def monitor_view(self, objects, views, findings, data):
-        pool_name = self.pool_name(objects)
+        pool_name, why_none = self.pool_name(objects)
         if not self.options.openstack:
             check = plan.Unknown("no OpenStack connection given (cloud, auth or OS_CLOUD)")
         elif not pool_name:
-            check = plan.Unknown("no pool: the infrastructure reports no API load balancer; set pool")
+            check = plan.Unknown(why_none)
         else:
             check = self.read("the health monitor of pool %s" % pool_name, lambda: self.read_monitor(pool_name))
         check, found, status = plan.judge_monitor(check, asked=self.options.openstack)

@@ -258,3 +258,32 @@ def test_image_tags_and_versions_are_parsed():
     assert plan.image_tag("reg:5000/capi/controller@sha256:abc") is None
     assert plan.image_tag("controller") is None
     assert plan.parse_version("v1.11.3") == (1, 11, 3) and plan.parse_version("latest") is None
+
+
+def _openstack_cluster(version, endpoint_port=None):
+    """CAPO's OpenStackCluster: v1beta1 (status.apiServerLoadBalancer) or v1beta2 (apiServerManagedLoadBalancer)."""
+    field = "apiServerManagedLoadBalancer" if version == "v1beta2" else "apiServerLoadBalancer"
+    infra = {"apiVersion": "infrastructure.cluster.x-k8s.io/" + version, "kind": "OpenStackCluster",
+             "metadata": {"name": "c1", "namespace": "default"}, "spec": {},
+             "status": {field: {"id": "lb-1", "name": "k8s-clusterapi-cluster-default-c1-kubeapi"}}}
+    if endpoint_port:
+        infra["spec"]["controlPlaneEndpoint"] = {"host": "203.0.113.10", "port": endpoint_port}
+    return infra
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_the_api_pool_is_capos_in_either_version(version):
+    assert plan.api_pool(None, _openstack_cluster(version)) == ("k8s-clusterapi-cluster-default-c1-kubeapi-6443", None)
+    assert plan.api_pool(None, _openstack_cluster(version, 443))[0] == "k8s-clusterapi-cluster-default-c1-kubeapi-443"
+    assert plan.api_pool("mine", _openstack_cluster(version)) == ("mine", None)
+
+
+def test_no_api_pool_says_why():
+    none = _openstack_cluster("v1beta2")
+    del none["status"]["apiServerManagedLoadBalancer"]
+    assert "OpenStackCluster default/c1 reports no API load balancer" in plan.api_pool(None, none)[1]
+    both = _openstack_cluster("v1beta2")
+    both["status"]["apiServerLoadBalancer"] = {"id": "lb-2", "name": "other"}
+    assert plan.api_pool(None, both)[0] is None and "carries both" in plan.api_pool(None, both)[1]
+    assert plan.api_pool(None, plan.Unknown("reading it: 403"))[1] == "no pool: reading it: 403; set pool"
+    assert "no infrastructure cluster" in plan.api_pool(None, None)[1]
