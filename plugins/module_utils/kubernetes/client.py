@@ -13,12 +13,12 @@ one policy, and honest request counts.
 
 import json
 import os
-import re
 import ssl
 import threading
 import traceback
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem  # noqa: F401 (re-exported)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.transport import failed_before_sending
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
@@ -413,26 +413,3 @@ class KubernetesClient:
         if fault is not None and fault.status is not None:
             self.contacted = True  # it answered, even if with an error
         return fault
-
-
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-
-
-def name_problem(option, value, kind="subdomain"):
-    """Why ``value`` can never name a Kubernetes object (the API server's own rules), or None. ``kind``:
-    ``subdomain`` (most objects, 253 characters), ``label`` (namespaces, 63) or ``qualified`` (the name part
-    of an annotation key, 63, upper case and ``_`` allowed)."""
-    if value is None:
-        return None
-    limit, pattern, words = dict(
-        subdomain=(253, _DNS_SUBDOMAIN, "lower-case letters, digits, '-' and '.', starting and ending with a "
-                                        "letter or digit"),
-        label=(63, _DNS_LABEL, "lower-case letters, digits and '-', starting and ending with a letter or digit"),
-        qualified=(63, _QUALIFIED_NAME, "letters, digits, '-', '_' and '.', starting and ending with a letter or "
-                                        "digit"),
-    )[kind]
-    if len(value) > limit or not pattern.match(value):
-        return "%s %r is no valid Kubernetes name: at most %d characters of %s" % (option, value, limit, words)
-    return None
