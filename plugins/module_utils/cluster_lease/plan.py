@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The decisions of cluster_lease, pure: how a ``coordination.k8s.io/v1`` Lease stands for an actor (free, its own,
+held by another and live, or expired), what to write to take, renew or release it, and how to name its holder.
+
+Time is the actor's wall clock against the ``renewTime`` the holder wrote (``acquireTime`` when it never renewed):
+a lease is live until ``renewTime + leaseDurationSeconds``. Clocks of the actors are assumed within seconds of
+each other (NTP); a lease duration is minutes, so a skew of seconds never lets a live lease be taken."""
+
+import datetime
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.times import parse_utc
+
+API_VERSION = "coordination.k8s.io/v1"
+LEASE_PREFIX = "flightcontrol-"
+ANNOTATION_PREFIX = "flightcontrol.openstack/"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "flightcontrol.openstack"}
+#: The holder's details kept as annotations of the Lease (``flightcontrol.openstack/<field with ->``).
+DETAILS = ("job_id", "host", "playbook", "rulebook", "action")
+#: What the Lease says after a release: nobody holds it, and it would expire at once anyway.
+RELEASED_DURATION = 1
+
+FREE = "free"          # no Lease, or one nobody holds (released)
+OURS = "ours"          # held by this actor (its holder id)
+HELD = "held"          # held by another actor and live
+EXPIRED = "expired"    # held by another actor that stopped renewing it
+
+CREATE = "create"      # no Lease yet
+TAKE = "take"          # a free Lease, or an expired one (taken over), updated on its resourceVersion
+RENEW = "renew"        # our own Lease, its renewTime moved on
+WAIT = "wait"          # another actor holds it: wait or fail
+
+
+def lease_name(cluster):
+    """The Lease of cluster ``cluster``, in the cluster's namespace."""
+    return LEASE_PREFIX + cluster
+
+
+@dataclass(frozen=True)
+class Holder:
+    """An actor: ``id`` (``spec.holderIdentity``, one per run, the same in every task of the run) and where it runs."""
+
+    id: str
+    job_id: Optional[str] = None
+    host: Optional[str] = None
+    playbook: Optional[str] = None
+    rulebook: Optional[str] = None
+    action: Optional[str] = None
+
+    def details(self):
+        return dict((field, getattr(self, field)) for field in DETAILS if getattr(self, field))
+
+    def describe(self):
+        """``AWX job 41 (host h, playbook fleet_rollout.yml, holder id x)``: the words a second actor reads."""
+        parts = ["%s %s" % (field.replace("_", " "), getattr(self, field))
+                 for field in ("host", "playbook", "rulebook", "action") if getattr(self, field)]
+        head = "AWX job %s" % self.job_id if self.job_id else "holder %s" % self.id
+        if self.job_id:
+            parts.append("holder %s" % self.id)
+        return "%s (%s)" % (head, ", ".join(parts)) if parts else head
+
+
+@dataclass(frozen=True)
+class LeaseView:
+    """What a Lease says, read: None fields where it says nothing."""
+
+    exists: bool
+    holder: Optional[Holder] = None
+    acquired_at: Optional[float] = None
+    renewed_at: Optional[float] = None
+    duration: Optional[int] = None
+    transitions: int = 0
+    resource_version: Optional[str] = None
+
+    @property
+    def expires_at(self):
+        since = self.renewed_at if self.renewed_at is not None else self.acquired_at
+        if since is None or not self.duration:
+            return None
+        return since + self.duration
+
+
+ABSENT = LeaseView(exists=False)
+
+
+def _epoch(text):
+    parsed = parse_utc(text)
+    return parsed.timestamp() if parsed is not None else None
+
+
+def read_lease(obj):
+    """The LeaseView of a Lease object (a plain dict as the API returns it), ABSENT for None."""
+    if obj is None:
+        return ABSENT
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    annotations = meta.get("annotations") or {}
+    holder = None
+    if spec.get("holderIdentity"):
+        details = dict((field, annotations.get(ANNOTATION_PREFIX + field.replace("_", "-"))) for field in DETAILS)
+        holder = Holder(id=spec["holderIdentity"], **details)
+    return LeaseView(exists=True, holder=holder, acquired_at=_epoch(spec.get("acquireTime")),
+                     renewed_at=_epoch(spec.get("renewTime")), duration=spec.get("leaseDurationSeconds"),
+                     transitions=int(spec.get("leaseTransitions") or 0),
+                     resource_version=meta.get("resourceVersion"))
+
+
+def standing(view, me, now):
+    """How the Lease ``view`` stands for actor id ``me`` at wall-clock ``now``: FREE, OURS, HELD or EXPIRED. A
+    held Lease that says neither when it was renewed nor for how long cannot be live: EXPIRED."""
+    if not view.exists or view.holder is None:
+        return FREE
+    if view.holder.id == me:
+        return OURS
+    expires = view.expires_at
+    if expires is None or now >= expires:
+        return EXPIRED
+    return HELD
+
+
+def acquire_step(view, me, now):
+    """What taking the Lease for ``me`` asks: CREATE, TAKE (a free or expired Lease), RENEW (ours) or WAIT."""
+    found = standing(view, me, now)
+    if found == FREE:
+        return CREATE if not view.exists else TAKE
+    return dict(ours=RENEW, expired=TAKE, held=WAIT)[found]
+
+
+def micro_time(now):
+    """A Kubernetes MicroTime of wall-clock seconds ``now`` (``2026-05-01T10:00:00.123456Z``)."""
+    return datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _annotations(holder):
+    return dict((ANNOTATION_PREFIX + field.replace("_", "-"), str(value))
+                for field, value in holder.details().items())
+
+
+def held_body(cluster, namespace, me, view, now, duration):
+    """The Lease ``me`` writes to hold it for ``duration`` seconds from ``now``: a new one (``view`` ABSENT), or
+    ``view`` updated on its resourceVersion (a renewal keeps acquireTime; a take counts a transition)."""
+    renewing = view.holder is not None and view.holder.id == me.id
+    acquired = view.acquired_at if renewing and view.acquired_at is not None else now
+    metadata = dict(name=lease_name(cluster), namespace=namespace, labels=dict(MANAGED_BY),
+                    annotations=_annotations(me))
+    if view.exists:
+        metadata["resourceVersion"] = view.resource_version
+    spec = dict(holderIdentity=me.id, leaseDurationSeconds=int(duration), acquireTime=micro_time(acquired),
+                renewTime=micro_time(now), leaseTransitions=view.transitions + (1 if view.exists and not renewing
+                                                                                  else 0))
+    return dict(apiVersion=API_VERSION, kind="Lease", metadata=metadata, spec=spec)
+
+
+def released_body(cluster, namespace, view, now):
+    """Our Lease ``view`` released: nobody holds it (``holderIdentity`` empty), on its resourceVersion."""
+    metadata = dict(name=lease_name(cluster), namespace=namespace, labels=dict(MANAGED_BY),
+                    resourceVersion=view.resource_version)
+    spec = dict(leaseDurationSeconds=RELEASED_DURATION, renewTime=micro_time(now),
+                leaseTransitions=view.transitions)
+    return dict(apiVersion=API_VERSION, kind="Lease", metadata=metadata, spec=spec)
+
+
+def holder_summary(view, now):
+    """The holder of ``view`` for results (None when nobody holds it)."""
+    if view.holder is None:
+        return None
+    expires = view.expires_at
+    summary = dict(id=view.holder.id, description=view.holder.describe(), **view.holder.details())
+    summary.update(acquired_at=micro_time(view.acquired_at) if view.acquired_at is not None else None,
+                   renewed_at=micro_time(view.renewed_at) if view.renewed_at is not None else None,
+                   lease_duration=view.duration,
+                   expires_in=round(expires - now, 1) if expires is not None else None)
+    return summary
+
+
+def held_message(cluster, namespace, view, now):
+    """Why this actor may not act on the cluster: the Lease and who holds it, and until when."""
+    expires = view.expires_at
+    until = ("; it expires in %.0f s unless renewed" % (expires - now)) if expires is not None else ""
+    return ("Cluster %s/%s is being changed by another actor: %s holds Lease %s/%s%s%s" % (
+        namespace, cluster, view.holder.describe(), namespace, lease_name(cluster),
+        (" since %s" % micro_time(view.acquired_at)) if view.acquired_at is not None else "", until))

@@ -1,0 +1,219 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of cluster_lease: take, renew or release the Lease that says which actor changes a cluster
+(``cluster_lease.plan`` decides; ``kubernetes.leases`` sends the requests). The module file gives the argument spec.
+
+Every write goes on what was just read: a create (409 AlreadyExists when another actor created it first) or a
+replace on the resourceVersion read (409 Conflict when another actor wrote in between). A lost race is read again
+and decided again, so of two actors exactly one holds the Lease."""
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster, name_problem
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import MaybeCommitted
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import (
+    DONE,
+    Verdict,
+    WAITING,
+    wait_for,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.leases import (
+    LeaseConflict,
+    LeaseService,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_lease.plan import (
+    acquire_step,
+    CREATE,
+    EXPIRED,
+    HELD,
+    held_body,
+    held_message,
+    Holder,
+    holder_summary,
+    lease_name,
+    OURS,
+    read_lease,
+    released_body,
+    RENEW,
+    standing,
+    WAIT,
+)
+
+#: Reads and writes after a lost race before the attempt is judged as it stands (another actor kept writing).
+RACE_ATTEMPTS = 3
+#: The time the requests get beyond the wait (the whole task without wait).
+REQUEST_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class ClusterLeaseOptions(ModuleOptions):
+    """What cluster_lease was asked (with check mode): the runner reads nothing else."""
+
+    name: str
+    namespace: str
+    state: str
+    holder: dict
+    lease_duration: int
+    wait: bool
+    wait_timeout: int
+    poll_interval: float
+    check_mode: bool = False
+
+
+@dataclass
+class Attempt:
+    """One try at the Lease: what it found first, what it stands at now, and what this task did."""
+
+    view: object
+    first: Optional[str] = None   # standing at the first read
+    done: Optional[str] = None    # CREATE, TAKE or RENEW once written
+    taken_over_from: Optional[dict] = None
+
+
+class ClusterLeaseRunner(ModuleRunner):
+    """cluster_lease's work. ``module`` is the module base it runs in (a ``KubernetesModule``); ``options`` what was
+    asked."""
+
+    def __init__(self, module, options):
+        super().__init__(module, options)
+        self.leases = None
+        self.me = Holder(**dict((key, None if value in (None, "") else str(value))
+                                for key, value in (options.holder or {}).items()))
+
+    def validate(self):
+        options = self.options
+        check_cluster(options.name, options.namespace)
+        problem = name_problem("the Lease name", lease_name(options.name))
+        if problem:
+            raise ModuleFailure(problem + " (the cluster's name is too long for it); nothing was changed")
+        if not self.me.id:
+            raise ModuleFailure("holder.id must not be empty: it is the spec.holderIdentity of the Lease, the same "
+                                "in every task of one run; nothing was changed")
+
+    def read(self, deadline):
+        options = self.options
+        return read_lease(self.leases.get(lease_name(options.name), options.namespace, deadline))
+
+    def run(self):
+        options = self.options
+        self.validate()
+        deadline = self.started + REQUEST_SECONDS + (options.wait_timeout if options.wait else 0)
+        self.leases = LeaseService(self.module.connect())
+        if options.state == "released":
+            return self.module.exit(**self.release(deadline))
+        if options.check_mode:
+            return self.module.exit(**self.check(deadline))
+        return self.module.exit(**self.hold(deadline))
+
+    # -- held ---------------------------------------------------------------------------------------------------
+
+    def try_once(self, deadline, attempt=None):
+        """Read the Lease and take or renew it when it is free, ours or expired; after a lost race, again (at most
+        RACE_ATTEMPTS times). The Attempt, ``done`` None while another actor holds it."""
+        options = self.options
+        for _ in range(RACE_ATTEMPTS):
+            view = self.read(deadline)
+            now = self.clock.time()
+            if attempt is None:
+                attempt = Attempt(view=view, first=standing(view, self.me.id, now))
+            attempt.view = view
+            step = acquire_step(view, self.me.id, now)
+            if step == WAIT:
+                return attempt
+            body = held_body(options.name, options.namespace, self.me, view, now, options.lease_duration)
+            try:
+                written = (self.leases.create(body, deadline) if step == CREATE
+                           else self.leases.replace(body, deadline))
+            except (LeaseConflict, MaybeCommitted):
+                continue  # read again: another actor won, or our own write went through unanswered
+            if standing(view, self.me.id, now) == EXPIRED:
+                attempt.taken_over_from = holder_summary(view, now)
+            attempt.view, attempt.done = read_lease(written), step
+            return attempt
+        return attempt
+
+    def hold(self, deadline):
+        options = self.options
+        if not options.wait:
+            attempt, waited, polls = self.try_once(deadline), 0.0, 1
+        else:
+            state = {}
+
+            def probe(probe_deadline):
+                state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
+                return state["attempt"]
+            outcome = wait_for(probe, self.judge, timeout=options.wait_timeout, poll_interval=options.poll_interval,
+                               clock=self.clock)
+            attempt, waited, polls = outcome.observation, outcome.elapsed, outcome.polls
+        result = self.report(attempt, waited, polls)
+        if attempt.done is None:
+            message = held_message(options.name, options.namespace, attempt.view, self.clock.time())
+            if options.wait:
+                message += "; waited %.0f s (wait_timeout %d s)" % (waited, options.wait_timeout)
+            raise ModuleFailure(message + "; nothing was changed", **result)
+        if attempt.taken_over_from:
+            self.module.warn("Lease %s/%s was taken over from %s, whose lease had expired" % (
+                options.namespace, lease_name(options.name), attempt.taken_over_from["description"]))
+        return result
+
+    def judge(self, attempt, _elapsed):
+        if attempt.done is not None:
+            return Verdict(DONE)
+        options = self.options
+        return Verdict(WAITING, held_message(options.name, options.namespace, attempt.view, self.clock.time()))
+
+    def report(self, attempt, waited, polls):
+        options, now = self.options, self.clock.time()
+        renewed = attempt.done == RENEW and attempt.first == OURS
+        return dict(changed=attempt.done is not None,
+                    lease=dict(name=lease_name(options.name), namespace=options.namespace),
+                    holder=holder_summary(attempt.view, now),
+                    acquired=attempt.done is not None and not renewed,
+                    renewed=renewed, released=False,
+                    taken_over_from=attempt.taken_over_from,
+                    waited=round(waited, 1), polls=polls)
+
+    def check(self, deadline):
+        """Check mode: read the Lease and say what taking it would do; nothing is written, no Lease is taken."""
+        options = self.options
+        view, now = self.read(deadline), self.clock.time()
+        found = standing(view, self.me.id, now)
+        if found == HELD:
+            self.module.warn(held_message(options.name, options.namespace, view, now) + " (check mode: not waited)")
+        return dict(changed=found != HELD, lease=dict(name=lease_name(options.name), namespace=options.namespace),
+                    holder=holder_summary(view, now), acquired=False, renewed=False, released=False,
+                    taken_over_from=holder_summary(view, now) if found == EXPIRED else None,
+                    waited=0.0, polls=1, would=dict(free="acquire", ours="renew", expired="take over",
+                                                     held="wait" if options.wait else "fail")[found])
+
+    # -- released -----------------------------------------------------------------------------------------------
+
+    def release(self, deadline):
+        """Release our Lease (holderIdentity cleared, on its resourceVersion); a Lease another actor holds is left
+        as it is, with a warning: it took it over after ours expired."""
+        options = self.options
+        result = dict(changed=False, lease=dict(name=lease_name(options.name), namespace=options.namespace),
+                      acquired=False, renewed=False, released=False, taken_over_from=None, waited=0.0, polls=1)
+        for _ in range(RACE_ATTEMPTS):
+            view, now = self.read(deadline), self.clock.time()
+            result["holder"] = holder_summary(view, now)
+            if standing(view, self.me.id, now) != OURS:
+                if view.holder is not None:
+                    self.module.warn("Lease %s/%s is held by %s, not by this run (%s): left as it is; this run's "
+                                     "lease had expired and was taken over" % (
+                                         options.namespace, lease_name(options.name), view.holder.describe(),
+                                         self.me.id))
+                return result
+            if options.check_mode:
+                return dict(result, changed=True)
+            try:
+                self.leases.replace(released_body(options.name, options.namespace, view, now), deadline)
+            except LeaseConflict:
+                continue
+            return dict(result, changed=True, released=True, holder=None)
+        raise ModuleFailure("Lease %s/%s kept changing while it was being released (%d attempts)" % (
+            options.namespace, lease_name(options.name), RACE_ATTEMPTS), **result)
