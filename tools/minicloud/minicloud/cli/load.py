@@ -9,9 +9,11 @@ from minicloud.runtime.control import Minicloud
 def cmd_load(cloud: Minicloud, args) -> int:
     if args.load_action == "start":
         print_json(cloud.load_start(args.name, args.lb, rate=args.rate, clients=args.clients, watches=args.watches,
-                                    port=args.port))
+                                    port=args.port, keepalive=args.keepalive, keepalive_rate=args.keepalive_rate))
     elif args.load_action == "stop":
         print_json({"name": args.name, "stopped": cloud.load_stop(args.name)})
+    elif args.load_action == "sessions":
+        print_json(cloud.lb_sessions(args.lb))
     elif args.load_action == "report":
         print_json(cloud.load_report(args.name, since=args.since, until=args.until))
     else:
@@ -34,6 +36,12 @@ def add_verbs(verbs) -> None:
     start.add_argument("--rate", type=float, default=20.0, help="requests a second, all clients (default 20)")
     start.add_argument("--clients", type=int, default=4, help="client threads (default 4)")
     start.add_argument("--watches", type=int, default=2, help="long-lived watches held open (default 2)")
+    start.add_argument("--keepalive", type=int, default=4,
+                       help="clients that keep one HTTP/1.1 connection each, as client-go does (default 4)")
+    start.add_argument("--keepalive-rate", type=float, default=5.0,
+                       help="requests a second, each keep-alive client (default 5)")
+    sessions = actions.add_parser("sessions", help="the client connections each member's server holds now")
+    sessions.add_argument("--lb", required=True, help="load balancer name or id")
     stop = actions.add_parser("stop", help="stop a load generator")
     stop.add_argument("name")
     report = actions.add_parser("report", help="requests, failures by kind, longest error streak, latency")

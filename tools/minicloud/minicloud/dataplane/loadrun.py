@@ -16,7 +16,8 @@ from pathlib import Path
 
 from minicloud.core import background
 from minicloud.dataplane.endpoints import FOLDER
-from minicloud.dataplane.load import LoadGenerator, Target, read_record, summarise
+from minicloud.dataplane.load import (KEEPALIVE_CLIENTS, KEEPALIVE_RATE, LoadGenerator, Target, read_record,
+                                      summarise)
 
 
 def folder(state_root: Path) -> Path:
@@ -30,17 +31,19 @@ def _pid(state_root: Path, name: str) -> int | None:
     return background.running(folder(state_root) / f"{name}.pid", MARKER)
 
 
-def start(state_root: Path, name: str, target: str, lb: str, rate: float, clients: int, watches: int) -> dict:
+def start(state_root: Path, name: str, target: str, lb: str, rate: float, clients: int, watches: int,
+          keepalive: int = KEEPALIVE_CLIENTS, keepalive_rate: float = KEEPALIVE_RATE) -> dict:
     if _pid(state_root, name) is not None:
         raise ValueError(f"the load generator {name!r} runs already: stop it first")
     where = folder(state_root)
     where.mkdir(parents=True, exist_ok=True)
     (where / f"{name}.jsonl").unlink(missing_ok=True)
     meta = {"name": name, "lb": lb, "target": target, "rate": rate, "clients": clients, "watches": watches,
-            "started": round(time.time(), 3)}
+            "keepalive": keepalive, "keepalive_rate": keepalive_rate, "started": round(time.time(), 3)}
     (where / f"{name}.json").write_text(json.dumps(meta) + "\n")
     background.start(where / f"{name}.pid", [sys.executable, "-m", MARKER, str(where / f"{name}.jsonl"), target,
-                                            str(rate), str(clients), str(watches)], where / f"{name}.log")
+                                            str(rate), str(clients), str(watches), "--keepalive", str(keepalive),
+                                            "--keepalive-rate", str(keepalive_rate)], where / f"{name}.log")
     return meta
 
 
@@ -71,11 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rate", type=float)
     parser.add_argument("clients", type=int)
     parser.add_argument("watches", type=int)
+    parser.add_argument("--keepalive", type=int, default=KEEPALIVE_CLIENTS)
+    parser.add_argument("--keepalive-rate", type=float, default=KEEPALIVE_RATE)
     args = parser.parse_args(argv)
     host, port = args.target.rsplit(":", 1)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
-    generator = LoadGenerator(Target(host, int(port)), args.record, args.rate, args.clients, args.watches).start()
+    generator = LoadGenerator(Target(host, int(port)), args.record, args.rate, args.clients, args.watches,
+                              args.keepalive, args.keepalive_rate).start()
     done.wait()
     generator.stop()
     return 0

@@ -87,6 +87,18 @@ def _processes(count: int) -> str:
     return f"{count} process" + ("" if count == 1 else "es")
 
 
+def sessions(state: StateDir, lb_id: str) -> dict[str, int]:
+    """Member id -> the client connections its server holds now in ``lb_id``'s HAProxy (``show stat``'s scur,
+    summed over the listeners): what an old server still holds after it left rotation. Empty when no HAProxy
+    runs it; an OSError while it reloads (its new worker's socket is not there yet)."""
+    if instance(state, lb_id).master_pid() is None:
+        return {}
+    found: dict[str, int] = {}
+    for row in health.parse_stat(instance(state, lb_id).command("show stat")):
+        found[row.server] = found.get(row.server, 0) + (row.current_sessions or 0)
+    return found
+
+
 class StandIns:
     """What answers for addresses nobody registered (plain and TLS), and a port that refuses."""
 

@@ -162,9 +162,27 @@ class Minicloud:
         return address
 
     def load_start(self, name: str, lb: str, rate: float = 20.0, clients: int = 4, watches: int = 2,
-                   port: int = 6443) -> dict:
-        """Start a load generator through ``lb``'s VIP (see minicloud.dataplane.load)."""
-        return loadrun.start(self.state.root, name, self.lb_vip(lb, port), lb, rate, clients, watches)
+                   port: int = 6443, keepalive: int = 4, keepalive_rate: float = 5.0) -> dict:
+        """Start a load generator through ``lb``'s VIP (see minicloud.dataplane.load): ``clients`` on a new
+        connection per request (``rate`` a second in all), ``keepalive`` clients that keep their connection
+        (``keepalive_rate`` a second each), ``watches``."""
+        return loadrun.start(self.state.root, name, self.lb_vip(lb, port), lb, rate, clients, watches, keepalive,
+                             keepalive_rate)
+
+    def lb_sessions(self, lb: str) -> dict[str, int]:
+        """Member id -> the client connections the member's server holds now in load balancer ``lb``'s data plane
+        (HAProxy's ``show stat``, scur): how many connections an old server still holds after it left rotation."""
+        found = self._internal().load_balancer.find_load_balancer(lb, ignore_missing=True)
+        if found is None:
+            raise MinicloudError(f"no load balancer {lb!r}")
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                return plane.sessions(self.state, found.id)
+            except OSError:  # reloading: the new worker's stats socket is not there yet
+                if time.monotonic() > deadline:
+                    raise MinicloudError(f"the data plane of {lb!r} does not answer on its stats socket") from None
+                time.sleep(0.1)
 
     def load_stop(self, name: str) -> bool:
         return loadrun.stop(self.state.root, name)
