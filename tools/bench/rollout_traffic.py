@@ -2,8 +2,9 @@
 
 Scenario: one seeded cluster per way (three control-plane Machines on real servers, each serving a
 kube-apiserver-like endpoint behind its member, CAPO's TCP health monitor), a load generator through the VIP
-(``minicloud load``: RATE requests a second on new connections from CLIENTS clients, WATCHES watches held open)
-during each rollout, stopped when the rollout is over (all old Machines gone). The ways:
+(``minicloud load``: RATE requests a second on new connections from CLIENTS clients, KEEPALIVE keep-alive clients
+at KEEPALIVE_RATE requests a second each on the connection each keeps, as client-go does, WATCHES watches held
+open) during each rollout, stopped when the rollout is over (all old Machines gone). The ways:
 
 - (a) CAPO <= 0.13 alone (waits for the load balancer only) while the Octavia emulator loses every new member
   (the amphora v2 failure); after each rollout the emulator recovers, so the next one starts from a whole pool;
@@ -28,6 +29,7 @@ from harness import BIN, REPO, bench_parser, collections_path, markdown_table, r
 MARK = "rollout_traffic"
 NAMESPACE = "default"
 RATE, CLIENTS, WATCHES = 20, 4, 2
+KEEPALIVE, KEEPALIVE_RATE = 4, 5.0
 PLAYBOOK = REPO / "playbooks" / "control_plane_rollout.yml"
 WAYS = {"a": "CAPO <= 0.13 alone, lost member", "b": "CAPO 0.14 alone", "c": "CAPO 0.14 + control_plane_rollout (drain)",
         "d": "CAPO 0.14 + control_plane_rollout (no drain)"}
@@ -84,7 +86,8 @@ def one_rollout(cloud, way, cluster, collections):
     load = "bench-%s" % cluster
     if way == "a":
         cloud.set_octavia_mode("lost-member", members=lb_name(cluster) + "-6443-*")
-    cloud.load_start(load, lb_name(cluster), rate=RATE, clients=CLIENTS, watches=WATCHES)
+    cloud.load_start(load, lb_name(cluster), rate=RATE, clients=CLIENTS, watches=WATCHES, keepalive=KEEPALIVE,
+                     keepalive_rate=KEEPALIVE_RATE)
     time.sleep(3)
     started, since = time.monotonic(), time.time()
     if way in GUARDED:
@@ -114,7 +117,7 @@ def measure(cloud, way, rollouts, collections):
             result = one_rollout(cloud, way, cluster, collections)
             print("%s rollout %d: %s" % (way, number, json.dumps({k: result[k] for k in (
                 "requests", "failed", "failures", "longest_error_streak", "longest_error_streak_seconds", "p99_ms",
-                "watches_interrupted", "wall", "min_serving")})), flush=True)
+                "watches_interrupted", "wall", "min_serving", "clients")})), flush=True)
             results.append(result)
     finally:
         cloud.set_octavia_mode("normal")
@@ -123,14 +126,29 @@ def measure(cloud, way, rollouts, collections):
     return results
 
 
+def failed_of(figures):
+    """"failed of sent" of one kind of client, its failures split (5xx, timeouts, closed connections, other) and
+    the closed connections its clients retried."""
+    text = "%d of %d" % (figures["failed"], figures["requests"])
+    split = ["%s %d" % (name, figures[key]) for key, name in (("http_5xx", "5xx"), ("timeouts", "timeout"),
+                                                             ("closed", "closed"), ("other", "other"))
+             if figures[key]]
+    if split:
+        text += " (%s)" % ", ".join(split)
+    if figures["closed_retried"]:
+        text += "; %d closed, retried" % figures["closed_retried"]
+    return text
+
+
 def rows(measured):
     out = []
     for way, results in measured.items():
         for number, r in enumerate(results, 1):
-            failures = ", ".join("%s %d" % item for item in sorted(r["failures"].items())) or "-"
-            out.append([WAYS[way], str(number), str(r["requests"]), str(r["failed"]), failures,
+            clients = r["clients"]
+            out.append([WAYS[way], str(number), failed_of(clients["new"]), failed_of(clients["keepalive"]),
+                        failed_of(clients["watch"]),
                         "%d (%.1f s)" % (r["longest_error_streak"], r["longest_error_streak_seconds"]),
-                        "%.0f" % r["p99_ms"] if r["p99_ms"] is not None else "-", str(r["watches_interrupted"]),
+                        "%.0f" % r["p99_ms"] if r["p99_ms"] is not None else "-",
                         str(r["min_serving"]), "%.0f" % r["wall"]])
     return out
 
@@ -145,12 +163,13 @@ def main():
         settings = cloud.dataplane_settings()
         for way, count in plan.items():
             measured[way] = measure(cloud, way, count, collections)
-    header = ["way", "rollout", "requests", "failed", "failures by kind", "longest error streak", "p99 ms",
-              "watches cut", "fewest serving members", "rollout s"]
-    text = markdown_table(header, ["---"] + ["---:"] * 9, rows(measured))
-    text += ("\n\nLoad: %d requests/s on new connections from %d clients and %d watches; health checks every "
+    header = ["way", "rollout", "failed: new connection", "failed: keep-alive", "watches interrupted",
+              "longest error streak (new connection)", "p99 ms", "fewest serving members", "rollout s"]
+    text = markdown_table(header, ["---"] + ["---:"] * 8, rows(measured))
+    text += ("\n\nLoad: %d requests/s on new connections from %d clients, %d keep-alive clients at %g requests/s "
+             "each (one connection each, retried once on a connection found closed), %d watches; health checks every "
              "min(delay, %s s). Command: `.venv/bin/python tools/bench/rollout_traffic.py --rollouts %s`.\n"
-             % (RATE, CLIENTS, WATCHES, settings["check_interval_cap"], args.rollouts))
+             % (RATE, CLIENTS, KEEPALIVE, KEEPALIVE_RATE, WATCHES, settings["check_interval_cap"], args.rollouts))
     print(text)
     if not args.no_write:
         write_doc(MARK, text)

@@ -184,8 +184,9 @@ def seed_cluster(cloud):
     pool_id = created["openstack"]["pool_id"]
     lbapi = cloud.connect().load_balancer
     show_members(lbapi, pool_id)
-    cloud.load_start(LOAD, LOAD_BALANCER, rate=10, clients=2, watches=1)
-    say("      traffic through the VIP: 10 requests a second from 2 clients, and a watch (minicloud load)")
+    cloud.load_start(LOAD, LOAD_BALANCER, rate=10, clients=2, watches=1, keepalive=4, keepalive_rate=5)
+    say("      traffic through the VIP (minicloud load): 10 requests a second from 2 clients on a new connection each,")
+    say("      4 keep-alive clients (one connection each, as client-go) at 5 a second each, and a watch")
 
     step(3, "CAPO as before v0.14 (waits for the load balancer only); the Octavia emulator loses new members")
     set_capo_wait(cloud, "lb")
@@ -206,7 +207,7 @@ def first_rollout(cloud, collections, rows, lbapi, pool_id):
     say("      control plane now: %s" % ", ".join("%s%s" % (n, " (held)" if h else "") for n, h, _d in machines))
     show_members(lbapi, pool_id)
     rows.append(("rollout with CAPO<0.14 and a lost member", "stopped after %.0f s (rc %d)" % (took, rc),
-                 "%d held, 0 released" % len(held), summary["minServing"], failed_requests(cloud, since)))
+                 "%d held, 0 released" % len(held), summary["minServing"], *failed_requests(cloud, since)))
     return rc != 0 and "PENDING_CREATE" in output and len(held) == 3 and summary["minServing"] >= 3
 
 
@@ -234,7 +235,7 @@ def second_rollout(cloud, collections, rows):
     second_ok = rc2 == 0 and not any(h for _n, h, _d in machines) and summary["minServing"] >= 3
     failed = failed_requests(cloud, since)
     rows.append(("same playbook after recovery", "passed after %.0f s (rc %d)" % (took, rc2),
-                 "3 released one by one, %d new" % len(machines), summary["minServing"], failed))
+                 "3 released one by one, %d new" % len(machines), summary["minServing"], *failed))
     return second_ok, machines, summary
 
 
@@ -247,21 +248,35 @@ def afterwards(cloud, lbapi, pool_id, machines, summary):
         summary["samples"], summary["minServing"], summary["final"]["serving"], summary["final"]["members"]))
 
     report = cloud.load_report(LOAD)
-    say("      traffic through the VIP: %d requests, %d failed %s, p99 %s ms; %d watches interrupted" % (
-        report["requests"], report["failed"], report["failures"] or "", report["p99_ms"],
-        report["watches_interrupted"]))
+    new, keepalive, watches = failed_requests(cloud, None)
+    say("      traffic through the VIP: new connection per request %s failed (p99 %s ms); keep-alive %s failed; "
+        "watches %s interrupted" % (new, report["p99_ms"], keepalive, watches))
 
 
 def failed_requests(cloud, since):
-    """"failed of sent" through the VIP since ``since`` (epoch seconds)."""
-    report = cloud.load_report(LOAD, since=since)
-    return "%d of %d" % (report["failed"], report["requests"])
+    """"failed of sent" through the VIP since ``since`` (epoch seconds), for each kind of client: new connection
+    per request, keep-alive, watches; failures split into 5xx, timeouts, closed connections."""
+    clients = cloud.load_report(LOAD, since=since)["clients"]
+    return tuple(failed_of(clients[kind]) for kind in ("new", "keepalive", "watch"))
+
+
+def failed_of(figures):
+    text = "%d of %d" % (figures["failed"], figures["requests"])
+    split = ["%s %d" % (name, figures[key]) for key, name in (("http_5xx", "5xx"), ("timeouts", "timeout"),
+                                                             ("closed", "closed"), ("other", "other"))
+             if figures[key]]
+    if split:
+        text += " (%s)" % ", ".join(split)
+    if figures["closed_retried"]:
+        text += "; %d closed, retried" % figures["closed_retried"]
+    return text
 
 
 def table(rows):
     say()
     say("What happened")
-    headers = ("step", "outcome", "old control-plane Machines", "fewest serving members", "failed requests")
+    headers = ("step", "outcome", "old control-plane Machines", "fewest serving members", "failed: new connection",
+               "failed: keep-alive", "watches interrupted")
     widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(len(headers))]
     line = "  ".join("%-*s" % (w, h) for w, h in zip(widths, headers))
     say(line)

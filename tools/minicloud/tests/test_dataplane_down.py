@@ -176,3 +176,18 @@ def reload_with_connections(cloud, lb, reloads: int) -> list[socket.socket]:
         wait_until("ACTIVE", lambda: conn.load_balancer.get_load_balancer(lb["loadbalancer"]["id"]).provisioning_status
                    == "ACTIVE", 60, 0.2)
     return held
+
+
+def test_sessions_counts_the_connections_each_server_holds(state, backend):
+    lb = plane.instance(state, "lb-1")
+    port = free_port()
+    lb.apply(config(lb, port, backend, 1))
+    held = [connect_through(port, backend) for _ in range(2)]
+    try:
+        assert wait_until("two sessions", lambda: plane.sessions(state, "lb-1") == {"member": 2}, 20, 0.05)
+    finally:
+        for client in held:
+            client.close()
+    assert wait_until("none", lambda: plane.sessions(state, "lb-1") == {"member": 0}, 20, 0.05)
+    lb.stop()
+    assert plane.sessions(state, "lb-1") == {}
