@@ -125,3 +125,34 @@ def test_renew_and_release_and_check_mode(cloud, cluster, run_in_process):
     left = run_in_process(MODULE, args(cloud, cluster, "run-a", state="released"))
     assert left["released"] is False and left["changed"] is False, left
     assert read(cloud, cluster).spec.holder_identity == "run-b"
+
+
+ROLE_KEEP = ("{{ {'failed': %s, 'msg': %s, 'read': control_plane_rollout__before is defined,"
+             " 'lease': control_plane_rollout_lease_result | default(None)} | to_json }}")
+
+
+def rollout_role(cloud, playbooks, cluster):
+    role_vars = dict(control_plane_rollout_cluster=cluster,
+                     control_plane_rollout_kubeconfig=str(cloud.state_dir / "kubeconfig"))
+    run = playbooks.role("flightcontrol.openstack.control_plane_rollout", role_vars=role_vars, timeout=300,
+                         keep=ROLE_KEEP % ("false", "''"), keep_failure=ROLE_KEEP % ("true", "ansible_failed_result.msg"),
+                         extra_vars={"awx_job_id": 5150})
+    assert run.result, "the play recorded nothing:\n%s" % run.output
+    return run
+
+
+def test_the_rollout_role_stops_on_anothers_lease_and_releases_its_own_after_a_failure(cloud, cluster, playbooks):
+    """control_plane_rollout: another actor's live Lease stops the role at its first task, naming the holder, before
+    the cluster is even read; once the Lease is free the role takes it, fails on its
+    preflight (no such cluster) and releases the Lease in its always."""
+    write_lease(cloud, cluster, "other-run", renewed_ago=0, duration=3600, job_id="12")
+    stopped = rollout_role(cloud, playbooks, cluster)
+    assert stopped.result["failed"] is True and stopped.result["read"] is False, stopped.output
+    assert "AWX job 12" in stopped.result["msg"], stopped.result["msg"]
+    assert read(cloud, cluster).spec.holder_identity == "other-run"
+    leases(cloud).delete_namespaced_lease("flightcontrol-" + cluster, "default")  # the other actor is gone: by hand
+    failed = rollout_role(cloud, playbooks, cluster)
+    assert failed.result["failed"] is True and "Preflight | read the cluster" in failed.result["msg"], failed.output
+    assert failed.result["lease"]["released"] is True, failed.result["lease"]
+    lease = read(cloud, cluster)
+    assert lease is not None and lease.spec.holder_identity is None, lease
