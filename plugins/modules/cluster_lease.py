@@ -21,14 +21,14 @@ description:
     only once expired (C(renewTime) + C(leaseDurationSeconds) in the past, by this host''s clock), and the result
     names the old holder (RV(taken_over_from)). A live one held by another actor fails the task at once naming the
     holder, or with I(wait=true) is waited for up to I(wait_timeout).'
-  - Every write is made on what was just read, with the API's own concurrency control: a create is refused
+  - Every write is made on what was just read, with the API's own concurrency control. A create is refused
     (409 AlreadyExists) when another actor created the Lease first, an update carries the C(resourceVersion) read
     and is refused (409 Conflict) when another actor wrote in between. A refused write is read again and decided
-    again: of two actors racing for a free Lease exactly one holds it.
+    again, so of two actors racing for a free Lease exactly one holds it.
   - I(state=released) clears C(spec.holderIdentity) of our own Lease (on its C(resourceVersion)), so the next actor
     takes it at once. A Lease held by another actor is left as it is, with a warning (ours had expired and was
     taken over).
-  - An unreachable management cluster fails the task: an actor that cannot renew its Lease stops before its next
+  - An unreachable management cluster fails the task; an actor that cannot renew its Lease stops before its next
     step rather than act without it.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
@@ -57,7 +57,7 @@ options:
     suboptions:
       id:
         description:
-          - C(spec.holderIdentity): one per run, the same in every task of the run (its renewals and its release
+          - C(spec.holderIdentity), one per run, the same in every task of the run (its renewals and its release
             match on it), different for every other run. The roles make one per run.
         type: str
         required: true
