@@ -249,8 +249,8 @@ def afterwards(cloud, lbapi, pool_id, machines, summary):
 
     report = cloud.load_report(LOAD)
     new, keepalive, watches = failed_requests(cloud, None)
-    say("      traffic through the VIP: new connection per request %s failed (p99 %s ms); keep-alive %s failed; "
-        "watches %s interrupted" % (new, report["p99_ms"], keepalive, watches))
+    say("      traffic through the VIP, failed: new connection per request %s (p99 %s ms); keep-alive %s; "
+        "watches interrupted %s" % (new, report["p99_ms"], keepalive, watches))
 
 
 def failed_requests(cloud, since):
