@@ -148,7 +148,7 @@ EXAMPLES = r'''
 RETURN = r'''
 lease:
   description: The Lease.
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: dict
   contains:
     name: {description: Name (C(flightcontrol-<cluster>))., type: str}
@@ -156,7 +156,7 @@ lease:
 holder:
   description: Who holds the Lease now (this actor after a take or renewal; the other actor when it holds it); null
     when nobody does.
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: dict
   contains:
     id: {description: C(spec.holderIdentity)., type: str}
@@ -182,28 +182,28 @@ holder:
     expires_in: 299.9
 acquired:
   description: Whether this task took the Lease (it was free, expired, or lost to nobody).
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: bool
 renewed:
   description: Whether this task renewed a Lease this actor already held.
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: bool
 released:
   description: Whether this task released the Lease.
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: bool
 taken_over_from:
   description: The holder of the expired Lease this task took over (in check mode, the one it would take over);
     null otherwise.
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: dict
 waited:
   description: Seconds spent waiting for another actor's Lease.
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: float
 polls:
   description: How many times the Lease was read and judged.
-  returned: always
+  returned: success, and when another actor holds the Lease
   type: int
 would:
   description: In check mode, what taking the Lease would do (C(acquire), C(renew), C(take over), C(wait) or C(fail)).

@@ -4,7 +4,7 @@
 
 import pytest
 
-KUBERNETES_TOP = ("cluster_info", "cluster_pause_ack")
+KUBERNETES_TOP = ("cluster_info", "cluster_pause_ack", "cluster_lease")
 
 CASES = [
     ("resource_leak_audit", dict(cluster="default/"), "the name"),
@@ -15,6 +15,9 @@ CASES = [
     ("cluster_info", dict(name="C1"), "is no valid Kubernetes name"),
     ("cluster_info", dict(name="c1", namespace=""), "namespace ''"),
     ("cluster_pause_ack", dict(name=""), "name ''"),
+    ("cluster_lease", dict(name="C1", holder=dict(id="run-a")), "is no valid Kubernetes name"),
+    ("cluster_lease", dict(name="c" * 250, holder=dict(id="run-a")), "too long"),
+    ("cluster_lease", dict(name="c1", holder=dict(id="")), "holder.id must not be empty"),
     ("cluster_readiness", dict(name="", pool="p"), "name ''"),
     ("cluster_readiness", dict(name="C1"), "is no valid Kubernetes name"),
     ("workload_kubeconfig", dict(cluster=""), "cluster ''"),
