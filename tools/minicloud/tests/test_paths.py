@@ -24,3 +24,12 @@ def test_long_state_paths_get_short_socket_folder(tmp_path):
     long = StateDir(tmp_path / ("x" * 120))
     assert len(str(long.sockets / "status.sock")) < 100
     assert long.sockets == StateDir(tmp_path / ("x" * 120)).sockets
+
+
+def test_a_load_balancers_stats_socket_fits_haproxys_limit(tmp_path):
+    """HAProxy refuses a stats socket path over 97 characters: a state folder whose own socket folder would leave
+    a load balancer's socket just over it gets the short folder."""
+    base = tmp_path / "s"
+    own_length = len(str(base / "run" / "sock" / "lb-0123456789abc.sock"))
+    state = StateDir(tmp_path / ("s" + "x" * (98 - own_length)))
+    assert len(str(state.sockets / "lb-0123456789abc.sock")) <= 97

@@ -10,8 +10,10 @@ from pathlib import Path
 STATE_DIR_ENV = "MINICLOUD_STATE_DIR"
 STATE_DIR_NAME = ".minicloud"
 PROJECT_MARKER = "galaxy.yml"
-# A unix socket path must fit in sockaddr_un (108 bytes on Linux).
-MAX_SOCKET_PATH = 100
+# A unix socket path must fit in sockaddr_un (108 bytes on Linux); HAProxy takes at most 97 characters for its
+# stats socket. The longest name in the sockets folder is a load balancer's (``lb-`` and 13 characters of its id).
+MAX_SOCKET_PATH = 97
+LONGEST_SOCKET_NAME = "lb-" + "x" * 13 + ".sock"
 
 
 def resolve_state_dir(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Path:
@@ -96,7 +98,7 @@ class StateDir:
     def sockets(self) -> Path:
         """Folder for unix sockets; a short one under /tmp if the state path is too long."""
         own = self.run / "sock"
-        if len(str(own / "status.sock")) <= MAX_SOCKET_PATH:
+        if len(str(own / LONGEST_SOCKET_NAME)) <= MAX_SOCKET_PATH:
             return own
         digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:12]
         return Path(tempfile.gettempdir()) / f"minicloud-{digest}"
