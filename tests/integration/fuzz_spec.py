@@ -19,6 +19,10 @@ BOUNDARY_INTS = [0, 1, -1, 2, 5, 2 ** 31, 2 ** 63, -(2 ** 63), 10 ** 30]
 BOUNDARY_FLOATS = [0.0, -0.0, 0.001, 0.5, 1.0, 1.5, -1.0, 1e308, float("nan"), float("inf"), float("-inf")]
 # Ansible converts these strings of a float option into NaN, infinities, zero and -1: judged after conversion.
 FLOAT_STRINGS = ["nan", "NaN", "inf", "-inf", "0", "-1"]
+# Route inputs that make no sense (whole families, host bits, a destination of one family with a nexthop of the
+# other, no prefix, not an address): route_audit refuses them before any request.
+HOSTILE_CIDRS = ["0.0.0.0/0", "::/0", "198.19.1.5/24", "198.19.0.0", "fd00:9::/64", "10.0.0.0/8", "bogus", "198.19.9.0/33"]
+HOSTILE_NEXTHOPS = ["fd00::12", "10.180.0.12", "10.180.0.12/32", "10.180.0", "::", "bogus"]
 WRONG_TYPES = st.sampled_from([["a", "b"], {"k": "v"}, 12, 1.5, True])
 
 # Words of Python's, not ours: a message with one of them is a crash dressed as a failure.

@@ -224,6 +224,16 @@ def test_fuzz_rollout_guard(minicloud, world, data):
     assert world.serving_members() == before
 
 
+def kept_route(world):
+    """A ``keep_routes`` entry naming one of the world's routes (so a repair that drops its node must keep it)."""
+    return st.sampled_from(world.routes).map(lambda text: dict(zip(("destination", "nexthop"), text.split("="))))
+
+
+def hostile_route():
+    return st.fixed_dictionaries(dict(destination=st.sampled_from(fuzz_spec.HOSTILE_CIDRS),
+                                      nexthop=st.sampled_from(fuzz_spec.HOSTILE_NEXTHOPS)))
+
+
 @FUZZ
 @given(data=st.data())
 def test_fuzz_route_audit(minicloud, world, data):
@@ -233,13 +243,22 @@ def test_fuzz_route_audit(minicloud, world, data):
                                                         "198.19.1.5/16", "fd00::/56", "bogus"]), min_size=1,
                                        max_size=2),
                  nodes=st.lists(node, max_size=3), state=st.sampled_from(["audited", "repaired", "repaired"]),
-                 max_removal_share=st.sampled_from([0.0, 0.5, 0.5, 1.0, 1]))
+                 max_removal_share=st.sampled_from([0.0, 0.5, 0.5, 1.0, 1]),
+                 keep_routes=st.lists(st.one_of(kept_route(world), kept_route(world), hostile_route()), max_size=3))
     fixed = dict(cloud="minicloud", kubernetes=dict(kubeconfig=world.kubeconfig))
-    args = data.draw(module_args_strategy(module_spec("route_audit"), hints, fixed))
+    args = data.draw(module_args_strategy(module_spec("route_audit"), hints, fixed, skip=("cloud_controller",)))
+    # a dictionary (a non-dict value of an option with suboptions crashes ansible-core's own argument checks)
+    controller = data.draw(st.one_of(st.none(), st.just({}), st.fixed_dictionaries(dict(cluster_cidr=st.lists(
+        st.sampled_from([CLUSTER, "198.19.0.0/17"] + fuzz_spec.HOSTILE_CIDRS), max_size=2)))))
+    if controller is not None:
+        args["cloud_controller"] = controller
     if "nodes" not in args:
         args["nodes"] = [dict(n) for n in world.nodes]  # the Kubernetes API's Nodes are other tests'
     result, writes = judge(minicloud, "route_audit", args, data.draw(st.booleans()))
     after = world.router_routes()
+    keep = args.get("keep_routes") if isinstance(args.get("keep_routes"), list) else []
+    kept = set("%s=%s" % (k.get("destination"), k.get("nexthop")) for k in keep if isinstance(k, dict))
+    assert not [r for r in world.routes if r in kept and r not in after], ("a kept route was removed", args)
     lost = [r for r in world.routes if r not in after]
     if lost:
         share = args.get("max_removal_share", 0.5)
