@@ -414,12 +414,16 @@ class RolloutGuard(OpenStackKubernetesModule):
         )),
         drain=dict(type="bool", default=False),
         drain_timeout=dict(type="int", default=30),
+        drain_stop_server=dict(type="bool", default=True),
+        drain_stop_timeout=dict(type="int", default=180),
+        drain_stop_timeout_action=dict(type="str", default="release", choices=["release", "fail"]),
         member_timeout=dict(type="int", default=600),
         timeout=dict(type="int", default=3600),
         poll_interval=dict(type="float", default=5),
         use_watch=dict(type="bool", default=True),
     )
-    number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, drain_timeout=SECONDS, poll_interval=POLL_SECONDS,
+    number_ranges = dict(timeout=SECONDS, member_timeout=SECONDS, drain_timeout=SECONDS, drain_stop_timeout=SECONDS,
+                         poll_interval=POLL_SECONDS,
                          min_healthy_members=NumberRange(minimum=0, maximum=1000))
     module_kwargs = dict(required_if=[("mode", "capi", ["cluster"]), ("mode", "direct", ["pool", "replace"])])
 

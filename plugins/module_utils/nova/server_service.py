@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Nova's servers: list (all pages) and delete.
+"""Nova's servers: list (all pages), read one, stop and delete.
 
 Every request goes through the clients' ``call`` (one retry policy, the deadline, request counting).
 Plain dicts out.
 """
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase, deleted
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.pagination import list_all_pages
 
@@ -14,6 +16,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
 def server_record(server):
     return dict(id=server["id"], name=server.get("name"), status=server.get("status"), created=server.get("created"),
                 metadata=server.get("metadata") or {}, task_state=server.get("OS-EXT-STS:task_state"))
+
+
+#: what :meth:`ServerService.stop_server` found
+STOP_ASKED, STOP_CONFLICT, SERVER_GONE = "asked", "conflict", "gone"
 
 
 class ServerService(ServiceBase):
@@ -36,3 +42,30 @@ class ServerService(ServiceBase):
         included), False when it was already gone (404)."""
         return deleted(self.client, lambda: self.api.delete("/servers/%s" % server_id, raise_exc=True),
                        "delete server %s" % server_id, deadline)
+
+    def get_server(self, server_id, deadline):
+        """The server (``server_record``), or None when Nova has no such server (404)."""
+        try:
+            return server_record(self._get("/servers/%s" % server_id, "read server %s" % server_id,
+                                           deadline)["server"])
+        except Exception as exc:  # pylint: disable=broad-except
+            if http_status(exc) == 404:
+                return None
+            raise
+
+    def stop_server(self, server_id, deadline):
+        """Ask Nova for an orderly shutdown (``os-stop``: ACPI power off, then SHUTOFF). Idempotent: a replay of a
+        stop asks nothing new. ``STOP_ASKED``; ``STOP_CONFLICT`` when Nova refused with 409 (the server already
+        stopping, stopped, or busy with another task: the caller reads its status); ``SERVER_GONE`` on 404."""
+        try:
+            self.client.call(lambda: self.api.post("/servers/%s/action" % server_id, json={"os-stop": None},
+                                                   raise_exc=True),
+                             "stop server %s (os-stop)" % server_id, deadline, kind=IDEMPOTENT)
+        except Exception as exc:  # pylint: disable=broad-except
+            status = http_status(exc)
+            if status == 409:
+                return STOP_CONFLICT
+            if status == 404:
+                return SERVER_GONE
+            raise
+        return STOP_ASKED

@@ -26,6 +26,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import (
+    STOP_CONFLICT,
+    ServerService,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
     Feed,
     given_up,
@@ -33,9 +37,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as providers
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan, terminate
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.drainer import Drainer
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.machines import (
+    etcd_healthy,
     kcp_replicas,
     machine_data,
     rollout_after_patch,
@@ -46,6 +51,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
     member_rows,
     pool_view,
     stuck_view,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.stopper import (
+    RELEASE_SECONDS,
+    Stopper,
 )
 
 HOOK_VALUE = "flightcontrol.openstack"
@@ -142,6 +151,9 @@ class CapiRollout(ModuleRunner):
         self.check_mode = options.check_mode
         self.log = log
         self.hook = plan.hook_key(self.options.hook_name)
+        self.terminate_hook = plan.terminate_hook_key(self.options.hook_name)
+        self.stopper = Stopper(options, self.clock, log, None, False, "no server stop asked (drain_stop_server)")
+        self.server_stop = {"asked": False, "holds_pre_terminate": False, "reason": self.stopper.disabled_why}
         self.progress = CapiProgress(min_healthy=self.options.min_healthy_members)
         self.kube = self.capi = self.octavia = self.targets = self._drainer = None
         self.provider = None  # the load balancer's provider, read at the start when draining
@@ -174,11 +186,26 @@ class CapiRollout(ModuleRunner):
             refusal = providers.drain_refusal(self.provider)
             if refusal:
                 raise ModuleFailure("load balancer %s: %s; nothing was changed" % (lb_id, refusal), changed=False)
+        self.plan_server_stop(kcp)
         kcp_group, kcp_version = kcp["apiVersion"].rsplit("/", 1)
         return CapiTargets(
             namespace=namespace, cluster=options.cluster, contract=contract, kcp=kcp,
             kcp_plural=self.capi.plural(kcp_group, kcp_version, kcp["kind"], deadline),
             machine_plural=self.capi.plural(CORE_GROUP, contract, "Machine", deadline), pool=pool, lb_id=lb_id)
+
+    def plan_server_stop(self, kcp):
+        """Whether old Machines get the pre-terminate hook too: the stop is asked (``drain`` and
+        ``drain_stop_server``) and KCP of this version keeps the etcd member while another pre-terminate hook
+        holds a Machine (1.31.0 on); otherwise the result says why not, with a warning when it was asked."""
+        options = self.options
+        if not (options.drain and options.drain_stop_server):
+            return
+        waits, why = terminate.kcp_waits_for_other_hooks(dig(kcp, "spec", "version"))
+        self.stopper = Stopper(options, self.clock, self.log, ServerService(self.module.client), waits, why)
+        self.server_stop = {"asked": True, "holds_pre_terminate": waits, "reason": why}
+        if not waits:
+            self.module.warn("drain_stop_server: %s; kept-alive clients of the old API servers can see errors "
+                             "between the etcd member's removal and the server's deletion" % why)
 
     @property
     def drainer(self):
@@ -236,7 +263,8 @@ class CapiRollout(ModuleRunner):
             data, members, targets.has_monitor, progress.min_healthy, self.options.hook_name,
             targets.member_prefix, released=self.log.released, not_serving_since=progress.not_serving_since,
             now=self.clock.monotonic(), member_timeout=self.options.member_timeout,
-            replicas=kcp_replicas(current_kcp), lb_status=lb_now.get("provisioning_status"))
+            replicas=kcp_replicas(current_kcp), lb_status=lb_now.get("provisioning_status"),
+            hold_terminate=self.stopper.enabled)
         progress.not_serving_since = plan.track(snapshot)
         snapshot.not_serving_since = progress.not_serving_since
         self.note_gone(snapshot)
@@ -258,6 +286,11 @@ class CapiRollout(ModuleRunner):
         snapshot, current_kcp = seen
         for _round in range(ACTS_PER_POLL):
             action = self.drained_first(plan.next_action(snapshot), snapshot, deadline)
+            if action.kind == plan.TERMINATE:
+                action = self.terminate(action, snapshot, current_kcp, deadline)
+                if action is None:  # its hook went: look again
+                    snapshot, current_kcp = self.look(deadline)
+                    continue
             if action.kind not in (plan.HOLD, plan.RELEASE) or self.check_mode:
                 break
             if action.kind == plan.HOLD:
@@ -291,12 +324,90 @@ class CapiRollout(ModuleRunner):
             return action
         return plan.Action(plan.WAIT, action.machines, member=action.member, state=action.state, reason=reason)
 
+    # -- the pre-terminate hold: stop the old server, then release the Machine to KCP ---
+
+    def terminate(self, action, snapshot, current_kcp, deadline):
+        """One step of the pre-terminate hold of ``action.machine`` (``terminate.terminate_next``): stop its
+        server, release its hook (returns None: look again), or the action to judge (wait, stuck; in check mode
+        what a run would do)."""
+        machine = [m for m in snapshot.machines if m["name"] == action.machine][0]
+        member = snapshot.member_of(machine)
+        record = self.stopper.records.get(machine["name"])
+        safety = self.stop_safety(machine, member, snapshot, current_kcp, deadline) if self.stopper.enabled and \
+            machine.get("deleting") and not self.check_mode else {}
+        status = self.stopper.server_status(machine, deadline)
+        step = terminate.terminate_next(self.stopper.view(machine, safety, status), record)
+        if self.check_mode:
+            return self.terminate_check_mode(action, step)
+        if step.kind == terminate.STOP:
+            record = self.stopper.record_of(machine, member)
+            if self.stopper.stop(record, status, self.drainer.connections(deadline), deadline) == STOP_CONFLICT:
+                self.log.record("stop server: 409, already stopping or stopped", [machine["name"]])
+            return plan.Action(plan.WAIT, [machine["name"]], member=action.member,
+                               reason="server %s of Machine %s asked to stop" % (record.server_id, machine["name"]))
+        if step.kind == terminate.RELEASE:
+            self.release_terminate(machine, member, step, deadline)
+            return None
+        kind = plan.STUCK if step.kind == terminate.FAIL else plan.WAIT
+        return plan.Action(kind, [machine["name"]], member=action.member, state="server %s" % status,
+                           reason=step.reason)
+
+    def stop_safety(self, machine, member, snapshot, current_kcp, deadline):
+        """What a stop of the Machine's server depends on (``terminate.TerminateView``'s safety fields)."""
+        if member is None:
+            member_out = True
+        else:
+            member_out = self.drainer.out_of_rotation(member, snapshot.lb_status, deadline)[0]
+        leaving = set(plan.member_key(m) for m in (snapshot.member_of(x) for x in snapshot.machines
+                                                   if x.get("deleting")) if m is not None)
+        drained = self.drainer.drained_ids()
+        serving_without = sum(1 for m in snapshot.members if snapshot.serving(m) and plan.member_key(m) not in
+                              leaving and m.get("id") not in drained)
+        not_ready = [m["name"] for m in snapshot.machines
+                     if m["name"] != machine["name"] and not m.get("deleting") and not m.get("ready")]
+        return dict(member_out=member_out, serving_without=serving_without, min_healthy=snapshot.min_healthy,
+                    not_ready=not_ready, etcd_healthy=etcd_healthy(current_kcp))
+
+    def release_terminate(self, machine, member, step, deadline):
+        """Take our pre-terminate hook off: the Machine goes on to KCP's kcp-cleanup and CAPO."""
+        record = self.stopper.record_of(machine, member)
+        connections = self.drainer.connections(deadline) if self.drainer.enabled else None
+        gone = not self.patch_machine(machine["name"], None, deadline, [self.terminate_hook])
+        self.stopper.released(record, step, connections)
+        self.log.record("release pre-terminate hook (%s)" % step.outcome, [machine["name"]], record.member)
+        if step.outcome == "timed_out":
+            self.module.warn(step.reason)
+        if not machine.get("up_to_date") and machine.get("deleting") and not gone \
+                and machine["name"] not in self.log.released:
+            self.log.released.append(machine["name"])
+
+    def terminate_check_mode(self, action, step):
+        if step.kind in (terminate.STOP, terminate.RELEASE):
+            what = "stop server" if step.kind == terminate.STOP else "release pre-terminate hook"
+            self.log.record("%s (check mode: not done)" % what, [action.machine], action.member)
+            return plan.Action(plan.TERMINATE, action.machines, member=action.member, reason=step.reason)
+        return plan.Action(plan.WAIT, action.machines, member=action.member, reason=step.reason)
+
+    def release_after_stop(self):
+        """A run that stops: Machines whose server it asked to stop are released to KCP (the server is going
+        down; holding it would keep a dead etcd member); a failure to do so is recorded, never raised."""
+        deadline = self.clock.monotonic() + RELEASE_SECONDS
+        for record in self.stopper.to_release_after_stop():
+            try:
+                self.patch_machine(record.machine, None, deadline, [self.terminate_hook])
+                self.stopper.released(record, terminate.TerminateStep(terminate.RELEASE, "the run stopped",
+                                                                      "released_on_stop"), None)
+                self.log.record("release pre-terminate hook (run stopped)", [record.machine], record.member)
+            except Exception as exc:  # pylint: disable=broad-except
+                self.log.record("release pre-terminate hook failed: %s" % exc, [record.machine])
+
     # -- the writes --------------------------------------------------------------------
 
-    def patch_machine(self, name, value, deadline):
-        """Set (``value``) or remove (None) our hook on a Machine; False when the Machine is gone."""
+    def patch_machine(self, name, value, deadline, hooks=None):
+        """Set (``value``) or remove (None) our hooks (``hooks``, default the pre-drain one) on a Machine; False
+        when the Machine is gone."""
         targets = self.targets
-        body = {"metadata": {"annotations": {self.hook: value}}}
+        body = {"metadata": {"annotations": dict((hook, value) for hook in (hooks or [self.hook]))}}
         try:
             patched = self.capi.patch_object(
                 CORE_GROUP, targets.contract, targets.namespace, targets.machine_plural, name, body,
@@ -314,13 +425,15 @@ class CapiRollout(ModuleRunner):
             self.watch.offer(feed, obj)
 
     def hold(self, names, deadline):
-        done = [n for n in names if self.patch_machine(n, HOOK_VALUE, deadline)]
-        self.log.record("hold", done)
+        hooks = [self.hook, self.terminate_hook] if self.stopper.enabled else [self.hook]
+        done = [n for n in names if self.patch_machine(n, HOOK_VALUE, deadline, hooks)]
+        self.log.record("hold" if len(hooks) == 1 else "hold (pre-drain and pre-terminate)", done)
 
     def release(self, names, snapshot, deadline):
         for name in names:
-            if self.patch_machine(name, None, deadline):
-                machine = [m for m in snapshot.machines if m["name"] == name]
+            machine = [m for m in snapshot.machines if m["name"] == name]
+            hooks = [self.hook, self.terminate_hook] if machine and machine[0].get("up_to_date") else [self.hook]
+            if self.patch_machine(name, None, deadline, hooks):
                 self.drainer.released(snapshot.member_of(machine[0]) if machine else None)
                 if machine and not machine[0].get("up_to_date"):
                     self.log.released.append(name)
@@ -375,6 +488,8 @@ class CapiRollout(ModuleRunner):
         finally:
             if outcome is None or not outcome.succeeded:
                 self.drainer.restore_after_stop()
+                if not self.check_mode:
+                    self.release_after_stop()
             if self.watch is not None:
                 self.watch.stop()
         data = self.result()
@@ -399,7 +514,7 @@ class CapiRollout(ModuleRunner):
         if would_start:
             data["actions"].append({"action": "start (check mode: not done)", "machines": [], "member": None,
                                     "at": 0})
-        data["changed"] = would_start or (last is not None and last.kind in (plan.HOLD, plan.RELEASE))
+        data["changed"] = would_start or (last is not None and last.kind in (plan.HOLD, plan.RELEASE, plan.TERMINATE))
         self.module.exit(msg="check mode: next step would be %s" % (would or {}).get("action"), **data)
 
     # -- the words and the result ------------------------------------------------------
@@ -409,7 +524,12 @@ class CapiRollout(ModuleRunner):
         if snapshot is None:
             return "No poll completed."
         held = [m["name"] for m in snapshot.machines if snapshot.held(m)]
-        return "Held (deletion hook kept): %s." % (", ".join(held) or "none")
+        terminating = [m["name"] for m in snapshot.machines if snapshot.held_terminate(m) and not snapshot.held(m)]
+        words = "Held (deletion hook kept): %s." % (", ".join(held) or "none")
+        if terminating:
+            words += (" Held at their pre-terminate hook %s (drained, the etcd member kept; remove the annotation to "
+                      "let the control plane go on): %s." % (self.terminate_hook, ", ".join(terminating)))
+        return words
 
     def stuck_text(self, action):
         snapshot = self.progress.snapshot
@@ -440,15 +560,18 @@ class CapiRollout(ModuleRunner):
 
     def result(self):
         snapshot, last = self.progress.snapshot, self.progress.last
-        data = self.log.data(changed=any(a["action"] in ("hold", "release", "start") for a in self.log.actions))
+        data = self.log.data(changed=any(a["action"].split(" (")[0] in ("hold", "release", "start", "stop server",
+                                                                       "release pre-terminate hook")
+                                         and "check mode" not in a["action"] for a in self.log.actions))
         data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool),
-                    drained=self.drainer.report(), provider=self.provider,
+                    drained=self.stopper.enrich(self.drainer.report()), provider=self.provider,
+                    server_stop=dict(self.server_stop, servers=self.stopper.report()),
                     polled_with=self.octavia.polled_with if self.octavia else None)
         if self.observed_with is not None:
             data["observed_with"] = dict(self.observed_with, **(self.watch.summary() if self.watch else {}))
         if snapshot is None:
             return data
-        data["held"] = [m["name"] for m in snapshot.machines if snapshot.held(m)]
+        data["held"] = [m["name"] for m in snapshot.machines if snapshot.held_any(m)]
         data["machines"] = [self.machine_row(machine, snapshot) for machine in snapshot.machines]
         data["members"] = member_rows(snapshot.members, snapshot.serving)
         data["serving_members"] = sum(1 for m in snapshot.members if snapshot.serving(m))
@@ -461,6 +584,7 @@ class CapiRollout(ModuleRunner):
         member = snapshot.member_of(machine)
         return {"name": machine["name"], "up_to_date": machine["up_to_date"],
                 "up_to_date_reason": machine.get("up_to_date_reason"), "deleting": machine["deleting"],
-                "held": snapshot.held(machine), "node_name": machine.get("node_name"),
+                "held": snapshot.held(machine), "held_pre_terminate": snapshot.held_terminate(machine),
+                "node_name": machine.get("node_name"),
                 "member": member.get("name") if member else None, "member_state": plan.member_state(member),
                 "serving": snapshot.serving(member)}

@@ -47,7 +47,8 @@ class DrainRecord:
     def to_dict(self):
         return {"member": self.member, "member_id": self.member_id, "weight_before": self.weight_before,
                 "method": self.method, "value_before": self.value_before,
-                "drained_at": self.drained_at, "connections_at_release": self.connections_at_release,
+                "drained_at": self.drained_at, "applied_at": self.applied_at,
+                "connections_at_release": self.connections_at_release,
                 "released_at": self.released_at, "restored": self.restored}
 
 

@@ -51,6 +51,22 @@ class Drainer:
         record.connections_at_release = connections
         return True, None
 
+    def out_of_rotation(self, member, lb_status, deadline):
+        """(True, None) when ``member`` is out of rotation by this run (drained, not put back); else it is drained
+        now, as before a release ((False, reason) until its drain is done: a member an earlier run left in
+        rotation)."""
+        record = self.records.get(member.get("id"))
+        if record is not None and not record.restored and record.applied_at is not None:
+            return True, None
+        return self.ready(member, lb_status, deadline)
+
+    def drained_ids(self):
+        return set(r.member_id for r in self.records.values() if not r.restored)
+
+    def connections(self, deadline):
+        """The pool's listeners' active connections now (None when not reported)."""
+        return self.octavia.listener_connections(self.listener_ids(), deadline)
+
     def ready_all(self, members, lb_status, deadline):
         """:meth:`ready` for every member of one release (all drained, then all released together)."""
         waiting = [reason for ok, reason in (self.ready(m, lb_status, deadline) for m in members) if not ok]

@@ -17,12 +17,18 @@ Which Machines are old (to be replaced), in this order:
 import datetime
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    PRE_DRAIN_HOOK_PREFIX,
     condition_holds,
     dig,
     new_condition,
+    old_condition,
     parse_kube_time,
     replica_counts,
     rollout_after,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo.machine import server_of_provider_id
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.terminate import (
+    pre_terminate_phase,
 )
 
 
@@ -56,6 +62,33 @@ def kcp_all_up_to_date(kcp):
     if replicas is None or up_to_date is None:
         return False
     return up_to_date >= replicas and replicas == kcp_replicas(kcp)
+
+
+def etcd_healthy(kcp):
+    """The control plane's ``EtcdClusterHealthy`` condition (new-style, else old-style): True, False, or None when
+    it reports none (a control plane that does not manage etcd)."""
+    condition = new_condition(kcp or {}, "EtcdClusterHealthy")
+    if condition is None:
+        condition = old_condition(kcp or {}, "EtcdClusterHealthy")
+    return condition_holds(condition)
+
+
+def machine_ready(machine):
+    """Whether a Machine is ready: its ``Ready`` condition (new-style, else old-style), else a Node reference."""
+    ready = condition_holds(new_condition(machine, "Ready"))
+    if ready is None:
+        ready = condition_holds(old_condition(machine, "Ready"))
+    return bool(dig(machine, "status", "nodeRef", "name")) if ready is None else ready
+
+
+def deletion_view(machine):
+    """What the pre-terminate hold reads of a Machine: its server (from ``spec.providerID``), whether it is
+    ready, its pre-drain hooks (anyone's) and whether the Machine controller waits for its pre-terminate hooks."""
+    hooks = sorted(k for k in (dig(machine, "metadata", "annotations") or {}) if k.startswith(PRE_DRAIN_HOOK_PREFIX))
+    phase, words = pre_terminate_phase(machine)
+    return {"server_id": server_of_provider_id(dig(machine, "spec", "providerID")), "ready": machine_ready(machine),
+            "pre_drain_hooks": hooks, "pre_terminate_phase": phase, "pre_terminate_words": words,
+            "infrastructure_ref": dig(machine, "spec", "infrastructureRef")}
 
 
 def up_to_date_condition(machine):
@@ -92,7 +125,7 @@ def machine_data(machine, kcp, baseline, now, started_after=None):
         why = "present before the run" if not up_to_date else "control plane up to date"
     addresses = [a.get("address") for a in dig(machine, "status", "addresses") or []
                  if isinstance(a, dict) and a.get("address")]
-    return {
+    return dict(deletion_view(machine), **{
         "name": name,
         "created": metadata.get("creationTimestamp") or "",
         "deleting": bool(metadata.get("deletionTimestamp")),
@@ -101,4 +134,4 @@ def machine_data(machine, kcp, baseline, now, started_after=None):
         "node_name": dig(machine, "status", "nodeRef", "name"),
         "up_to_date": bool(up_to_date),
         "up_to_date_reason": why,
-    }
+    })

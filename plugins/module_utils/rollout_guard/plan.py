@@ -11,6 +11,8 @@ not serving).  ``next_action`` returns the next ``Action``:
 - ``hold``: put the deletion hook on these old Machines (all at once: holding is always safe);
 - ``release``: remove the hook from this one old Machine (KCP already chose it for deletion), because
   a replacement of its own serves and the pool keeps ``min_healthy`` serving members without it;
+- ``terminate``: this Machine, being deleted and past our pre-drain hook, still carries our pre-terminate hook
+  (``terminate.py`` decides when it goes: after its server is stopped);
 - ``wait``: nothing to do yet (``reason`` says what for);
 - ``done`` (``FINISHED``): no old Machine left, nothing being deleted, every new member serving, no hook of ours left;
 - ``stuck``: a member is in ERROR, or did not get where it should within ``member_timeout``.
@@ -19,13 +21,17 @@ Serving means provisioning_status ACTIVE and operating_status ONLINE with a heal
 without one (what lb_member_wait calls HEALTHY).
 """
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import PRE_DRAIN_HOOK_PREFIX
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    PRE_DRAIN_HOOK_PREFIX,
+    PRE_TERMINATE_HOOK_PREFIX,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import normalize_address
 
 DEFAULT_HOOK_NAME = "flightcontrol-rollout"
 
 HOLD = "hold"
 RELEASE = "release"
+TERMINATE = "terminate"
 WAIT = "wait"
 FINISHED = "done"
 STUCK = "stuck"
@@ -33,6 +39,11 @@ STUCK = "stuck"
 
 def hook_key(hook_name):
     return PRE_DRAIN_HOOK_PREFIX + hook_name
+
+
+def terminate_hook_key(hook_name):
+    """The guard's pre-terminate hook (same name as its pre-drain hook)."""
+    return PRE_TERMINATE_HOOK_PREFIX + hook_name
 
 
 def serving(member, has_monitor):
@@ -73,7 +84,8 @@ class Snapshot:
     """One observation plus what the run remembers.
 
     ``machines``: dicts with name, created (sortable), deleting, hooks (annotation keys), addresses,
-    up_to_date.  ``members``: Octavia member dicts.  ``member_prefix``: CAPO names a member
+    up_to_date.  ``hold_terminate``: whether old Machines get our pre-terminate hook too (the stop of the old
+    server before KCP removes the etcd member).  ``members``: Octavia member dicts.  ``member_prefix``: CAPO names a member
     ``<pool name>-<machine>`` (pool ``<lb>-<port>``), so ``"<pool name>-"``; members are also matched by
     address.  ``released``: Machines this run released.  ``not_serving_since``: member key -> time
     first seen not serving (see ``track``).  ``replicas``: the control plane's desired size.
@@ -81,12 +93,14 @@ class Snapshot:
 
     def __init__(self, machines, members, has_monitor, min_healthy, hook_name=DEFAULT_HOOK_NAME,
                  member_prefix=None, released=(), not_serving_since=None, now=0.0, member_timeout=600.0,
-                 replicas=None, lb_status="ACTIVE"):
+                 replicas=None, lb_status="ACTIVE", hold_terminate=False):
         self.machines = sorted(machines, key=lambda m: (m.get("created") or "", m["name"]))
         self.members = list(members)
         self.has_monitor = has_monitor
         self.min_healthy = min_healthy
         self.hook = hook_key(hook_name)
+        self.terminate_hook = terminate_hook_key(hook_name)
+        self.hold_terminate = hold_terminate
         self.member_prefix = member_prefix
         self.released = set(released)
         self.not_serving_since = dict(not_serving_since or {})
@@ -111,6 +125,25 @@ class Snapshot:
     def held(self, machine):
         return self.hook in (machine.get("hooks") or ())
 
+    def held_terminate(self, machine):
+        return self.terminate_hook in (machine.get("hooks") or ())
+
+    def held_any(self, machine):
+        return self.held(machine) or self.held_terminate(machine)
+
+    def to_hold(self, machine):
+        """Whether an old Machine still needs a hook of ours: the pre-drain hook until this run released it (not
+        on one deleted without a member), and with ``hold_terminate`` the pre-terminate hook while the Machine is
+        not past its pre-drain phase (not deleting, or held by our pre-drain hook)."""
+        if machine["name"] in self.released:
+            return False
+        if machine.get("deleting") and self.held_terminate(machine) and not self.held(machine):
+            return False  # past our pre-drain hook (an earlier run released it): its pre-terminate step is next
+        if not self.held(machine) and not (machine.get("deleting") and self.member_of(machine) is None):
+            return True
+        before_drain = not machine.get("deleting") or self.held(machine)
+        return self.hold_terminate and before_drain and not self.held_terminate(machine)
+
     def old(self):
         return [m for m in self.machines if not m.get("up_to_date")]
 
@@ -123,6 +156,10 @@ class Snapshot:
 
 def member_key(member):
     return member.get("id") or member.get("name") or "%s:%s" % (member.get("address"), member.get("protocol_port"))
+
+
+def _name(member):
+    return member.get("name") if member else None
 
 
 def track(snapshot):
@@ -187,10 +224,18 @@ def next_action(snapshot):
     old = snapshot.old()
     new = snapshot.new()
     # 1. Hold every old Machine that can still be held (its member is still in the pool).
-    to_hold = [m["name"] for m in old if not snapshot.held(m) and m["name"] not in snapshot.released
-               and not (m.get("deleting") and snapshot.member_of(m) is None)]
+    to_hold = [m["name"] for m in old if snapshot.to_hold(m)]
     if to_hold:
         return Action(HOLD, to_hold, reason="old control-plane Machines not held yet")
+    # Our pre-terminate hook on a Machine past our pre-drain hook (released, or by an earlier run): its server
+    # is stopped, then the hook goes (terminate.py); one Machine at a time, the oldest first. Without the
+    # pre-terminate hold (no stop asked, Kubernetes < 1.31) a hook of ours left by an earlier run goes too.
+    for machine in snapshot.machines:
+        past_drain = machine.get("deleting") and not snapshot.held(machine)
+        unwanted = not snapshot.hold_terminate and not machine.get("up_to_date")
+        if snapshot.held_terminate(machine) and (past_drain or unwanted):
+            return Action(TERMINATE, [machine["name"]], member=_name(snapshot.member_of(machine)),
+                          reason="Machine %s holds our pre-terminate hook" % machine["name"])
     # 2. One release at a time: a released Machine must be gone (member and Machine) first.
     for machine in snapshot.machines:
         if machine["name"] in snapshot.released:
@@ -215,8 +260,8 @@ def next_action(snapshot):
             return Action(WAIT, [m["name"] for m in old], reason=why)
         if waiting_new:
             return Action(WAIT, waiting_new, reason="the member of new Machine %s to serve" % ", ".join(waiting_new))
-        ours = [m["name"] for m in snapshot.machines if snapshot.held(m)]
-        if ours:  # new Machines carrying our hook (a previous run held them): take it off
+        ours = [m["name"] for m in snapshot.machines if snapshot.held_any(m)]
+        if ours:  # new Machines carrying our hooks (a previous run held them): take them off
             return Action(RELEASE, ours, reason="hook left on up-to-date Machines")
         if snapshot.replicas is not None and len(snapshot.machines) < snapshot.replicas:
             return Action(WAIT, reason="the control plane to reach %d Machines (has %d)" % (

@@ -34,6 +34,9 @@ class RolloutOptions(ModuleOptions):
     replace: Optional[list]
     drain: bool
     drain_timeout: int
+    drain_stop_server: bool
+    drain_stop_timeout: int
+    drain_stop_timeout_action: str
     member_timeout: int
     timeout: int
     poll_interval: float
