@@ -10,16 +10,28 @@ apiserver still accepts connections (a TCP health check passes, the load balance
 request that needs etcd fails with 500 ``etcdserver: server stopped``, ``/readyz`` and ``/livez`` fail their
 etcd check, open watches end with an ERROR event; ``/version`` still answers.
 
-:meth:`Endpoint.stop` is what a deleted server looks like from the network: nothing answers any more.
-The listening socket stays, with its accept queue filled, so new connections time out instead of being
-refused (a vanished VM sends no RST), and established connections get no further byte.
+:meth:`Endpoint.shutdown` is kube-apiserver's graceful termination on SIGTERM with kubeadm's defaults
+(``--shutdown-delay-duration`` 0, ``--shutdown-watch-termination-grace-period`` 0, ``--shutdown-send-retry-after``
+false), what the guest's orderly shutdown does to it when Nova stops the server (:mod:`.power`): ``/readyz`` fails
+its ``shutdown`` check, the listener closes (new connections are refused: the host is still up and sends RST), a
+request in flight is answered (with ``Connection: close``, after which the connection is closed, as Go's
+``http.Server.Shutdown`` stops keep-alives), an idle kept-alive connection is closed at once, an open watch ends
+cleanly (its last chunk), and the shutdown returns once no connection is left, or after its timeout.
+
+:meth:`Endpoint.stop` is what a deleted or powered-off server looks like from the network: nothing answers any
+more. A listening socket stays (after a graceful shutdown: bound again), with its accept queue filled, so new
+connections time out instead of being refused (a vanished VM sends no RST), and established connections get no
+further byte.
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
+import contextlib
 import json
+import logging
+import select
 import socket
 import ssl
 import threading
@@ -43,6 +55,11 @@ FROZEN_SECONDS = 600.0
 ETCD_STOPPED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                 "message": "etcdserver: server stopped", "code": 500}
 ETCD_CHECK_FAILED = b"[-]etcd failed: reason withheld\nreadyz check failed\n"
+# What /readyz answers once kube-apiserver's graceful termination began
+SHUTDOWN_CHECK_FAILED = b"[-]shutdown failed: reason withheld\nreadyz check failed\n"
+# kube-apiserver's own bound on its graceful termination (Go's http.Server.Shutdown: ShutdownTimeout, 60 s)
+SHUTDOWN_SECONDS = 60.0
+LOG = logging.getLogger(__name__)
 
 
 def certificate(folder: Path) -> tuple[Path, Path]:
@@ -106,6 +123,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 (the base class's name)
         pass
 
+    def handle(self):
+        """Requests one after the other on the connection (as the base class), but an idle connection is closed
+        once the endpoint shuts down (:meth:`Endpoint.shutdown`)."""
+        endpoint = self.server.endpoint
+        with endpoint.connection():
+            self.close_connection = False
+            while not self.close_connection:
+                if not endpoint.request_waiting(self.connection):
+                    return  # idle while shutting down: closed
+                self.handle_one_request()
+
     def do_GET(self):  # noqa: N802 (the base class's name)
         endpoint = self.server.endpoint
         endpoint.freeze_if_stopped()
@@ -113,6 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         if endpoint.etcd_gone.is_set() and url.path != "/version":
             self._without_etcd(url.path)
+        elif endpoint.draining.is_set() and url.path == "/readyz":
+            self._send(500, SHUTDOWN_CHECK_FAILED, "text/plain")
         elif query.get("watch", [""])[0] in ("true", "1"):
             self._watch(float(query.get("timeoutSeconds", [DEFAULT_WATCH_SECONDS])[0]))
         elif url.path in ("/readyz", "/livez", "/healthz"):
@@ -129,6 +159,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        if self.server.endpoint.draining.is_set():
+            self.send_header("Connection", "close")  # no keep-alive while shutting down
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -152,6 +184,8 @@ class _Handler(BaseHTTPRequestHandler):
             version += 1
             event = json.dumps({"type": "BOOKMARK", "object": {"kind": "ConfigMap", "apiVersion": "v1",
                                                                "metadata": {"resourceVersion": str(version)}}})
+            if endpoint.draining.is_set():
+                break  # shutting down: the watch ends cleanly
             if endpoint.etcd_gone.is_set():
                 event, end = json.dumps({"type": "ERROR", "object": ETCD_STOPPED}), 0.0
             data = event.encode() + b"\n"
@@ -161,6 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
         endpoint.freeze_if_stopped()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+        if endpoint.draining.is_set():
+            self.close_connection = True
 
 
 class Endpoint:
@@ -173,19 +209,55 @@ class Endpoint:
             context.load_cert_chain(*tls_files)
         self.stopped = threading.Event()
         self.etcd_gone = threading.Event()
+        self.draining = threading.Event()  # the graceful shutdown began
         self.changed = threading.Event()  # set by stop() and lose_etcd(): open watches look again at once
+        self._open = 0  # connections being served
+        self._open_changed = threading.Condition()
+        self._wake = socket.socketpair()  # readable once the shutdown began: idle connections look again
+        self._listening = True
         self._server = _Server(self, context)
+        self._port = self._server.server_address[1]
         self._held: list[socket.socket] = []
         self._thread = threading.Thread(target=self._server.serve_forever, name="apiserver-endpoint", daemon=True)
         self._thread.start()
 
     @property
     def port(self) -> int:
-        return self._server.server_address[1]
+        return self._port
 
     @property
     def address(self) -> str:
         return f"{LOOPBACK}:{self.port}"
+
+    @property
+    def open_connections(self) -> int:
+        return self._open
+
+    @contextlib.contextmanager
+    def connection(self):
+        with self._open_changed:
+            self._open += 1
+        try:
+            yield
+        finally:
+            with self._open_changed:
+                self._open -= 1
+                self._open_changed.notify_all()
+
+    def request_waiting(self, sock: socket.socket) -> bool:
+        """Wait until the client sends a request on ``sock`` (True) or the endpoint shuts down while the
+        connection is idle (False)."""
+        while True:
+            if isinstance(sock, ssl.SSLSocket) and sock.pending():
+                return True
+            try:
+                readable, _, _ = select.select([sock, self._wake[0]], [], [])
+            except (OSError, ValueError):
+                return False  # closed under us
+            if sock in readable:
+                return True
+            if self.draining.is_set():
+                return False
 
     def freeze_if_stopped(self) -> None:
         if self.stopped.is_set():
@@ -197,13 +269,38 @@ class Endpoint:
         self.etcd_gone.set()
         self.changed.set()
 
+    def shutdown(self, timeout: float = SHUTDOWN_SECONDS) -> bool:
+        """kube-apiserver's graceful termination (see the module's doc): True if every connection was closed
+        within ``timeout`` seconds, False if some were left (the caller then powers off: :meth:`stop`)."""
+        if not self.draining.is_set():
+            self.draining.set()  # /readyz fails, answers close their connection
+            self.changed.set()  # open watches end
+            self._server.shutdown()  # no accept any more
+            self._server.socket.close()  # the listener is gone: new connections are refused
+            self._listening = False
+            self._wake[1].send(b"x")  # idle connections are closed
+        deadline = time.monotonic() + timeout
+        with self._open_changed:
+            while self._open > 0 and not self.stopped.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._open_changed.wait(left)
+        return self._open == 0
+
     def stop(self) -> None:
-        """The server is gone: stop accepting (new connections time out) and answer nothing more."""
+        """The server is gone (deleted, or powered off): stop accepting (new connections time out) and answer
+        nothing more."""
         if self.stopped.is_set():
             return
         self.stopped.set()
         self.changed.set()
+        with self._open_changed:
+            self._open_changed.notify_all()
         self._server.shutdown()  # no accept any more; the socket keeps listening
+        listener = self._server.socket if self._listening else self._listen_again()
+        if listener is None:
+            return
         for _ in range(self._server.request_queue_size + 2):
             held = socket.socket()
             held.setblocking(False)
@@ -213,9 +310,26 @@ class Endpoint:
                 pass
             self._held.append(held)
 
+    def _listen_again(self) -> socket.socket | None:
+        """After a graceful shutdown closed the listener: a socket listening on the port again, never accepting
+        (a powered-off VM answers nothing), or None if the port is taken meanwhile (it refuses then)."""
+        hole = socket.socket()
+        hole.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            hole.bind((LOOPBACK, self.port))
+            hole.listen(self._server.request_queue_size)
+        except OSError as exc:
+            LOG.warning("endpoint %s: port taken after its shutdown, it refuses instead (%s)", self.address, exc)
+            hole.close()
+            return None
+        self._held.append(hole)
+        return hole
+
     def close(self) -> None:
         """Release the port (after :meth:`stop`: the address refuses from now on)."""
         self.stop()
         self._server.server_close()
         for held in self._held:
             held.close()
+        for end in self._wake:
+            end.close()

@@ -343,6 +343,15 @@ class Minicloud:
     def list_servers(self) -> list[dict]:
         return seed.list_servers(self._internal())
 
+    def server_status(self, server: str) -> dict:
+        """Server ``server`` (id) as Nova shows it: ``status`` (``ACTIVE``, ``SHUTOFF``...), ``vm_state``,
+        ``task_state`` (``powering-off`` while Nova's stop waits for the guest) and ``power_state`` (1 running,
+        4 shut down); read as the admin, who sees the extended attributes."""
+        admin = clouds.connect(self.state, clouds.ADMIN_CLOUD, internal=True)
+        found = admin.compute.get_server(server)
+        return {"id": found.id, "status": found.status, "vm_state": found.vm_state, "task_state": found.task_state,
+                "power_state": found.power_state}
+
     # -- routers (cluster routing) -------------------------------------------------------
 
     def create_router(self, name: str, network: str, cidr: str = routers.NODE_CIDR) -> dict:

@@ -5,7 +5,8 @@ Nothing below nova-api runs, so servers cannot boot: :func:`seed_servers` writes
 caller created their Neutron ports with ``device_id`` set to the instance.
 Everything nova-api does itself then works for real: list, show, the name
 filter, and the add/remove security group actions (which update the Neutron
-ports whose device_id is the server).
+ports whose device_id is the server). Stop and start (``os-stop``, ``os-start``) get
+what nova-compute would do with them from :mod:`minicloud.services.nova_compute`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import os
 import shutil
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
+from minicloud.services import nova_compute
 from minicloud.services.base import Service, authtoken_section, shipped_api_paste, sqlite_url
 
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"
@@ -138,6 +141,10 @@ endpoint_override = http://127.0.0.1:9
         from nova.wsgi import osapi_compute
 
         return osapi_compute.application
+
+    def started(self, write_instances: Callable[[dict], dict]) -> None:
+        """The compute side of stop and start, in this process (where the casts of the fake transport go)."""
+        self.compute = nova_compute.start(self.state.root)
 
     def seed(self, payload: dict) -> dict:
         """:meth:`seed_served` in a process of its own (Nova's config is global): while nova
