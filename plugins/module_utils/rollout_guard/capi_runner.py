@@ -334,7 +334,7 @@ class CapiRollout(ModuleRunner):
         member = snapshot.member_of(machine)
         record = self.stopper.records.get(machine["name"])
         safety = self.stop_safety(machine, member, snapshot, current_kcp, deadline) if self.stopper.enabled and \
-            machine.get("deleting") and not self.check_mode else {}
+            machine.get("deleting") else {}
         status = self.stopper.server_status(machine, deadline)
         step = terminate.terminate_next(self.stopper.view(machine, safety, status), record)
         if self.check_mode:
