@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: cluster_lease
 short_description: Hold the Lease that lets one actor at a time change a Cluster API cluster
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Takes, renews or releases a C(coordination.k8s.io/v1) C(Lease) named C(flightcontrol-<name>) in the cluster's
     namespace on the management cluster. Every entry point of the collection that changes a cluster (the roles
@@ -20,7 +20,7 @@ description:
     C(renewTime) moves to now and its duration becomes I(lease_duration); one held by another actor is taken over
     only once expired (C(renewTime) + C(leaseDurationSeconds) in the past, by this host''s clock), and the result
     names the old holder (RV(taken_over_from)). A live one held by another actor fails the task at once naming the
-    holder, or with I(wait=true) is waited for up to I(wait_timeout).'
+    holder, or with I(wait=true) is waited for up to I(timeout).'
   - Every write is made on what was just read, with the API's own concurrency control. A create is refused
     (409 AlreadyExists) when another actor created the Lease first, an update carries the C(resourceVersion) read
     and is refused (409 Conflict) when another actor wrote in between. A refused write is read again and decided
@@ -91,21 +91,22 @@ options:
     default: 300
   wait:
     description:
-      - While another actor holds a live Lease, wait (up to I(wait_timeout)) instead of failing at once.
+      - While another actor holds a live Lease, wait (up to I(timeout)) instead of failing at once.
     type: bool
     default: false
-  wait_timeout:
+  timeout:
     description:
-      - Seconds to wait for the Lease with I(wait=true), before failing naming its holder.
+      - Seconds the whole task may take, its requests included; with I(wait=true) also how long it waits for
+        another actor's Lease before failing naming its holder.
     type: int
-    default: 600
+    default: 60
+    aliases: [wait_timeout]
   poll_interval:
     description:
       - Seconds between two reads of the Lease while waiting.
     type: float
     default: 5
 notes:
-  - The requests get 60 seconds (beyond I(wait_timeout) when waiting) before the task fails.
   - 'See the holder: C(kubectl get lease -n <namespace> flightcontrol-<name> -o yaml). Remove a Lease whose
     holder is known to be gone: C(kubectl delete lease -n <namespace> flightcontrol-<name>) (docs/fleet.md, "One
     actor per cluster").'
@@ -135,7 +136,7 @@ EXAMPLES = r'''
     namespace: clusters
     holder: {id: "{{ run_id }}"}
     wait: true
-    wait_timeout: 600
+    timeout: 600
 
 - name: Give it up
   flightcontrol.openstack.cluster_lease:
@@ -260,10 +261,10 @@ class ClusterLease(KubernetesModule):
         )),
         lease_duration=dict(type="int", default=300),
         wait=dict(type="bool", default=False),
-        wait_timeout=dict(type="int", default=600),
+        timeout=dict(type="int", default=60, aliases=["wait_timeout"]),
         poll_interval=dict(type="float", default=5),
     )
-    number_ranges = dict(lease_duration=LEASE_SECONDS, wait_timeout=SECONDS, poll_interval=POLL_SECONDS)
+    number_ranges = dict(lease_duration=LEASE_SECONDS, timeout=SECONDS, poll_interval=POLL_SECONDS)
 
     def run(self):
         holder = dict(self.params["holder"])

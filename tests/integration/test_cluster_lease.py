@@ -104,7 +104,7 @@ def test_a_live_lease_fails_fast_or_waits_naming_its_holder(cloud, cluster, run_
     fast = run_in_process(MODULE, args(cloud, cluster, "run-a"))
     assert fast["failed"] is True and fast["polls"] == 1, fast
     assert "AWX job 12 (host awx-ee-1, holder other-run)" in fast["msg"], fast["msg"]
-    waited = run_in_process(MODULE, args(cloud, cluster, "run-a", wait=True, wait_timeout=1, poll_interval=0.5))
+    waited = run_in_process(MODULE, args(cloud, cluster, "run-a", wait=True, timeout=1, poll_interval=0.5))
     assert waited["failed"] is True and waited["polls"] >= 2 and "waited" in waited["msg"], waited
     assert read(cloud, cluster).spec.holder_identity == "other-run"
 

@@ -45,8 +45,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_le
 
 #: Reads and writes after a lost race before the attempt is judged as it stands (another actor kept writing).
 RACE_ATTEMPTS = 3
-#: The time the requests get beyond the wait (the whole task without wait).
-REQUEST_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ class ClusterLeaseOptions(ModuleOptions):
     holder: dict
     lease_duration: int
     wait: bool
-    wait_timeout: int
+    timeout: int
     poll_interval: float
     check_mode: bool = False
 
@@ -101,7 +99,7 @@ class ClusterLeaseRunner(ModuleRunner):
     def run(self):
         options = self.options
         self.validate()
-        deadline = self.started + REQUEST_SECONDS + (options.wait_timeout if options.wait else 0)
+        deadline = self.started + options.timeout
         self.leases = LeaseService(self.module.connect())
         if options.state == "released":
             return self.module.exit(**self.release(deadline))
@@ -146,14 +144,14 @@ class ClusterLeaseRunner(ModuleRunner):
             def probe(probe_deadline):
                 state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
                 return state["attempt"]
-            outcome = wait_for(probe, self.judge, timeout=options.wait_timeout, poll_interval=options.poll_interval,
-                               clock=self.clock)
+            outcome = wait_for(probe, self.judge, timeout=options.timeout, poll_interval=options.poll_interval,
+                               clock=self.clock, start=self.started)
             attempt, waited, polls = outcome.observation, outcome.elapsed, outcome.polls
         result = self.report(attempt, waited, polls)
         if attempt.done is None:
             message = held_message(options.name, options.namespace, attempt.view, self.clock.time())
             if options.wait:
-                message += "; waited %.0f s (wait_timeout %d s)" % (waited, options.wait_timeout)
+                message += "; waited %.0f s (timeout %d s)" % (waited, options.timeout)
             raise ModuleFailure(message + "; nothing was changed", **result)
         if attempt.taken_over_from:
             self.module.warn("Lease %s/%s was taken over from %s, whose lease had expired" % (

@@ -14,21 +14,21 @@ never an object another cluster claims, and nothing at all while any part of the
 import datetime
 import re
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo.names import (
+    DESCRIPTION,
+    LB_SUFFIX,
+    PREFIX,
+    SG_INFIX,
+    SG_PREFIX,
+    SG_ROLES,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.times import duration, parse_utc
 
-#: CAPO's names (cluster-api-provider-openstack, pkg/cloud/services), ``<resource>`` being its cluster resource name
-#: ``<namespace>-<name>``: network, subnet and router ``k8s-clusterapi-cluster-<resource>``; API load balancer
-#: ``<that>-kubeapi``; its listener, pool and monitor ``<lb>-<port>``, its members ``<lb>-<port>-<machine>``;
-#: security groups ``k8s-cluster-<resource>-secgroup-<role>`` (controlplane, worker, bastion); the description
-#: ``Created by cluster-api-provider-openstack cluster <resource>`` of the network, router, load balancer, ports
-#: and floating IPs it makes. A resource name may itself end in any of these suffixes (a cluster called
-#: ``pk-kubeapi``), so each kind is read with its own pattern only, cut at the end of the name.
-PREFIX = "k8s-clusterapi-cluster-"
-LB_SUFFIX = "-kubeapi"
-SG_PREFIX = "k8s-cluster-"
-SG_INFIX = "-secgroup-"
-SG_ROLES = ("controlplane", "worker", "bastion")
-DESCRIPTION = "Created by cluster-api-provider-openstack cluster "
+#: CAPO's names come from ``capo/names.py`` (network, subnet and router ``k8s-clusterapi-cluster-<resource>``, the
+#: API load balancer ``<that>-kubeapi``, its pool ``<lb>-<port>``, members ``<lb>-<port>-<machine>``, security groups
+#: ``k8s-cluster-<resource>-secgroup-<role>``, the description naming ``<resource>``). A resource name may itself end
+#: in any of these suffixes (a cluster called ``pk-kubeapi``), so each kind is read with its own pattern only, cut
+#: at the end of the name.
 POOL_NAME = re.compile(r"^(.+)-kubeapi-[0-9]+$", re.DOTALL)
 #: where a member's name may end its load balancer's name: ``-kubeapi-<port>-`` (the machine follows)
 MEMBER_CUT = re.compile(r"(?=-kubeapi-[0-9]+-)")

@@ -5,9 +5,11 @@ import ipaddress
 import json
 import ssl
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import client as k8s_client
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
@@ -71,7 +73,8 @@ def test_cluster_cidr_covering_the_routers_subnets_is_refused():
     assert "overlaps the router's subnet 10.180.0.0/24" in route_plan.cidr_scope_problem(
         route_plan.normalize_cluster_cidrs(["10.0.0.0/8"]), subnets)
     assert "overlaps" in route_plan.cidr_scope_problem(route_plan.normalize_cluster_cidrs(["10.180.0.128/25"]), subnets)
-    assert "every address" in route_plan.cidr_scope_problem(route_plan.normalize_cluster_cidrs(["::/0"]), subnets)
+    with pytest.raises(PlanError, match="every address"):  # refused before the router is read
+        route_plan.normalize_cluster_cidrs(["::/0"])
 
 
 # -- rollout_guard direct ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ def test_module_file_holds_docs_spec_and_main(name):
 
 REQUIRED = {
     "cluster_info": {"name": "c1"},
+    "cluster_lease": {"name": "c1", "holder": {"id": "run-1"}},
     "cluster_pause_ack": {"name": "c1"},
     "cluster_readiness": {"name": "c1"},
     "lb_member_wait": {"pool": "p"},
