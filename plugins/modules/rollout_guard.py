@@ -135,6 +135,42 @@ options:
         active connection (Octavia counts connections per listener, not per member).
     type: int
     default: 30
+  drain_stop_server:
+    description:
+      - With I(drain) in I(mode=capi), also hold every old Machine with the pre-terminate hook
+        C(pre-terminate.delete.hook.machine.cluster.x-k8s.io/<hook_name>). Once a released Machine waits for its
+        pre-terminate hooks (drained; Cluster API's C(Deleting) condition C(WaitingForPreTerminateHook), v1beta1
+        C(PreTerminateDeleteHookSucceeded) C(False) C(WaitingExternalHook)), its member is out of rotation, the pool
+        keeps I(min_healthy_members) without it, every other control-plane Machine is ready and the control plane's
+        C(EtcdClusterHealthy) is not C(False), the module stops its server through Nova (C(os-stop), an orderly
+        shutdown in which kube-apiserver ends its kept-alive connections), waits for C(SHUTOFF), and only then removes the
+        hook, so KubeadmControlPlane removes the etcd member only after the old API server let its clients go.
+      - Default C(true), because the server is deleted by CAPO right after in any case. C(false) keeps the drain of
+        earlier versions (kept-alive clients of the old server can get errors between the etcd member's removal and the
+        server's deletion).
+      - Only on Kubernetes 1.31.0 and later (the control plane's C(spec.version)); below it KubeadmControlPlane
+        removes the etcd member while other pre-terminate hooks hold the Machine, so no such hook is held (a hook
+        of ours left by an earlier run is removed at once) and the module warns; RV(server_stop) says why.
+      - Needs the Nova API (compute) with the same credentials; a server already C(SHUTOFF) or gone is not stopped.
+    type: bool
+    default: true
+  drain_stop_timeout:
+    description:
+      - Seconds the stopped server may take to reach C(SHUTOFF). Nova itself powers a guest off after its
+        C(shutdown_timeout) (60 s by default) and kube-apiserver's graceful termination lasts up to about a minute;
+        180 leaves room for both and a busy hypervisor.
+    type: int
+    default: 180
+  drain_stop_timeout_action:
+    description:
+      - What happens when the server is not C(SHUTOFF) within I(drain_stop_timeout).
+      - C(release) (default) takes the hook off anyway (as without I(drain_stop_server)), warns and reports the
+        server as not stopped. Safe for the cluster, because a half shut down server's etcd member is likely down already,
+        and keeping it listed leaves etcd with no failure to spare while the rollout has a surge member.
+      - C(fail) stops the run with the Machine still held at its pre-terminate hook, naming it and its server.
+    type: str
+    choices: [release, fail]
+    default: release
   member_timeout:
     description:
       - Seconds a new member (or a new Machine's missing member) may take to serve, and a released member to go,
@@ -164,12 +200,16 @@ attributes:
     support: none
     description: The changes are reported in C(actions).
 notes:
-  - The hook holds a Machine only before it is drained; a Machine the control plane deleted before the module
-    held it is waited for, not held.
+  - The pre-drain hook holds a Machine only before it is drained; a Machine the control plane deleted before the
+    module held it is waited for, not held. The pre-terminate hook (I(drain_stop_server)) holds it after its
+    drain, before its etcd member and server go.
+  - A pre-terminate hook of ours found on a Machine being deleted (an interrupted run) is finished (the server
+    stopped when needed, then the hook removed); on a Machine not being deleted it is removed, and
+    RV(server_stop) says so. A run that stops after asking Nova to stop a server removes that Machine's hook.
   - Each poll reads the pool (one request with Octavia's status tree, see C(polled_with) in the result). In C(capi) mode the
     control plane and its Machines are followed by watch (I(use_watch)), one list and one watch each for the whole
     run; without a watch, one control plane read and one Machines list per poll. Plus one write per hold, release,
-    start or member deletion, and per drained member a member read, a weight write and, while it drains, one
+    start or member deletion, per server stopped one C(os-stop) and one Nova read per poll until C(SHUTOFF), and per drained member a member read, a weight write and, while it drains, one
     statistics read per listener of the pool per poll. I(use_watch) has no effect in C(direct) mode.
 '''
 
@@ -231,7 +271,8 @@ actions:
     - {action: start, machines: [], member: null, at: 0.5}
     - {action: release, machines: [prod-cp-a], member: null, at: 31.2}
 held:
-  description: Machines that carry the hook at the end (after a failure, what is still held).
+  description: Machines that carry a hook of ours (pre-drain or pre-terminate) at the end (after a failure, what is
+    still held; C(machines[].held_pre_terminate) says which hold the pre-terminate one).
   returned: mode=capi
   type: list
   elements: str
@@ -344,6 +385,47 @@ drained:
     restored:
       description: Whether its weight (or admin state) was put back because the run stopped before releasing it.
       type: bool
+    applied_at:
+      description: Seconds since the module started when the load balancer was ACTIVE again after the change.
+      type: float
+    machine:
+      description: Its Machine, when this run held it at its pre-terminate hook (I(drain_stop_server)).
+      type: str
+    server_stopped:
+      description: Whether this run saw its server C(SHUTOFF) (or gone) after stopping it.
+      type: bool
+    stop_seconds:
+      description: Seconds from the stop request to C(SHUTOFF) seen.
+      type: float
+    connections_at_stop:
+      description: The pool's listeners' active connections when the stop was asked.
+      type: int
+    hook_released_at:
+      description: Seconds since the module started when its pre-terminate hook was removed.
+      type: float
+    connections_at_hook_release:
+      description: The pool's listeners' active connections then.
+      type: int
+    out_of_rotation_seconds:
+      description: Seconds from out of rotation (applied) to the Machine's release to the control plane (its
+        pre-terminate hook, else its pre-drain hook).
+      type: float
+server_stop:
+  description:
+    - The pre-terminate hold (I(drain_stop_server)), with C(asked), C(holds_pre_terminate) (false below Kubernetes
+      1.31.0 or when not asked), C(reason), and C(servers), one row per Machine whose pre-terminate hook this run
+      handled.
+  returned: mode=capi, when the control plane was read
+  type: dict
+  contains:
+    servers:
+      description: Each with C(machine), C(server_id), C(member), C(server_status_before), C(stop_requested_at),
+        C(shutoff_at), C(stop_seconds), C(server_stopped), C(released_at), C(connections_at_stop),
+        C(connections_at_release) (the pool's listeners' active connections; Octavia does not count them per
+        member), C(outcome) (C(stopped), C(already_shutoff), C(server_gone), C(no_server), C(timed_out),
+        C(not_stopped), C(left_over), C(released_on_stop)) and C(reason).
+      type: list
+      elements: dict
 provider:
   description: The load balancer's provider, read when I(drain) is set (it decides the drain's method); null
     otherwise.
