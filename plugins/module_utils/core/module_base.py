@@ -119,6 +119,31 @@ class _MaskingAnsibleModule(AnsibleModule):
         self.no_log_values.update(self._hidden_values(self.params))
         super(_MaskingAnsibleModule, self)._log_invocation()
 
+    def _set_internal_properties(self):
+        """After the parameters are read and before ansible-core validates them: an option with suboptions given
+        a value of another shape fails here with a message, not with a traceback from ansible-core's fallbacks."""
+        super(_MaskingAnsibleModule, self)._set_internal_properties()
+        problems = suboption_shape_problems(self.argument_spec, self.params)
+        if problems:
+            self.fail_json(msg="; ".join(problems))
+
+
+def suboption_shape_problems(spec, params):
+    """The options with suboptions in ``spec`` whose value in ``params`` (under the name or an alias) is neither
+    a dictionary nor a string Ansible could read as one (a list of those for ``type: list``). Pure."""
+    problems = []
+    for name, option in spec.items():
+        if not option.get("options"):
+            continue
+        for key in [name] + list(option.get("aliases") or []):
+            value = params.get(key) if isinstance(params, dict) else None
+            items = value if option.get("type") == "list" and isinstance(value, list) else [value]
+            if value is not None and not all(isinstance(item, (dict, str)) for item in items):
+                problems.append("%s must be %s, got %s" % (
+                    key, "a list of dictionaries" if option.get("type") == "list" else "a dictionary",
+                    type(value).__name__))
+    return problems
+
 
 #: How many writes a failure message names before it says "and N more" (the result's ``writes`` has them all).
 MESSAGE_WRITES = 5

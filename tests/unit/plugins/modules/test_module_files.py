@@ -116,3 +116,12 @@ def test_options_of_openstack_cloud_and_kubernetes_core_are_accepted_and_warned_
     for option in names:
         expected = "%s%s is accepted for module_defaults compatibility with %s and ignored" % (prefix, option, source)
         assert any(expected in w for w in warnings), (expected, warnings)
+
+
+@pytest.mark.parametrize("name, option", [("route_audit", "cloud_controller"), ("workload_kubeconfig", "secret")])
+@pytest.mark.parametrize("value", [12, 1.5, True, ["a"]])
+def test_an_option_with_suboptions_given_another_shape_is_refused_in_words(name, option, value, monkeypatch, capsys):
+    """ansible-core raised a TypeError from its fallbacks for a number where an option with suboptions is: the
+    module base refuses it with a message naming the option instead."""
+    result = refusal(name, monkeypatch, capsys, **{option: value})
+    assert result["failed"] and result["msg"].startswith("%s must be a dictionary, got " % option), result
