@@ -105,17 +105,18 @@ def one_rollout(cloud, way, cluster, collections):
     return dict(report, wall=wall, min_serving=summary["minServing"])
 
 
-def measure(cloud, way, rollouts, collections):
-    cluster = "traffic-%s" % way
+def measure(cloud, way, provider, rollouts, collections):
+    cluster = "traffic-%s-%s" % (way, provider)
     cloud.set_octavia_mode("normal")
-    cloud.create_capi_cluster(cluster, control_plane=3, openstack=True, monitor=True, namespace=NAMESPACE)
+    cloud.create_capi_cluster(cluster, control_plane=3, openstack=True, monitor=True, namespace=NAMESPACE,
+                              lb_provider=provider)
     if way in GUARDED:
         set_capo_wait(cloud, cluster, "member")
     results = []
     try:
         for number in range(1, rollouts + 1):
             result = one_rollout(cloud, way, cluster, collections)
-            print("%s rollout %d: %s" % (way, number, json.dumps({k: result[k] for k in (
+            print("%s on %s, rollout %d: %s" % (way, provider, number, json.dumps({k: result[k] for k in (
                 "requests", "failed", "failures", "longest_error_streak", "longest_error_streak_seconds", "p99_ms",
                 "watches_interrupted", "wall", "min_serving", "clients")})), flush=True)
             results.append(result)
@@ -142,10 +143,10 @@ def failed_of(figures):
 
 def rows(measured):
     out = []
-    for way, results in measured.items():
+    for (way, provider), results in measured.items():
         for number, r in enumerate(results, 1):
             clients = r["clients"]
-            out.append([WAYS[way], str(number), failed_of(clients["new"]), failed_of(clients["keepalive"]),
+            out.append([WAYS[way], provider, str(number), failed_of(clients["new"]), failed_of(clients["keepalive"]),
                         failed_of(clients["watch"]),
                         "%d (%.1f s)" % (r["longest_error_streak"], r["longest_error_streak_seconds"]),
                         "%.0f" % r["p99_ms"] if r["p99_ms"] is not None else "-",
@@ -156,20 +157,27 @@ def rows(measured):
 def main():
     parser = bench_parser(__doc__, optional_baseline=True)
     parser.add_argument("--rollouts", default="a:2,b:2,c:5", help="way:count,... (default a:2,b:2,c:5)")
+    parser.add_argument("--providers", default="amphora,ovn",
+                        help="the API load balancer's Octavia providers, each measured in turn (default amphora,ovn; "
+                             "way a, the amphora v2 lost member, only on amphora)")
     args = parser.parse_args()
     plan = dict((w, int(n)) for w, n in (item.split(":") for item in args.rollouts.split(",")))
     measured = {}
     with running_cloud() as cloud, collections_path() as collections:
         settings = cloud.dataplane_settings()
-        for way, count in plan.items():
-            measured[way] = measure(cloud, way, count, collections)
-    header = ["way", "rollout", "failed: new connection", "failed: keep-alive", "watches interrupted",
+        for provider in args.providers.split(","):
+            for way, count in plan.items():
+                if way == "a" and provider != "amphora":
+                    continue
+                measured[(way, provider)] = measure(cloud, way, provider, count, collections)
+    header = ["way", "provider", "rollout", "failed: new connection", "failed: keep-alive", "watches interrupted",
               "longest error streak (new connection)", "p99 ms", "fewest serving members", "rollout s"]
-    text = markdown_table(header, ["---"] + ["---:"] * 8, rows(measured))
+    text = markdown_table(header, ["---", "---"] + ["---:"] * 8, rows(measured))
     text += ("\n\nLoad: %d requests/s on new connections from %d clients, %d keep-alive clients at %g requests/s "
              "each (one connection each, retried once on a connection found closed), %d watches; health checks every "
-             "min(delay, %s s). Command: `.venv/bin/python tools/bench/rollout_traffic.py --rollouts %s`.\n"
-             % (RATE, CLIENTS, KEEPALIVE, KEEPALIVE_RATE, WATCHES, settings["check_interval_cap"], args.rollouts))
+             "min(delay, %s s). Command: `.venv/bin/python tools/bench/rollout_traffic.py --rollouts %s --providers %s`.\n"
+             % (RATE, CLIENTS, KEEPALIVE, KEEPALIVE_RATE, WATCHES, settings["check_interval_cap"], args.rollouts,
+                args.providers))
     print(text)
     if not args.no_write:
         write_doc(MARK, text)
