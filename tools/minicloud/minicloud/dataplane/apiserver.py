@@ -59,6 +59,7 @@ ETCD_CHECK_FAILED = b"[-]etcd failed: reason withheld\nreadyz check failed\n"
 SHUTDOWN_CHECK_FAILED = b"[-]shutdown failed: reason withheld\nreadyz check failed\n"
 # kube-apiserver's own bound on its graceful termination (Go's http.Server.Shutdown: ShutdownTimeout, 60 s)
 SHUTDOWN_SECONDS = 60.0
+ACCEPT_POLL = 0.05  # how soon the accepting loop sees a stop
 LOG = logging.getLogger(__name__)
 
 
@@ -128,11 +129,13 @@ class _Handler(BaseHTTPRequestHandler):
         once the endpoint shuts down (:meth:`Endpoint.shutdown`)."""
         endpoint = self.server.endpoint
         with endpoint.connection():
-            self.close_connection = False
+            self.close_connection, first = False, True
             while not self.close_connection:
-                if not endpoint.request_waiting(self.connection):
+                if not endpoint.request_waiting(self.connection, first):
                     return  # idle while shutting down: closed
+                self.ready = not endpoint.draining.is_set()  # /readyz as when the request came in
                 self.handle_one_request()
+                first = False
 
     def do_GET(self):  # noqa: N802 (the base class's name)
         endpoint = self.server.endpoint
@@ -141,7 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         if endpoint.etcd_gone.is_set() and url.path != "/version":
             self._without_etcd(url.path)
-        elif endpoint.draining.is_set() and url.path == "/readyz":
+        elif not self.ready and url.path == "/readyz":
             self._send(500, SHUTDOWN_CHECK_FAILED, "text/plain")
         elif query.get("watch", [""])[0] in ("true", "1"):
             self._watch(float(query.get("timeoutSeconds", [DEFAULT_WATCH_SECONDS])[0]))
@@ -218,7 +221,8 @@ class Endpoint:
         self._server = _Server(self, context)
         self._port = self._server.server_address[1]
         self._held: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._server.serve_forever, name="apiserver-endpoint", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(ACCEPT_POLL,),
+                                        name="apiserver-endpoint", daemon=True)
         self._thread.start()
 
     @property
@@ -244,10 +248,14 @@ class Endpoint:
                 self._open -= 1
                 self._open_changed.notify_all()
 
-    def request_waiting(self, sock: socket.socket) -> bool:
+    def request_waiting(self, sock: socket.socket, first: bool) -> bool:
         """Wait until the client sends a request on ``sock`` (True) or the endpoint shuts down while the
-        connection is idle (False)."""
+        connection is idle (False). As Go's ``http.Server.Shutdown``: a kept-alive connection between requests is
+        idle (closed even if the next request's bytes just came: the client sends it again on a new connection);
+        a new connection's first request is served."""
         while True:
+            if self.draining.is_set() and not first:
+                return False
             if isinstance(sock, ssl.SSLSocket) and sock.pending():
                 return True
             try:
@@ -275,10 +283,10 @@ class Endpoint:
         if not self.draining.is_set():
             self.draining.set()  # /readyz fails, answers close their connection
             self.changed.set()  # open watches end
+            self._wake[1].send(b"x")  # idle connections are closed
             self._server.shutdown()  # no accept any more
             self._server.socket.close()  # the listener is gone: new connections are refused
             self._listening = False
-            self._wake[1].send(b"x")  # idle connections are closed
         deadline = time.monotonic() + timeout
         with self._open_changed:
             while self._open > 0 and not self.stopped.is_set():
