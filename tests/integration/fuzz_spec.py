@@ -14,7 +14,8 @@ import string
 from hypothesis import strategies as st
 
 HOSTILE_STRINGS = ["", " ", "\t", "x" * 300, "ünïcödé-名前", "*", "a/b", "../..", "0", "-1", "None",
-                   "00000000-0000-0000-0000-000000000000", "gm[1]", "node-?", "[", "]", "a*b", "[!a]*", "[10.0.0.1]"]
+                   "00000000-0000-0000-0000-000000000000", "gm[1]", "node-?", "[", "]", "a*b", "[!a]*", "[10.0.0.1]",
+                   "default/", "/", "Default/C1"]
 BOUNDARY_INTS = [0, 1, -1, 2, 5, 2 ** 31, 2 ** 63, -(2 ** 63), 10 ** 30]
 BOUNDARY_FLOATS = [0.0, -0.0, 0.001, 0.5, 1.0, 1.5, -1.0, 1e308, float("nan"), float("inf"), float("-inf")]
 # Ansible converts these strings of a float option into NaN, infinities, zero and -1: judged after conversion.

@@ -345,6 +345,24 @@ def test_fuzz_cluster_info(minicloud, world, data):
     assert not beside or result.get("failed"), (beside, result)
 
 
+#: cluster values that name no cluster (an empty part, upper case): refused before any request
+NO_CLUSTER = ["default/", "/", "Default/C1", "default-", "-c1"]
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_resource_leak_audit(minicloud, world, data):
+    """Always in check mode (the project is shared with other tests): nothing is written, and a cluster value
+    that names no cluster is refused before any request."""
+    cluster = st.sampled_from(["default/" + world.cluster, "default-" + world.cluster, "default/fz-gone"] + NO_CLUSTER)
+    hints = dict(cluster=cluster, clusters=st.lists(cluster, max_size=2))
+    args = data.draw(module_args_strategy(module_spec("resource_leak_audit"), hints, dict(cloud="minicloud")))
+    result, _writes = judge(minicloud, "resource_leak_audit", args, check_mode=True)
+    named = [args.get("cluster")] + (args.get("clusters") if isinstance(args.get("clusters"), list) else [])
+    if any(value in NO_CLUSTER for value in named):
+        assert result.get("failed") and result.get("api_calls") == 0, (args, result)
+
+
 # -- failures after a write ---------------------------------------------------------------------------------------
 
 def after_write_args(world, data):
