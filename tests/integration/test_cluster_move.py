@@ -9,6 +9,7 @@ import pytest
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+from leases import drop_lease, hold_lease, lease
 from playbook_runner import REPO
 
 STANDIN = REPO / "tools" / "minicloud" / "bin" / "clusterctl-standin"
@@ -41,9 +42,12 @@ def run_role(minicloud, playbooks):
         keep = ("{{ {'failed': %s, 'msg': %s, 'version': cluster_move_clusterctl_version | default(None),"
                 " 'source_pause': cluster_move_source_pause | default(None),"
                 " 'move': cluster_move_clusterctl_run | default(None),"
-                " 'target_unpause': cluster_move_target_unpause | default(None)} | to_json }}")
+                " 'target_unpause': cluster_move_target_unpause | default(None),"
+                " 'preflight': cluster_move_preflight | default(None),"
+                " 'leases': cluster_move_leases | default(None)} | to_json }}")
         run = playbooks.role("flightcontrol.openstack.cluster_move", role_vars=role_vars, timeout=600,
-                             keep=keep % ("false", "''"), keep_failure=keep % ("true", "ansible_failed_result.msg"))
+                             keep=keep % ("false", "''"), keep_failure=keep % ("true", "ansible_failed_result.msg"),
+                             extra_vars={"awx_job_id": 5150})
         assert run.result, "the play recorded nothing:\n%s" % run.output
         return run.proc, run.result
 
@@ -68,6 +72,12 @@ def cluster(cloud, name, namespace, kubeconfig="kubeconfig"):
             if exc.status == 404:
                 return None
             raise
+
+
+def without_leases(writes):
+    """The writes apart from those of Leases."""
+    return dict((method, paths) for method, paths in
+                ((method, [p for p in paths if "/leases" not in p]) for method, paths in writes.items()) if paths)
 
 
 def paused_condition(obj):
@@ -126,6 +136,10 @@ def test_a_failure_after_the_copy_names_the_copy_left_on_the_target(capi, run_ro
     assert "a copy of the cluster is there (paused: True); it is not the live one" in got["msg"], got["msg"]
     assert not cluster(capi, name, namespace)["spec"].get("paused")
     assert cluster(capi, name, namespace, "kubeconfig-target")["spec"]["paused"] is True
+    assert got["leases"]["source"]["released"] is True, got["leases"]
+    assert lease(capi, name, namespace).spec.holder_identity is None, "released after the rescue"
+    assert "lease" not in got["leases"]["target"], "no namespace on the target before the move: no Lease there"
+    assert lease(capi, name, namespace, "kubeconfig-target") is None
 
 
 def test_a_cluster_that_is_not_fit_stops_at_the_preflight_before_anything_changes(capi, run_role):
@@ -140,6 +154,37 @@ def test_a_cluster_that_is_not_fit_stops_at_the_preflight_before_anything_change
     assert got["msg"] == ("Cluster %s/%s is not fit for a move, nothing was changed: Cluster %s/%s is paused"
                           % (namespace, name, namespace, name)), got["msg"]
     assert got["move"] is None, "clusterctl move never ran"
-    assert capi.writes("kubernetes") == {} and capi.writes("kubernetes-target") == {}
+    assert without_leases(capi.writes("kubernetes")) == {} and capi.writes("kubernetes-target") == {}
+    assert lease(capi, name, namespace).spec.holder_identity is None, "its own Lease released"
     assert cluster(capi, name, namespace)["spec"]["paused"] is True, "left as it was"
+    assert cluster(capi, name, namespace, "kubeconfig-target") is None
+
+
+def test_another_actors_lease_on_the_source_or_the_target_stops_the_move_before_any_change(capi, run_role):
+    """Another actor's live Lease on the source stops the role before its preflight, naming the holder, with no
+    write anywhere. Once it is gone, the same actor's Lease on the target (whose namespace exists) stops the move
+    before clusterctl runs; the role's own Lease on the source, taken by then, is released."""
+    name, namespace = seed(capi)
+    hold_lease(capi, name, namespace)
+    capi.requests(reset=True)
+    _proc, got = run_role(name, namespace, "v1.12.0")
+    assert got["failed"] is True and got["preflight"] is None, got
+    assert "AWX job 12 (host awx-ee-1" in got["msg"] and "holder other-run" in got["msg"], got["msg"]
+    assert capi.writes("kubernetes") == {} and capi.writes("kubernetes-target") == {}
+    assert lease(capi, name, namespace).spec.holder_identity == "other-run"
+
+    drop_lease(capi, name, namespace)
+    target = k8s_config.new_client_from_config(config_file=str(capi.state_dir / "kubeconfig-target"))
+    k8s_client.CoreV1Api(target).create_namespace(
+        k8s_client.V1Namespace(metadata=k8s_client.V1ObjectMeta(name=namespace)))
+    hold_lease(capi, name, namespace, "kubeconfig-target")
+    _proc, got = run_role(name, namespace, "v1.12.0")
+    assert got["failed"] is True and got["preflight"]["blockers"] == [], got
+    assert "AWX job 12" in got["msg"] and "holder other-run" in got["msg"], got["msg"]
+    assert got["move"] is None, "clusterctl move never ran"
+    assert got["leases"]["source"]["released"] is True, got["leases"]
+    source = lease(capi, name, namespace)  # deleted before the run: this run took it, and released it
+    assert source is not None and source.spec.holder_identity is None, source
+    assert lease(capi, name, namespace, "kubeconfig-target").spec.holder_identity == "other-run"
+    assert not cluster(capi, name, namespace)["spec"].get("paused"), "left as it was"
     assert cluster(capi, name, namespace, "kubeconfig-target") is None
