@@ -180,7 +180,7 @@ def seed_cluster(cloud):
     if any(c.get("name") == CLUSTER for c in cloud.list_capi_clusters(namespace=NAMESPACE)):
         cloud.delete_capi_openstack(CLUSTER, namespace=NAMESPACE)
         cloud.delete_capi_cluster(CLUSTER, namespace=NAMESPACE)
-    created = cloud.create_capi_cluster(CLUSTER, control_plane=3, namespace=NAMESPACE, openstack=True)
+    created = cloud.create_capi_cluster(CLUSTER, control_plane=3, namespace=NAMESPACE, openstack=True, monitor=True)
     pool_id = created["openstack"]["pool_id"]
     lbapi = cloud.connect().load_balancer
     show_members(lbapi, pool_id)
