@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from leases import drop_lease, hold_lease, lease
 from playbook_runner import REPO
 CLUSTER_CIDR = "198.19.0.0/16"
 
@@ -118,3 +119,30 @@ def test_flight_check_repairs_reports_deletes_one_with_the_opt_in_then_is_clean(
     assert "changed=0" in output and "failed=0" in output
     assert cloud.writes() == {} and cloud.writes("compute") == {}
     assert "Flight check of %s: OK" % cluster["name"] in output
+
+
+def test_the_repairs_stop_on_anothers_lease_and_release_their_own_after_a_failed_repair(cloud, cluster,
+                                                                                         run_flight_check):
+    """With flight_check_capi_cluster, another actor's live Lease stops the role before any check, naming the
+    holder: no report, the lost port left as it was. Once the Lease is free the run takes it, a repair fails (no
+    such router: the route check is an error) and the Lease is released after the last repair all the same."""
+    capi = unique("fc-lease")  # no Cluster object is needed for its Lease
+    leased = dict(cluster["vars"], flight_check_capi_cluster="default/" + capi, awx_job_id=5150,
+                  flight_check_management_kubeconfig=str(cloud.state_dir / "kubeconfig"))
+    hold_lease(cloud, capi)
+    cloud.requests(reset=True)
+    proc, report = run_flight_check(**leased)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and report is None, output
+    assert "AWX job 12 (host awx-ee-1" in output and "holder other-run" in output, output
+    assert cloud.writes() == {} and cloud.writes("compute") == {}
+    assert cluster["group"] not in cloud.sdk().network.get_port(cluster["lost_port"]).security_group_ids
+    assert lease(cloud, capi).spec.holder_identity == "other-run"
+
+    drop_lease(cloud, capi)
+    proc, report = run_flight_check(flight_check_route_state="repaired", **dict(leased, flight_check_router="no-such"))
+    output = proc.stdout + proc.stderr
+    assert report is not None and report["summary"]["checks"]["routes"]["status"] == "error", output
+    assert report["summary"]["checks"]["security_groups"]["status"] == "repaired"
+    held = lease(cloud, capi)  # deleted before the run: this run took it, and released it
+    assert held is not None and held.spec.holder_identity is None, held
