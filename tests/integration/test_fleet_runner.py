@@ -20,6 +20,7 @@ import ansible_runner
 import pytest
 import yaml
 
+from leases import lease
 from playbook_runner import REPO
 
 BIN = str(Path(sys.executable).parent)
@@ -199,6 +200,12 @@ def test_fleet_flight_check_through_ansible_runner(minicloud, fleet, collections
         assert [r.remote_ip_prefix for r in rules] == [POD_NETWORK]
     routes = conn.network.get_router(route["router"]).routes
     assert {"destination": route["destination"], "nexthop": route["nexthop"]} not in routes
+
+    # Each plugin cluster's repairs held its Lease on the management cluster, and released it.
+    for host in (drifted, clean, repaired):
+        namespace, name = host.split("/")
+        held = lease(minicloud, name, namespace)
+        assert held is not None and held.spec.holder_identity is None, (host, held)
 
 
 @pytest.fixture
