@@ -18,7 +18,12 @@ description:
     C(openstack.k-orc.cloud) served, a provider or a controller image of it.'
   - 'C(monitor): how long a dead member keeps traffic on the API load balancer''s pool (health monitor C(delay) x
     C(max_retries_down)) against O(monitor_max_window); needs an OpenStack connection. The same computation as
-    the control_plane_rollout role''s preflight (which reads it from here).'
+    the control_plane_rollout role''s preflight (which reads it from here). On C(ovn) it says the checks are OVN''s
+    own service monitor (the same window).'
+  - 'C(load_balancer): the API load balancer''s C(provider) (one more OpenStack request) and what it means for a
+    rollout, as one finding: how rollout_guard''s drain takes a member out of rotation there (C(amphora): weight
+    0; C(ovn): C(admin_state_up) false, as ovn-octavia-provider ignores weights), whether it can fail over
+    (C(ovn) refuses a failover), or, for a provider the guard does not know, that it refuses C(drain=true).'
   - 'C(control_plane): KubeadmControlPlane replicas and rollout strategy (a single replica with C(maxSurge: 0)
     means downtime). C(health_checks): MachineHealthChecks that cover control-plane Machines (they could
     remediate one in the middle of a guarded rollout). C(v1beta1_writers): objects of Cluster API''s own groups
@@ -33,7 +38,8 @@ author:
 options:
   name:
     description:
-      - Name of the Cluster API C(Cluster). Without it only the C(monitor) view of O(pool) is judged.
+      - Name of the Cluster API C(Cluster). Without it only the C(monitor) and C(load_balancer) views of O(pool)
+        are judged.
     type: str
   namespace:
     description:
@@ -47,7 +53,7 @@ options:
         C(status.apiServerLoadBalancer) in v1beta1), C(<load balancer name>-<port>) with CAPO's API server port
         (the OpenStackCluster's C(spec.controlPlaneEndpoint.port), else C(spec.apiServer.port) or
         C(spec.apiServerPort), else 6443).
-      - Setting it asks for the C(monitor) view (an OpenStack connection is needed).
+      - Setting it asks for the C(monitor) and C(load_balancer) views (an OpenStack connection is needed).
     type: str
   monitor_max_window:
     description:
@@ -62,7 +68,7 @@ options:
       - 'Codes: C(capi_out_of_support), C(capi_version_unknown), C(provider_image_mismatch),
         C(controller_images_unknown), C(orc_missing), C(kcp_single_replica_no_surge), C(kcp_single_replica),
         C(kcp_no_surge), C(mhc_covers_control_plane), C(v1beta1_writers), C(monitor_missing),
-        C(monitor_window_long), and C(<view>_unknown) for each view.'
+        C(monitor_window_long), C(lb_provider), C(lb_provider_drain_refused), and C(<view>_unknown) for each view.'
     type: list
     elements: str
     default: []
@@ -80,8 +86,8 @@ extends_documentation_fragment:
   - flightcontrol.openstack.openstack_auth
   - flightcontrol.openstack.kubernetes_dict
 notes:
-  - The OpenStack connection is optional. Without O(cloud), O(auth), C(OS_CLOUD) or O(pool) the C(monitor) view
-    is unknown (an C(info) finding).
+  - The OpenStack connection is optional. Without O(cloud), O(auth), C(OS_CLOUD) or O(pool) the C(monitor) and
+    C(load_balancer) views are unknown (C(info) findings).
 attributes:
   check_mode:
     support: full
@@ -138,8 +144,8 @@ findings:
       numbers: {replicas: 1, max_surge: 0, strategy: RollingUpdate}
       blocking: false
 views:
-  description: Per view (versions, orc, monitor, control_plane, health_checks, v1beta1_writers) its C(status)
-    (C(ok), C(findings), C(unknown), C(skipped)) and, when unknown, the C(reason).
+  description: Per view (versions, orc, monitor, load_balancer, control_plane, health_checks, v1beta1_writers) its
+    C(status) (C(ok), C(findings), C(unknown), C(skipped)) and, when unknown, the C(reason).
   returned: success and blocking failures
   type: dict
 blocking:
@@ -188,6 +194,14 @@ monitor:
     (empty when within the limit) and C(pool); null when the view is unknown.
   returned: success and blocking failures
   type: dict
+load_balancer:
+  description: The API pool's load balancer as C(id), C(name), C(provider), C(drain_method) (C(weight),
+    C(admin_state), or null when rollout_guard refuses to drain on that provider), C(failover) (true, false, or
+    null when not known) and C(pool); null when the view is unknown.
+  returned: success and blocking failures
+  type: dict
+  sample: {id: 5d1c..., name: k8s-clusterapi-cluster-clusters-prod-eu-1-kubeapi, provider: ovn,
+           drain_method: admin_state, failover: false, pool: k8s-clusterapi-cluster-clusters-prod-eu-1-kubeapi-6443}
 support:
   description: The support table the versions are judged by, with its C(source) and the date it was C(checked).
   returned: success and blocking failures

@@ -58,6 +58,8 @@ def test_an_old_capi_capo_without_orc_and_a_single_replica_without_surge(cloud, 
     assert result["views"]["health_checks"]["status"] == "unknown" and "health_checks_unknown" in found
     assert result["views"]["v1beta1_writers"]["status"] == "unknown"
     assert result["views"]["monitor"]["status"] == "unknown" and found["monitor_unknown"]["severity"] == "info"
+    assert result["views"]["load_balancer"]["status"] == "unknown"
+    assert found["load_balancer_unknown"]["severity"] == "info"
     assert result["ready"] is True and result["blocking"] == [] and result["changed"] is False
     assert result["summary"][0].startswith("Readiness of Cluster default/%s: " % name)
 
@@ -73,8 +75,8 @@ def test_what_cannot_be_seen_is_unknown_and_blocks_when_unknown_is_blocking(clou
     run = readiness(cloud, run_module, name=name, fail_on=["unknown"])
     assert run.rc != 0
     result = run.result
-    assert sorted(result["blocking"]) == ["capi_version_unknown", "health_checks_unknown", "monitor_unknown",
-                                          "v1beta1_writers_unknown"]
+    assert sorted(result["blocking"]) == ["capi_version_unknown", "health_checks_unknown", "load_balancer_unknown",
+                                          "monitor_unknown", "v1beta1_writers_unknown"]
     assert "MachineHealthCheck" in result["views"]["health_checks"]["reason"]
     assert result["views"]["control_plane"]["status"] == "ok" and result["control_plane"]["replicas"] == 3
     assert result["views"]["orc"]["status"] == "skipped" and result["providers"] == []
@@ -101,6 +103,31 @@ def test_the_monitor_window_through_ansible_blocks_when_named(cloud, run_module,
     assert "lets a dead member take traffic for up to 15 s" in result["monitor"]["finding"]
     assert result["views"]["versions"]["status"] == "ok" and result["views"]["control_plane"]["status"] == "ok"
     assert result["api_calls"] > 0
+    provider = by_code(result)["lb_provider"]
+    assert provider["severity"] == "info" and provider["numbers"]["drain_method"] == "weight"
+    assert provider["numbers"]["failover"] is True and result["load_balancer"]["provider"] == "amphora"
+
+
+def test_an_ovn_api_load_balancer_is_drained_by_admin_state_and_has_no_failover(cloud, run_module, providers):
+    """A cluster whose API load balancer CAPO made with provider ovn (and CAPO's TCP monitor, delay 10 x
+    max_retries_down 3): the provider finding says how the guard drains there and that there is no failover; the
+    monitor's window reads as OVN's own checks."""
+    providers(capi="v1.12.2", capo="v0.13.1", orc="v2.2.0")
+    name = "rd-ovn-%s" % uuid.uuid4().hex[:6]
+    cloud.api.create_capi_cluster(name, control_plane=1, openstack=True, monitor=True, lb_provider="ovn")
+    run = readiness(cloud, run_module, name=name, cloud="minicloud", monitor_max_window=20)
+    assert run.rc == 0, run.output
+    result = run.result
+    found = by_code(result)
+    assert found["lb_provider"]["numbers"] == {"provider": "ovn", "load_balancer": result["load_balancer"]["name"],
+                                               "drain_method": "admin_state", "drain": "admin_state_up false",
+                                               "failover": False}
+    assert "refuses a failover" in found["lb_provider"]["message"] and result["views"]["load_balancer"] == {
+        "status": "findings", "reason": None}
+    assert result["load_balancer"]["pool"] == result["monitor"]["pool"] == "k8s-clusterapi-cluster-default-%s-" \
+        "kubeapi-6443" % name
+    assert found["monitor_window_long"]["numbers"]["window"] == 30
+    assert "OVN's own service monitor" in found["monitor_window_long"]["message"]
 
 
 def test_the_rollout_role_stops_at_a_critical_finding_before_any_change(cloud, playbooks, providers):
@@ -131,5 +158,6 @@ def test_without_a_cluster_only_the_pool_monitor_is_judged(cloud, run_module):
     assert run.rc != 0 and run.result["blocking"] == ["monitor_missing"]
     assert "has no health monitor" in run.result["msg"] and run.result["monitor"]["health_monitor"] is None
     views = run.result["views"]
-    assert views.pop("monitor")["status"] == "findings"
+    assert views.pop("monitor")["status"] == "findings" and views.pop("load_balancer")["status"] == "findings"
     assert set(view["status"] for view in views.values()) == {"skipped"} and len(views) == 5
+    assert by_code(run.result)["lb_provider"]["numbers"]["provider"] == "amphora"

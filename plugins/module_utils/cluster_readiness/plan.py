@@ -4,14 +4,15 @@
 """cluster_readiness' decisions, pure functions over plain data (no API access, no clock).
 
 Is a Cluster API cluster on OpenStack fit for a control-plane change? Each view (what is installed, ORC, the
-load balancer's health monitor, KubeadmControlPlane's rollout, MachineHealthChecks, v1beta1 writers) gives
-findings with a severity, the numbers and what to do. A view that could not be read is ``unknown`` (a finding of
+load balancer's health monitor and its provider, KubeadmControlPlane's rollout, MachineHealthChecks, v1beta1
+writers) gives findings with a severity, the numbers and what to do. A view that could not be read is ``unknown`` (a finding of
 its own), never fine. Which findings block is the user's choice (``blocking``).
 """
 
 import re
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as lb_providers
 
 INFO = "info"
 WARNING = "warning"
@@ -23,7 +24,9 @@ FINDINGS = "findings"
 UNKNOWN = "unknown"
 SKIPPED = "skipped"
 
-VIEWS = ("versions", "orc", "monitor", "control_plane", "health_checks", "v1beta1_writers")
+VIEWS = ("versions", "orc", "monitor", "load_balancer", "control_plane", "health_checks", "v1beta1_writers")
+#: The views read from OpenStack (the API pool and its load balancer): the only ones without a Cluster.
+OPENSTACK_VIEWS = ("monitor", "load_balancer")
 
 #: The support table, in one place. Source: the Cluster API release and support policy and the CAPO release
 #: notes, checked 2026-11: CAPI v1.10 and v1.11 are out of support, v1beta1 is no longer served from v1.16,
@@ -387,9 +390,32 @@ def api_pool(pool, infrastructure):
     return None, "no pool: %s; set pool" % capo.no_load_balancer(infrastructure)
 
 
-def judge_monitor(check, asked=True):
+#: What a missing monitor's action asks for, per provider: ovn-octavia-provider takes TCP and UDP-CONNECT monitors
+#: only (``_validate_hm_support``), amphora also HTTP(S).
+MONITOR_EXAMPLES = {"ovn": "a TCP monitor (ovn takes TCP or UDP-CONNECT only), e.g. delay 5, max_retries_down 2, "
+                           "as CAPO makes one"}
+MONITOR_EXAMPLE = "e.g. HTTPS GET /readyz, delay 5, max_retries_down 2"
+
+
+def monitor_words(check, provider):
+    """(message, action) of a monitor finding; on ovn the checks are OVN's own service monitor, which
+    ovn-octavia-provider gives the monitor's delay as ``interval`` and max_retries_down as ``failure_count``."""
+    monitor, message = check["health_monitor"], check["finding"]
+    ovn = lb_providers.drain_method(provider) == lb_providers.ADMIN_STATE
+    if monitor and ovn:
+        message += (" (on ovn the checks are OVN's own service monitor, run every interval %s s with failure_count "
+                    "%s: the same window)" % (monitor.get("delay"), monitor.get("max_retries_down")))
+    if not monitor:
+        return message, "create a health monitor on the pool (%s)" % (MONITOR_EXAMPLES.get("ovn") if ovn
+                                                                       else MONITOR_EXAMPLE)
+    return message, ("lower the monitor's delay or max_retries_down so that delay x max_retries_down is at most %d s"
+                     % check["limit"])
+
+
+def judge_monitor(check, asked=True, provider=None):
     """(check, findings, status) of the pool's health monitor (``health_monitor.window_check`` or Unknown; not
-    ``asked``: no OpenStack connection was given, an info-level unknown)."""
+    ``asked``: no OpenStack connection was given, an info-level unknown); ``provider``: the load balancer's, when
+    read (its words on ovn)."""
     view = "monitor"
     if is_unknown(check):
         action = None if asked else "give an OpenStack connection (cloud or auth) to judge the API pool's monitor"
@@ -397,22 +423,71 @@ def judge_monitor(check, asked=True):
     monitor = check["health_monitor"]
     if not check["finding"]:
         return check, [], OK
-    code, action = ("monitor_missing", "create a health monitor on the pool (e.g. HTTPS GET /readyz, delay 5, "
-                    "max_retries_down 2)") if not monitor else (
-        "monitor_window_long", "lower the monitor's delay or max_retries_down so that delay x max_retries_down is "
-        "at most %d s" % check["limit"])
+    message, action = monitor_words(check, provider)
     numbers = dict(window=check["window"], limit=check["limit"])
     if monitor:
         numbers.update(delay=monitor.get("delay"), max_retries_down=monitor.get("max_retries_down"),
                        timeout=monitor.get("timeout"))
-    return check, [finding(code, WARNING, view, check["finding"], action, **numbers)], FINDINGS
+    code = "monitor_window_long" if monitor else "monitor_missing"
+    return check, [finding(code, WARNING, view, message, action, **numbers)], FINDINGS
+
+
+#: Whether a provider can fail its load balancer over: amphora replaces its amphora VM; ovn-octavia-provider refuses
+#: (``loadbalancer_failover`` raises UnsupportedOptionError); any other provider: not known here (None).
+FAILOVER = {lb_providers.WEIGHT: True, lb_providers.ADMIN_STATE: False}
+
+
+def provider_words(name, provider, method):
+    """(code, severity, message, action) of the load balancer's provider finding."""
+    if method == lb_providers.WEIGHT:
+        return "lb_provider", INFO, (
+            "API load balancer %s runs provider %s: rollout_guard's drain (drain: true) sets an old member's weight "
+            "to 0 (no new connection; its checks go on, it stays ONLINE) and puts the weight back on a stopped run; "
+            "the amphora can be failed over" % (name, provider)), (
+            "nothing to change; use drain: true where clients do not retry (control_plane_rollout_drain)")
+    if method == lb_providers.ADMIN_STATE:
+        return "lb_provider", INFO, (
+            "API load balancer %s runs provider %s (ovn-octavia-provider), which ignores a member's weight: "
+            "rollout_guard's drain sets an old member's admin_state_up false (it shows OFFLINE while drained) and "
+            "back to true on a stopped run; the provider refuses a failover (there is no amphora: OVN serves the "
+            "VIP itself); a new member reports ONLINE as soon as it is created, before OVN's first check" % (
+                name, provider)), (
+            "know that a failover is no remedy here: `openstack loadbalancer failover` is refused, so a load "
+            "balancer left in ERROR is repaired on the OVN side or recreated; keep min_healthy_members at the "
+            "control plane's replicas, as a new member counts as serving before OVN has checked it")
+    return "lb_provider_drain_refused", WARNING, (
+        "API load balancer %s runs provider %r, not known to honour a member's weight or admin_state_up (known: %s): "
+        "rollout_guard refuses drain: true before any write, so a rollout cannot take old members out of rotation"
+        % (name, provider, ", ".join(sorted(lb_providers.DRAIN_METHODS)))), (
+        "run the rollout without drain (old Machines are still held until their replacements serve), or have the "
+        "provider added to what the guard knows")
+
+
+def judge_load_balancer(loadbalancer, asked=True):
+    """(row, findings, status) of the API pool's load balancer (plain ``id``, ``name``, ``provider``, or Unknown;
+    not ``asked``: no OpenStack connection was given): one finding, the provider and what it means for a rollout,
+    the drain method from ``octavia/provider.py``."""
+    view = "load_balancer"
+    if is_unknown(loadbalancer):
+        action = None if asked else "give an OpenStack connection (cloud or auth) to read the API load balancer"
+        return None, [unknown_finding(view, loadbalancer.reason, WARNING if asked else INFO, action)], UNKNOWN
+    provider = loadbalancer.get("provider")
+    method = lb_providers.drain_method(provider)
+    name = loadbalancer.get("name") or loadbalancer.get("id")
+    row = {"id": loadbalancer.get("id"), "name": loadbalancer.get("name"), "provider": provider,
+           "drain_method": method, "failover": FAILOVER.get(method)}
+    code, severity, message, action = provider_words(name, provider, method)
+    return row, [finding(code, severity, view, message, action, provider=provider, load_balancer=name,
+                         drain_method=method, drain=lb_providers.describe(method) if method else None,
+                         failover=row["failover"])], FINDINGS
 
 
 #: Every finding code, so that a code given as blocking that no finding has is refused (a typo would block
 #: nothing); ``unknown`` stands for every ``*_unknown``.
 CODES = ("capi_out_of_support", "capi_version_unknown", "provider_image_mismatch", "controller_images_unknown",
          "orc_missing", "kcp_single_replica_no_surge", "kcp_single_replica", "kcp_no_surge",
-         "mhc_covers_control_plane", "v1beta1_writers", "monitor_missing", "monitor_window_long", "unknown") + tuple(
+         "mhc_covers_control_plane", "v1beta1_writers", "monitor_missing", "monitor_window_long", "lb_provider",
+         "lb_provider_drain_refused", "unknown") + tuple(
     view + "_unknown" for view in VIEWS)
 
 

@@ -22,7 +22,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.he
     monitor_fields,
     window_check,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import (
+    OctaviaService,
+    pool_loadbalancer_ids,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     ModuleFailure,
@@ -100,9 +103,9 @@ class ClusterReadinessRunner(ModuleRunner):
         views, findings, data = {}, [], {}
         if not options.name:
             views.update((view, {"status": plan.SKIPPED, "reason": "no Cluster (name) given"})
-                         for view in plan.VIEWS if view != "monitor")
+                         for view in plan.VIEWS if view not in plan.OPENSTACK_VIEWS)
         steps = [self.versions_views, self.cluster_views] if options.name else []
-        for step in steps + [self.monitor_view]:
+        for step in steps + [self.openstack_views]:
             step(objects, views, findings, data)
         blocking = plan.mark_blocking(findings, options.fail_on, options.fail_on_severity)
         title = "Readiness of %s" % ("Cluster %s/%s" % (options.namespace, options.name) if options.name
@@ -189,24 +192,53 @@ class ClusterReadinessRunner(ModuleRunner):
             return self.options.pool, "no pool given"
         return plan.api_pool(None, objects["infrastructure"])
 
-    def read_monitor(self, pool_name):
+    def read_pool(self, pool_name):
+        """(the Octavia service, the pool): one request (by id or name)."""
         octavia = OctaviaService(self.module.connect())
-        pool = octavia.find_pool(pool_name, self.deadline)
+        return octavia, octavia.find_pool(pool_name, self.deadline)
+
+    def read_monitor(self, octavia, pool, pool_name):
         monitor_id = pool.get("healthmonitor_id")
         monitor = octavia.get_health_monitor(monitor_id, self.deadline) if monitor_id else None
         return window_check(pool.get("name") or pool_name, monitor_fields(monitor), self.options.monitor_max_window)
 
-    def monitor_view(self, objects, views, findings, data):
+    def read_load_balancer(self, octavia, pool, pool_name):
+        """The pool's load balancer as ``id``, ``name``, ``provider`` (one request), or Unknown without one."""
+        ids = pool_loadbalancer_ids(pool)
+        if not ids:
+            return plan.Unknown("pool %s belongs to no load balancer" % pool_name)
+        found = octavia.get_loadbalancer(ids[0], self.deadline)
+        return dict((key, found.get(key)) for key in ("id", "name", "provider"))
+
+    def openstack_reads(self, objects):
+        """(monitor check, load balancer, pool name): the API pool read once, then its monitor and its load
+        balancer; each part that cannot be read is ``plan.Unknown``."""
         pool_name, why_none = self.pool_name(objects)
         if not self.options.openstack:
-            check = plan.Unknown("no OpenStack connection given (cloud, auth or OS_CLOUD)")
-        elif not pool_name:
-            check = plan.Unknown(why_none)
-        else:
-            check = self.read("the health monitor of pool %s" % pool_name, lambda: self.read_monitor(pool_name))
-        check, found, status = plan.judge_monitor(check, asked=self.options.openstack)
+            why_none = "no OpenStack connection given (cloud, auth or OS_CLOUD)"
+        if not self.options.openstack or not pool_name:
+            return plan.Unknown(why_none), plan.Unknown(why_none), pool_name
+        found = self.read("the pool %s" % pool_name, lambda: self.read_pool(pool_name))
+        if plan.is_unknown(found):
+            return found, found, pool_name
+        octavia, pool = found
+        check = self.read("the health monitor of pool %s" % pool_name,
+                          lambda: self.read_monitor(octavia, pool, pool_name))
+        loadbalancer = self.read("the load balancer of pool %s" % pool_name,
+                                 lambda: self.read_load_balancer(octavia, pool, pool_name))
+        return check, loadbalancer, pool_name
+
+    def openstack_views(self, objects, views, findings, data):
+        """The ``monitor`` view (its words on the provider read) and the ``load_balancer`` view."""
+        check, loadbalancer, pool_name = self.openstack_reads(objects)
+        asked = self.options.openstack
+        provider = None if plan.is_unknown(loadbalancer) else loadbalancer.get("provider")
+        check, found, status = plan.judge_monitor(check, asked=asked, provider=provider)
         self.add(views, findings, "monitor", found, status)
-        data.update(monitor=dict(check, pool=pool_name) if check else None)
+        row, found, status = plan.judge_load_balancer(loadbalancer, asked=asked)
+        self.add(views, findings, "load_balancer", found, status)
+        data.update(monitor=dict(check, pool=pool_name) if check else None,
+                    load_balancer=dict(row, pool=pool_name) if row else None)
 
     @staticmethod
     def add(views, findings, name, found, status):

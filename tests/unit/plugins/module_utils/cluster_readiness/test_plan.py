@@ -287,3 +287,66 @@ def test_no_api_pool_says_why():
     assert plan.api_pool(None, both)[0] is None and "carries both" in plan.api_pool(None, both)[1]
     assert plan.api_pool(None, plan.Unknown("reading it: 403"))[1] == "no pool: reading it: 403; set pool"
     assert "no infrastructure cluster" in plan.api_pool(None, None)[1]
+
+
+# -- the API load balancer's provider: how the guard would drain, failover, the monitor on ovn ----------------------
+
+def lb(provider):
+    return {"id": "lb-1", "name": "k8s-api", "provider": provider}
+
+
+@pytest.mark.parametrize("name", ["amphora", "octavia", "amphorav2", "minicloud", "Amphora"])
+def test_an_amphora_load_balancer_drains_by_weight_and_can_fail_over(name):
+    row, found, status = plan.judge_load_balancer(lb(name))
+    assert status == plan.FINDINGS and codes(found) == ["lb_provider"] and found[0]["severity"] == plan.INFO
+    assert found[0]["numbers"] == {"provider": name, "load_balancer": "k8s-api", "drain_method": "weight",
+                                   "drain": "weight 0", "failover": True}
+    assert "sets an old member's weight to 0" in found[0]["message"]
+    assert row == {"id": "lb-1", "name": "k8s-api", "provider": name, "drain_method": "weight", "failover": True}
+
+
+def test_an_ovn_load_balancer_drains_by_admin_state_and_has_no_failover():
+    row, found, status = plan.judge_load_balancer(lb("ovn"))
+    assert status == plan.FINDINGS and codes(found) == ["lb_provider"] and found[0]["severity"] == plan.INFO
+    assert found[0]["numbers"] == {"provider": "ovn", "load_balancer": "k8s-api", "drain_method": "admin_state",
+                                   "drain": "admin_state_up false", "failover": False}
+    message = found[0]["message"]
+    assert "admin_state_up false" in message and "ignores a member's weight" in message
+    assert "refuses a failover" in message and "ONLINE as soon as it is created" in message
+    assert "failover" in found[0]["action"]
+    assert (row["drain_method"], row["failover"]) == ("admin_state", False)
+
+
+@pytest.mark.parametrize("name", ["f5", "vmwareedge", "", None])
+def test_a_provider_the_guard_cannot_drain_is_a_warning_naming_it(name):
+    row, found, status = plan.judge_load_balancer(lb(name))
+    assert status == plan.FINDINGS and codes(found) == ["lb_provider_drain_refused"]
+    assert found[0]["severity"] == plan.WARNING
+    assert found[0]["numbers"] == {"provider": name, "load_balancer": "k8s-api", "drain_method": None,
+                                   "drain": None, "failover": None}
+    assert "refuses drain: true before any write" in found[0]["message"] and repr(name) in found[0]["message"]
+    assert "without drain" in found[0]["action"]
+    assert (row["drain_method"], row["failover"]) == (None, None)
+
+
+def test_a_load_balancer_not_read_is_unknown_never_fine():
+    row, found, status = plan.judge_load_balancer(plan.Unknown("HTTP 403: forbidden"))
+    assert (row, status, codes(found)) == (None, plan.UNKNOWN, ["load_balancer_unknown"])
+    assert found[0]["severity"] == plan.WARNING and "HTTP 403" in found[0]["message"]
+    _row, found, _status = plan.judge_load_balancer(plan.Unknown("no OpenStack connection"), asked=False)
+    assert found[0]["severity"] == plan.INFO
+
+
+def test_the_monitor_on_ovn_reads_as_ovns_service_monitor_and_asks_for_a_tcp_one():
+    _data, found, _status = plan.judge_monitor(window_check("pool-1", MONITOR, 30), provider="ovn")
+    assert codes(found) == ["monitor_window_long"] and found[0]["numbers"]["window"] == 60
+    assert "OVN's own service monitor" in found[0]["message"] and "failure_count 6" in found[0]["message"]
+    _data, found, _status = plan.judge_monitor(window_check("pool-1", None, 30), provider="ovn")
+    assert codes(found) == ["monitor_missing"] and "TCP" in found[0]["action"] and "HTTPS" not in found[0]["action"]
+    _data, found, _status = plan.judge_monitor(window_check("pool-1", None, 30), provider="amphora")
+    assert "HTTPS GET /readyz" in found[0]["action"] and "OVN" not in found[0]["message"]
+
+
+def test_the_provider_codes_may_block():
+    assert plan.unknown_codes(["lb_provider", "lb_provider_drain_refused", "load_balancer_unknown"]) == []
+    assert "load_balancer" in plan.VIEWS
