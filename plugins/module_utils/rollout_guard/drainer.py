@@ -8,7 +8,8 @@ put the weight or admin state back on members this run drained but did not relea
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as providers
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain
 
-# Seconds a stopped run takes to put drained members' weights back.
+# Seconds a stopped run takes to put drained members back in rotation (weight or admin state): a deliberate
+# extension past the run's deadline, since a member left out of rotation would leave the pool short.
 RESTORE_SECONDS = 30
 
 
@@ -117,12 +118,12 @@ class Drainer:
                                 member=record.member)
 
     def restore_after_stop(self):
-        """A run that stops: the weights go back (within a short deadline of their own); a failure to do so is
-        recorded, never raised over the reason the run stopped."""
+        """A run that stops: the drained members go back in rotation, each the way it was drained (within a short
+        deadline of their own); a failure to do so is recorded, never raised over the reason the run stopped."""
         try:
             self.restore(None, 0, self.clock.monotonic() + RESTORE_SECONDS)
         except Exception as exc:  # pylint: disable=broad-except
-            self.log.record("restore weight failed: %s" % exc)
+            self.log.record("restore failed: %s" % exc)
 
     def listener_ids(self):
         return [item["id"] if isinstance(item, dict) else item for item in self.pool.get("listeners") or []]
