@@ -204,14 +204,14 @@ cache_timeout: 300
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.hostnames import HostnameError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import CORE_GROUP
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_clusters.hosts import (
     fleet_hosts,
-    FleetError,
     index_objects,
     related_kinds,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import CORE_GROUP
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError, NotServed
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
@@ -279,7 +279,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             raise AnsibleParserError("; ".join(problems))
         try:
             return self._read(namespaces)
-        except FleetError as exc:
+        except HostnameError as exc:
             raise AnsibleParserError(str(exc))
         except FlightcontrolError as exc:  # NotServed (no Cluster API there), UnreachableError, DeadlineExceeded
             raise AnsibleParserError("%s: %s" % (self.NAME, exc))

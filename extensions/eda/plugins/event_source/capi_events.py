@@ -140,22 +140,22 @@ def _importable_collection():
 
 _importable_collection()
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.event_feed import (  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.hostnames import (  # noqa: E402
+    check_hostname_format,
+    DEFAULT_HOSTNAME_FORMAT,
+    HostnameError,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_events.event_feed import (  # noqa: E402
     DELETE,
     EventFeed,
     FeedError,
     RELIST,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.events import (  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_events.events import (  # noqa: E402
     DEFAULT_GUARD_HOOK,
     EventState,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import (  # noqa: E402
-    check_hostname_format,
-    DEFAULT_HOSTNAME_FORMAT,
-    FleetError,
-)
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import (  # noqa: E402
     MAX_SECONDS,
@@ -203,7 +203,7 @@ def parse_args(args):
     options["hostname_format"] = options.get("hostname_format") or DEFAULT_HOSTNAME_FORMAT
     try:
         check_hostname_format(options["hostname_format"])
-    except FleetError as exc:
+    except HostnameError as exc:
         raise SourceError("capi_events: %s" % exc)
     return options
 

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from ansible_collections.flightcontrol.openstack.extensions.eda.plugins.event_source import capi_events as source
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import event_feed
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_events import event_feed
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import ApiException
-from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.capi import test_events as samples
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.capi_events import test_events as samples
 
 
 class FakeResponse:

@@ -11,14 +11,14 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 
 from ansible_collections.flightcontrol.openstack.plugins.inventory import capi_clusters
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import (
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.hostnames import HostnameError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_clusters.hosts import (
     default_groups,
     fleet_hosts,
-    FleetError,
-    host_variables,
     index_objects,
     related_kinds,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_clusters.variables import host_variables
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import capi_samples as s
 
 SAME_IN_BOTH = ("capi_cluster_name", "capi_cluster_namespace", "capi_phase", "capi_provisioned", "capi_ready",
@@ -171,11 +171,11 @@ def test_hosts_are_named_by_namespace_and_name_and_join_their_own_objects():
 
 def test_a_hostname_format_that_gives_two_clusters_one_name_is_refused():
     clusters = [cluster("v1beta2", name="c1", namespace="a"), cluster("v1beta2", name="c1", namespace="b")]
-    with pytest.raises(FleetError, match="two clusters the host name 'c1' .*a/c1 and b/c1"):
+    with pytest.raises(HostnameError, match="two clusters the host name 'c1' .*a/c1 and b/c1"):
         fleet_hosts(clusters, {}, "{name}")
     assert [h["name"] for h in fleet_hosts(clusters, {}, "{name}.{namespace}")] == ["c1.a", "c1.b"]
     for bad in ("{cluster}", "fleet", "{name"):
-        with pytest.raises(FleetError, match="hostname_format"):
+        with pytest.raises(HostnameError, match="hostname_format"):
             fleet_hosts(clusters, {}, bad)
 
 

@@ -2,9 +2,12 @@
 """The layout of docs/architecture.md, read from the files: every module in plugins/modules has its feature
 package in plugins/module_utils named after it (and every feature package is a module's), runners live in
 feature packages, and imports only go downwards: a feature package imports API packages and ``core``, never
-another feature package; an API package imports only the API packages below it; ``core`` imports only itself."""
+another feature package; an API package imports only the API packages below it; ``core`` imports only itself.
+The other plugins (the inventory, the EDA event source) keep their engines in a package named after the plugin,
+which imports only API packages and itself; an API package holds no plugin's engine."""
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -26,8 +29,21 @@ API_PACKAGES = {
 }
 
 
+#: Where the collection's plugins other than modules live (the event sources are shipped in extensions/eda).
+PLUGIN_DIRS = (ROOT / "plugins" / "inventory", ROOT / "extensions" / "eda" / "plugins" / "event_source")
+
+
 def module_names():
     return sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
+
+
+def plugins():
+    """``name -> path`` of every plugin that is not a module."""
+    return dict((p.stem, p) for d in PLUGIN_DIRS for p in sorted(d.glob("*.py")) if p.stem != "__init__")
+
+
+def plugin_packages():
+    return sorted(set(packages()) & set(plugins()))
 
 
 def packages():
@@ -37,6 +53,12 @@ def packages():
 def imported_packages(path):
     """The packages of plugins/module_utils that ``path`` imports (absolute or relative, at any depth of the
     file: an import inside a function counts too)."""
+    return set(name.split(".")[0] for name in imported_names(path))
+
+
+@functools.lru_cache(maxsize=None)
+def imported_names(path):
+    """What ``path`` imports of plugins/module_utils, dotted below it (``capi.objects``, ``capi.objects.meta``)."""
     here = path.relative_to(ROOT).with_suffix("").parts  # ("plugins", "module_utils", "capi", "service")
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
@@ -53,8 +75,8 @@ def imported_packages(path):
             continue
         for target in targets:
             if target.startswith(PREFIX + "."):
-                found.add(target[len(PREFIX) + 1:].split(".")[0])
-    return found
+                found.add(target[len(PREFIX) + 1:])
+    return frozenset(found)
 
 
 def files_of(package):
@@ -73,7 +95,58 @@ def test_each_module_has_its_feature_package_with_its_runner(name):
 
 
 def test_every_package_is_an_api_package_or_a_modules_feature_package():
-    assert set(packages()) == set(API_PACKAGES) | set(module_names())
+    assert set(packages()) == set(API_PACKAGES) | set(module_names()) | set(plugin_packages())
+
+
+def test_the_plugins_are_found():
+    assert {"capi_clusters", "capi_events"} <= set(plugins())
+    assert "capi_events" in plugin_packages()
+
+
+@pytest.mark.parametrize("name", sorted(plugins()))
+def test_a_plugin_imports_api_packages_and_its_own_package_only(name):
+    imported = imported_packages(plugins()[name])
+    assert not imported - set(API_PACKAGES) - {name}, "%s imports %s (its engine goes in plugins/module_utils/%s/)" % (
+        plugins()[name].relative_to(ROOT), sorted(imported - set(API_PACKAGES)), name)
+
+
+@pytest.mark.parametrize("name", plugin_packages())
+def test_a_plugin_package_is_its_plugins_and_imports_no_other(name):
+    assert name in imported_packages(plugins()[name]), "plugins/module_utils/%s/ is not used by its plugin" % name
+    for path in files_of(name):
+        wrong = imported_packages(path) - set(API_PACKAGES) - {name}
+        assert not wrong, "%s imports %s" % (path.relative_to(ROOT), sorted(wrong))
+
+
+def owner(path):
+    """The package, module or plugin a file of plugins/ or extensions/eda belongs to."""
+    parts = path.relative_to(ROOT).parts
+    if parts[:2] == ("plugins", "module_utils"):
+        return parts[2] if len(parts) > 3 else None
+    return path.stem
+
+
+def users(path):
+    """The owners (``owner``) of the files that import ``path``, its own package aside."""
+    dotted = ".".join(path.relative_to(MODULE_UTILS).with_suffix("").parts)
+    sources = list((ROOT / "plugins").rglob("*.py")) + list((ROOT / "extensions" / "eda" / "plugins").rglob("*.py"))
+    found = set()
+    for source in sources:
+        if owner(source) in (None, owner(path)):
+            continue
+        if any(name == dotted or name.startswith(dotted + ".") for name in imported_names(source)):
+            found.add(owner(source))
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(API_PACKAGES))
+def test_api_packages_hold_no_plugins_engine(package):
+    """A file of an API package that only one plugin uses is that plugin's engine: it goes in the plugin's package."""
+    for path in files_of(package):
+        used_by = users(path)
+        only = used_by.pop() if len(used_by) == 1 else None
+        assert only not in plugins(), "%s serves only the %s plugin: it belongs in plugins/module_utils/%s/" % (
+            path.relative_to(ROOT), only, only)
 
 
 @pytest.mark.parametrize("package", sorted(API_PACKAGES))

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import events as ev
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_events import events as ev
 
 T0 = ev.parse_time("2026-01-01T00:00:00Z")
 CP = "cluster.x-k8s.io/control-plane"

@@ -35,7 +35,7 @@ Every event has ``cluster`` (``{namespace, name}``), ``host`` (the capi_clusters
 ``meta.hosts`` (the same, so that ansible-rulebook limits a playbook to that cluster's host).
 """
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.fleet import DEFAULT_HOSTNAME_FORMAT
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.hostnames import DEFAULT_HOSTNAME_FORMAT
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     annotations,
     CLUSTER_NAME_LABEL,
