@@ -1,17 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The parsing route_audit's plan does again and again, done once per text: the performance plumbing kept
-out of ``plan.py``, which calls the functions here as it would call ``ipaddress``.
+"""The parsing route_audit's plan does again and again, done once per text and run: the performance plumbing
+kept out of the plan (``routes``, ``nodes``, ``findings``, ``steps``), which calls the functions here as it would
+call ``ipaddress``.
 
 Neutron returns routes as strings, and an audit and every step of a repair parse the same routes, node
 addresses and pod CIDRs again (thousands of them at a few thousand nodes). ``ipaddress`` objects are
-immutable, so the parse of a string is kept: in dicts and ``lru_cache`` entries bounded by ``PARSED`` entries
-each, for the life of the process (one module run). Only strings are kept: ``1`` and ``True`` would share an
-entry. Networks are of classes that compute their hash once (``ipaddress`` computes it in Python at every
-lookup in a dict or a set).
+immutable, so the parse of a string is kept, in a ``Parses`` that lives for one run: the runner makes it
+(``one_run``) and it is the current one until the run ends, so two runs in one process share nothing. Outside
+a run nothing is kept (the same answers, parsed every time). Each kind of parse is bounded by ``PARSED``
+entries. Only strings are kept: ``1`` and ``True`` would share an entry. Networks are of classes that compute
+their hash once (``ipaddress`` computes it in Python at every lookup in a dict or a set).
 """
 
+import contextlib
+import contextvars
 import functools
 import ipaddress
 
@@ -60,67 +64,135 @@ class _Kept(dict):
         return value
 
 
-_ADDRESSES = _Kept()  # address text -> address (None: not one)
-_DESTINATIONS = _Kept()  # destination text -> network (None: not one)
+def _parse_address(text):
+    try:
+        return ipaddress.ip_address(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def _parse_destination(text):
+    try:
+        return network(text, strict=False)
+    except (ValueError, TypeError):
+        return None
+
+
+def _parse_route(dest, nexthop):
+    parsed = _parse_destination(dest)
+    if parsed is None:
+        return None
+    hop = _parse_address(nexthop)
+    return None if hop is None else (parsed, hop)
+
+
+def _canonical(dest):
+    parsed = _parse_destination(dest)
+    return parsed is not None and str(parsed) == dest
+
+
+class Parses(object):
+    """The parses of one run: address and destination texts (dicts), and per route its key, whether its
+    destination is canonical and whether it lies inside the cluster CIDRs (``lru_cache``s of this object)."""
+
+    def __init__(self):
+        self.addresses = _Kept()  # address text -> address (None: not one)
+        self.destinations = _Kept()  # destination text -> network (None: not one)
+        self.route_key = functools.lru_cache(maxsize=PARSED)(self._route_key)
+        self.is_canonical = functools.lru_cache(maxsize=PARSED)(self._is_canonical)
+        self.in_cluster = functools.lru_cache(maxsize=PARSED)(self._in_cluster)
+
+    def address(self, text):
+        if text in self.addresses:
+            return self.addresses[text]
+        return self.addresses.keep(text, _parse_address(text))
+
+    def destination(self, text):
+        if text in self.destinations:
+            return self.destinations[text]
+        return self.destinations.keep(text, _parse_destination(text))
+
+    def shared(self, text, parsed):
+        return self.destinations.setdefault(text, parsed)
+
+    def _route_key(self, dest, nexthop):
+        parsed = self.destination(dest)
+        if parsed is None:
+            return None
+        hop = self.address(nexthop)
+        return None if hop is None else (parsed, hop)
+
+    def _is_canonical(self, dest):
+        parsed = self.destination(dest)
+        return parsed is not None and str(parsed) == dest
+
+    def _in_cluster(self, dest, nexthop, cidrs):
+        key = self.route_key(dest, nexthop)
+        return key is not None and inside(key[0], cidrs)
+
+
+class _Unkept(object):
+    """Outside a run: every parse made again, nothing kept."""
+
+    address = staticmethod(_parse_address)
+    destination = staticmethod(_parse_destination)
+    route_key = staticmethod(_parse_route)
+    is_canonical = staticmethod(_canonical)
+
+    @staticmethod
+    def shared(text, parsed):
+        return parsed
+
+    @staticmethod
+    def in_cluster(dest, nexthop, cidrs):
+        key = _parse_route(dest, nexthop)
+        return key is not None and inside(key[0], cidrs)
+
+
+_CURRENT = contextvars.ContextVar("route_audit_parses", default=_Unkept())
+
+
+def current():
+    """The ``Parses`` of the run under way (outside a run: one that keeps nothing)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def one_run():
+    """The parses of one run: a new ``Parses`` is the current one until the block ends."""
+    token = _CURRENT.set(Parses())
+    try:
+        yield _CURRENT.get()
+    finally:
+        _CURRENT.reset(token)
 
 
 def address(text):
     """The address of ``text``, None when it is none (a node's address is every route's nexthop to it)."""
-    if isinstance(text, str) and text in _ADDRESSES:
-        return _ADDRESSES[text]
-    try:
-        value = ipaddress.ip_address(text)
-    except (ValueError, TypeError):
-        value = None
-    return _ADDRESSES.keep(text, value) if isinstance(text, str) else value
+    return _CURRENT.get().address(text) if isinstance(text, str) else _parse_address(text)
 
 
 def destination(text):
     """The network of a route destination (host bits dropped), None when it is none."""
-    if isinstance(text, str) and text in _DESTINATIONS:
-        return _DESTINATIONS[text]
-    try:
-        value = network(text, strict=False)
-    except (ValueError, TypeError):
-        value = None
-    return _DESTINATIONS.keep(text, value) if isinstance(text, str) else value
+    return _CURRENT.get().destination(text) if isinstance(text, str) else _parse_destination(text)
 
 
 def shared(text, parsed):
     """The network kept for ``text`` if there is one, else ``parsed`` (then kept): a pod CIDR and the route to
     it get the same object, so lookups between them are identity checks."""
-    return _DESTINATIONS.setdefault(text, parsed)
-
-
-def _parse_route(dest, nexthop):
-    parsed = destination(dest)
-    if parsed is None:
-        return None
-    hop = address(nexthop)
-    return None if hop is None else (parsed, hop)
-
-
-_kept_route = functools.lru_cache(maxsize=PARSED)(_parse_route)
+    return _CURRENT.get().shared(text, parsed)
 
 
 def route_key(dest, nexthop):
     """(network, nexthop address) of a route's two strings, None if either is unparsable."""
     if isinstance(dest, str) and isinstance(nexthop, str):
-        return _kept_route(dest, nexthop)
+        return _CURRENT.get().route_key(dest, nexthop)
     return _parse_route(dest, nexthop)
-
-
-def _canonical(dest):
-    parsed = destination(dest)
-    return parsed is not None and str(parsed) == dest
-
-
-_kept_canonical = functools.lru_cache(maxsize=PARSED)(_canonical)
 
 
 def is_canonical(dest):
     """Whether a destination is in network form (no host bits)."""
-    return _kept_canonical(dest) if isinstance(dest, str) else _canonical(dest)
+    return _CURRENT.get().is_canonical(dest) if isinstance(dest, str) else _canonical(dest)
 
 
 def inside(net, cidrs):
@@ -148,13 +220,7 @@ class ClusterCidrs(tuple):
         return hash(self.key)
 
 
-@functools.lru_cache(maxsize=PARSED)
-def _kept_in_cluster(dest, nexthop, cidrs):
-    key = _kept_route(dest, nexthop)
-    return key is not None and inside(key[0], cidrs)
-
-
 def in_cluster(dest, nexthop, cidrs):
     """Whether the route ``dest -> nexthop`` (strings) lies inside ``cidrs`` (a ClusterCidrs): once per route
     and run."""
-    return _kept_in_cluster(dest, nexthop, cidrs)
+    return _CURRENT.get().in_cluster(dest, nexthop, cidrs)

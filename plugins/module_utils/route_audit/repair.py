@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""route_audit's repair: make (or, in check mode, plan) the steps ``plan.next_step`` gives, one at a time,
+"""route_audit's repair: make (or, in check mode, plan) the steps ``steps.next_step`` gives, one at a time,
 recording each change, until nothing is left, the budget (max_changes) or the route limit stops it.
 
 Each step is judged on the router as it stands when the step is written, not as it was when the audit read it:
@@ -32,7 +32,12 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
     describe_fault,
     service_message,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import findings as route_findings
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import guards as route_guards
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import inputs as route_inputs
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import nodes as route_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import routes as route_routes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import steps as route_steps
 
 # Plain router updates (no extraroute-atomic) lost to a concurrent change before the repair gives up.
 ROUTER_UPDATE_ATTEMPTS = IF_MATCH_ATTEMPTS
@@ -61,7 +66,7 @@ class RepairInput:
     node_source: str = "nodes"  # where the nodes came from (the empty-view guard's words)
     max_removal_share: float = 1.0  # the removal guard, checked again before each removal
     controlled: object = None  # destinations another writer reconciles (``ownership``), or None
-    kept: object = route_plan.NO_KEPT  # keep_routes (``plan.KeptRoutes``): never removed by any step
+    kept: object = route_inputs.NO_KEPT  # keep_routes (``inputs.KeptRoutes``): never removed by any step
 
 
 @dataclass
@@ -88,9 +93,9 @@ class RouteRepair:
         self.result = result
         self.status = "planned" if check_mode else "done"
         self.reasons = dict((f["destination"], f["kind"]) for f in what.findings if f["destination"])
-        self.owners = dict((str(d), w["node"]) for d, w in route_plan.needed_routes(what.nodes).items())
+        self.owners = dict((str(d), w["node"]) for d, w in route_nodes.needed_routes(what.nodes).items())
         ports = dict(what.node_ports)
-        self.known = route_plan.route_pairs(what.router.get("routes") or [])  # the only routes it may remove
+        self.known = route_routes.route_pairs(what.router.get("routes") or [])  # the only routes it may remove
         self.added = set()
         self.state = RepairState(
             routes=[dict(r) for r in what.router.get("routes") or []],
@@ -111,7 +116,7 @@ class RouteRepair:
 
     def run(self):
         """Run the repair steps (in check mode: plan them). Returns (routes, node ports) at the end. The whole plan
-        on the router as read is made first: a plan that would remove a kept route (``plan.guard_removals``) stops
+        on the router as read is made first: a plan that would remove a kept route (``steps.guard_removals``) stops
         the repair before its first write."""
         self.preflight()
         try:
@@ -125,7 +130,7 @@ class RouteRepair:
     def preflight(self):
         what, state = self.what, self.state
         try:
-            route_plan.simulate(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
+            route_steps.simulate(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
                                 pending_pairs=state.pending_pairs, removable=self.known, controlled=what.controlled,
                                 kept=what.kept)
         except PlanError as exc:
@@ -133,7 +138,7 @@ class RouteRepair:
 
     def plan(self):
         what, state = self.what, self.state
-        return route_plan.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
+        return route_steps.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
                                     failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known,
                                     controlled=what.controlled, kept=what.kept)
 
@@ -157,12 +162,12 @@ class RouteRepair:
     def check_removal(self, step):
         """The guards, on the routes the removal will change: refuse (and stop) when they do not hold now."""
         what, state = self.what, self.state
-        unsafe = route_plan.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known,
+        unsafe = route_guards.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known,
                                             kept=what.kept)
         if unsafe:  # next_step never plans these; a plan that did must not be written
             raise ModuleFailure("router %s: refusing to remove %s: not a route of the cluster read before the "
-                                "repair, or in keep_routes" % (what.router["id"], ", ".join(map(route_plan.route_text, unsafe))))
-        refusal = route_plan.removal_refusal_now(state.routes, what.nodes, what.cidrs, what.node_source,
+                                "repair, or in keep_routes" % (what.router["id"], ", ".join(map(route_routes.route_text, unsafe))))
+        refusal = route_guards.removal_refusal_now(state.routes, what.nodes, what.cidrs, what.node_source,
                                                  what.max_removal_share, removable=self.known, kept=what.kept)
         if refusal:
             self.stop("max_removal_share")
@@ -171,7 +176,7 @@ class RouteRepair:
     def note_appeared(self):
         """List in ``conflicts`` the cluster routes on the router now that were not there when the plan was
         made and that the repair did not add: another writer's, left alone."""
-        cluster, _foreign = route_plan.split_routes(self.state.routes, self.what.cidrs)
+        cluster, _foreign = route_routes.split_routes(self.state.routes, self.what.cidrs)
         noted = set((c.get("destination"), c.get("nexthop")) for c in self.result["conflicts"]
                     if c["kind"] == "route_appeared")
         for route in cluster:
@@ -228,8 +233,8 @@ class RouteRepair:
     def plan_routes(self, step):
         """Check mode: what the step would do to the routes, recorded as planned."""
         adding = step["action"] == "add_routes"
-        self.state.routes = route_plan.apply_routes(self.state.routes, add=step["routes"]) if adding else \
-            route_plan.apply_routes(self.state.routes, remove=step["routes"])
+        self.state.routes = route_steps.apply_routes(self.state.routes, add=step["routes"]) if adding else \
+            route_steps.apply_routes(self.state.routes, remove=step["routes"])
         for route in step["routes"]:
             self.record("add_route" if adding else "remove_route", route)
         self.state.budget -= len(step["routes"])
@@ -243,7 +248,7 @@ class RouteRepair:
         except RouterChanged as exc:
             fresh = self.api.get_router(router_id, self.deadline)
             fresh_routes = fresh.get("routes") or []
-            if exc.after_lost_answer and route_plan.step_applied(step, fresh_routes):
+            if exc.after_lost_answer and route_steps.step_applied(step, fresh_routes):
                 # our own update: its answer was lost and the replay met the revision it made
                 state.routes, state.revision = fresh_routes, fresh.get("revision_number")
                 made = [(route, None) for route in step["routes"]]
@@ -277,7 +282,7 @@ class RouteRepair:
         if self.what.atomic:
             call = self.api.add_routes if adding else self.api.remove_routes
             return call(router_id, batch, self.deadline), revision
-        new = route_plan.apply_routes(current, add=batch) if adding else route_plan.apply_routes(current, remove=batch)
+        new = route_steps.apply_routes(current, add=batch) if adding else route_steps.apply_routes(current, remove=batch)
         return self.api.replace_routes(router_id, new, revision, self.deadline)
 
     def write_routes(self, step):
@@ -305,7 +310,7 @@ class RouteRepair:
         def compute(port):
             pairs = list(port.get("allowed_address_pairs") or [])
             wanted = [c for c in item["cidrs"]
-                      if not route_plan.pair_covers(pairs, ipaddress.ip_network(c), port.get("mac_address"))]
+                      if not route_findings.pair_covers(pairs, ipaddress.ip_network(c), port.get("mac_address"))]
             return pairs + [{"ip_address": c} for c in wanted] if wanted else None
 
         port = self.state.ports[item["node"]]
@@ -325,7 +330,7 @@ class RouteRepair:
     def pending(self):
         """The changes still needed, planned from the current routes with no cap."""
         state, what = self.state, self.what
-        steps, _final, _stop = route_plan.simulate(state.routes, what.nodes, what.cidrs, limit=None,
+        steps, _final, _stop = route_steps.simulate(state.routes, what.nodes, what.cidrs, limit=None,
                                                    pending_pairs=state.pending_pairs, removable=self.known,
                                                    controlled=what.controlled, kept=what.kept)
         left = []
@@ -349,7 +354,7 @@ def pair_fixes(nodes, ports, controlled=None):
     """The address-pair fixes the nodes' ports need, one per port with every pod CIDR it lacks (not those of pod
     CIDRs another writer reconciles: the cloud controller sets a node's address pairs with its route)."""
     fixes = []
-    for finding in route_plan.pair_findings(nodes, ports):
+    for finding in route_findings.pair_findings(nodes, ports):
         if controlled is not None and controlled(ipaddress.ip_network(finding["destination"])):
             continue
         for fix in fixes:

@@ -2,9 +2,10 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of route_audit: the nodes (the ``nodes`` option or the Kubernetes API), the router as
-Neutron has it (a constant number of requests), the audit (``route_audit.plan``) and, with state=repaired, the
-repair (``route_audit.repair``). The module file gives the argument spec and builds the runner's options
-(``RouteAuditOptions``) from its parameters."""
+Neutron has it (a constant number of requests), the audit (``route_audit.findings``) and, with state=repaired, the
+repair (``route_audit.repair``, in the order of ``route_audit.steps``). The module file gives the argument spec
+and builds the runner's options (``RouteAuditOptions``) from its parameters. A run's parses live for the run
+(``cidr_cache.one_run``)."""
 
 import functools
 import ipaddress
@@ -20,7 +21,12 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.ident
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import ownership as route_owner
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import findings as route_findings
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import guards as route_guards
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import inputs as route_inputs
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import nodes as route_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import routes as route_routes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import (
     RepairInput,
     RouteRepair,
@@ -114,7 +120,7 @@ class RouteAuditRunner(ModuleRunner):
         super().__init__(module, options)
         self.explicit_nodes = None
         self.controller_cidrs = None  # the cloud_controller option's cluster CIDRs, checked
-        self.kept = route_plan.NO_KEPT  # keep_routes, checked: never removed by any step
+        self.kept = route_inputs.NO_KEPT  # keep_routes, checked: never removed by any step
 
     # -- input -------------------------------------------------------------------------
 
@@ -122,15 +128,15 @@ class RouteAuditRunner(ModuleRunner):
         """The checked cluster CIDRs; the explicit node list is checked too (kept for ``load_nodes``), before
         anything is read."""
         options = self.options
-        cidrs = route_plan.normalize_cluster_cidrs(options.cluster_cidr)
+        cidrs = route_inputs.normalize_cluster_cidrs(options.cluster_cidr)
         if options.nodes is not None:
-            self.explicit_nodes = route_plan.normalize_nodes(explicit_nodes(options.nodes), cidrs)
+            self.explicit_nodes = route_nodes.normalize_nodes(explicit_nodes(options.nodes), cidrs)
         controller = options.cloud_controller
         if controller is not None:  # [] when given without cluster_cidr: route_audit's
-            self.controller_cidrs = route_plan.normalize_cluster_cidrs(
+            self.controller_cidrs = route_inputs.normalize_cluster_cidrs(
                 controller["cluster_cidr"], "cloud_controller.cluster_cidr") \
                 if controller.get("cluster_cidr") else []
-        self.kept = route_plan.normalize_keep_routes(options.keep_routes)
+        self.kept = route_inputs.normalize_keep_routes(options.keep_routes)
         return cidrs
 
     def load_nodes(self, cidrs, deadline):
@@ -141,7 +147,7 @@ class RouteAuditRunner(ModuleRunner):
         if self.options.nodes is not None:
             return "nodes", self.explicit_nodes, self.ownership(cidrs, ())
         records = list_nodes(self.module.connect_kubernetes(), deadline, label_selector=self.options.node_selector)
-        return ("kubernetes", route_plan.normalize_nodes(records, cidrs, source="kubernetes", lenient=True),
+        return ("kubernetes", route_nodes.normalize_nodes(records, cidrs, source="kubernetes", lenient=True),
                 self.ownership(cidrs, records))
 
     def ownership(self, cidrs, records):
@@ -185,9 +191,11 @@ class RouteAuditRunner(ModuleRunner):
     # -- run ---------------------------------------------------------------------------
 
     def run(self):
-        """The result of the audit (and repair): the long lists cut (``summarise``), on a failure too."""
+        """The result of the audit (and repair): the long lists cut (``summarise``), on a failure too. The parses
+        of the run are kept for the run only (``cidr_cache.one_run``)."""
         try:
-            return summarise(self.audit_router())
+            with cidr_cache.one_run():
+                return summarise(self.audit_router())
         except FlightcontrolError as exc:
             exc.data = summarise(exc.data)
             raise
@@ -200,7 +208,7 @@ class RouteAuditRunner(ModuleRunner):
         self.module.connect()
         api = RouterService(self.module.client)
         view = self.read(api, deadline)
-        scope_problem = route_plan.cidr_scope_problem(cidrs, view.networks) or route_plan.cidr_scope_problem(
+        scope_problem = route_guards.cidr_scope_problem(cidrs, view.networks) or route_guards.cidr_scope_problem(
             self.controller_cidrs or [], view.networks, "cloud_controller.cluster_cidr")
         if scope_problem:
             raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
@@ -227,11 +235,11 @@ class RouteAuditRunner(ModuleRunner):
         return self.conclude(result, repair.state, remaining)
 
     def audit(self, routes, node_ports, view, audited):
-        findings = route_plan.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable,
+        findings = route_findings.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable,
                                              kept=self.kept)
         if self.options.check_address_pairs:
-            findings += route_plan.pair_findings(audited.nodes, node_ports)
-        _info, limit_finding = route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit,
+            findings += route_findings.pair_findings(audited.nodes, node_ports)
+        _info, limit_finding = route_findings.limit_info(routes, audited.nodes, audited.cidrs, view.limit,
                                                      view.limit_source, self.options.limit_warning_ratio, self.kept)
         if limit_finding:
             findings.append(limit_finding)
@@ -252,7 +260,7 @@ class RouteAuditRunner(ModuleRunner):
                 "node %s: no port with address %s on the router's networks, so its address pairs were not "
                 "checked" % (node["name"], ", ".join(map(str, node["addresses"])))),
                 "node(s) have no port on the router's networks, so their address pairs were not checked")
-        self.warn_each(route_plan.incomplete_nodes(nodes), lambda node: (
+        self.warn_each(route_nodes.incomplete_nodes(nodes), lambda node: (
             "node %s exists but cannot be routed (%s); its routes are left alone" % (node["name"], node["reason"])),
             "more node(s) exist but cannot be routed; their routes are left alone (see incomplete_nodes)")
 
@@ -268,12 +276,12 @@ class RouteAuditRunner(ModuleRunner):
     def refuse_removals(self, result, view, audited):
         """Fail before any write when the repair would remove too many of the routes there are."""
         before, findings = view.router.get("routes") or [], audited.findings
-        cluster, _foreign = route_plan.split_routes(before, audited.cidrs)
-        refusal = route_plan.removal_refusal(findings, cluster, len(audited.nodes), audited.source,
+        cluster, _foreign = route_routes.split_routes(before, audited.cidrs)
+        refusal = route_guards.removal_refusal(findings, cluster, len(audited.nodes), audited.source,
                                              self.options.max_removal_share)
         if not refusal:
             return
-        result.update(remaining=findings, healthy=not any(f["severity"] == route_plan.ERROR for f in findings),
+        result.update(remaining=findings, healthy=not any(f["severity"] == route_findings.ERROR for f in findings),
                       changed=False, routes=self.route_counts(before, before, audited),
                       limit=self.limit_view(before, view, audited))
         raise ModuleFailure("router %s: %s" % (view.label, refusal), **result)
@@ -294,19 +302,19 @@ class RouteAuditRunner(ModuleRunner):
                    for n in audited.nodes],
             incomplete_nodes=[dict(name=n["name"], pod_cidrs=[str(c) for c in n["pod_cidrs"]],
                                    addresses=[str(a) for a in n["addresses"]], reason=n["reason"])
-                              for n in route_plan.incomplete_nodes(audited.nodes)],
-            findings=audited.findings, counts=route_plan.count_kinds(audited.findings), changes=[], pending=[],
+                              for n in route_nodes.incomplete_nodes(audited.nodes)],
+            findings=audited.findings, counts=route_findings.count_kinds(audited.findings), changes=[], pending=[],
             stopped_by=None, conflicts=[], route_owner=audited.owner.summary(),
         )
 
     @staticmethod
     def route_counts(before, final, audited):
-        cluster, foreign = route_plan.split_routes(before, audited.cidrs)
+        cluster, foreign = route_routes.split_routes(before, audited.cidrs)
         return dict(total=len(before), cluster=len(cluster), foreign=len(foreign),
-                    needed=len(route_plan.needed_routes(audited.nodes)), total_after=len(final))
+                    needed=len(route_nodes.needed_routes(audited.nodes)), total_after=len(final))
 
     def limit_view(self, routes, view, audited):
-        return route_plan.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
+        return route_findings.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
                                      self.options.limit_warning_ratio, self.kept)[0]
 
     def add_outcome(self, result, view, audited, remaining, final_routes, final_ports):
@@ -315,7 +323,7 @@ class RouteAuditRunner(ModuleRunner):
         now = audited.findings if self.options.check_mode or not repair else remaining
         result.update(
             remaining=remaining,
-            healthy=not any(f["severity"] == route_plan.ERROR for f in now),
+            healthy=not any(f["severity"] == route_findings.ERROR for f in now),
             routes=self.route_counts(before, final_routes, audited),
             limit=self.limit_view(before, view, audited),
             changed=any(c["status"] in ("done", "planned") for c in result["changes"]),
@@ -326,7 +334,7 @@ class RouteAuditRunner(ModuleRunner):
 
     @staticmethod
     def diff_view(routes, nodes, node_ports):
-        view = dict(routes=sorted(route_plan.route_text(r) for r in routes))
+        view = dict(routes=sorted(route_routes.route_text(r) for r in routes))
         pairs = {}
         for node in nodes:
             port = node_ports.get(node["name"])
@@ -352,7 +360,7 @@ class RouteAuditRunner(ModuleRunner):
                                 self.options.max_changes, len(result["pending"])))
         elif result["stopped_by"] == "limit":
             limit_error = repair_state.limit_error if repair_state is not None else None
-            limit_msgs = [f["message"] for f in remaining if f["kind"] == "limit" and f["severity"] == route_plan.ERROR]
+            limit_msgs = [f["message"] for f in remaining if f["kind"] == "limit" and f["severity"] == route_findings.ERROR]
             problems.append("the router's route limit leaves no room for %d route(s) the cluster needs%s" % (
                 len(result["pending"]),
                 ": " + (limit_error or "; ".join(limit_msgs)) if (limit_error or limit_msgs) else ""))
@@ -368,7 +376,7 @@ class RouteAuditRunner(ModuleRunner):
 
 
 def errors_first(findings):
-    return sorted(findings, key=lambda f: 0 if f.get("severity") == route_plan.ERROR else 1)
+    return sorted(findings, key=lambda f: 0 if f.get("severity") == route_findings.ERROR else 1)
 
 
 def summarise(data):

@@ -13,7 +13,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import client as k8s_client
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import guards as route_guards
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import inputs as route_inputs
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_ensure import plan as sr
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
@@ -24,7 +25,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.modul
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import service_message
 
-CLUSTER = route_plan.normalize_cluster_cidrs(["198.19.0.0/16"])
+CLUSTER = route_inputs.normalize_cluster_cidrs(["198.19.0.0/16"])
 
 
 def stale(destination):
@@ -39,17 +40,17 @@ def routes(count):
 
 def test_empty_node_view_never_removes_a_route_unless_lifted():
     findings = [stale(r["destination"]) for r in routes(3)]
-    refusal = route_plan.removal_refusal(findings, routes(3), 0, "nodes", 0.5)
+    refusal = route_guards.removal_refusal(findings, routes(3), 0, "nodes", 0.5)
     assert "3 of the 3 pod CIDRs" in refusal and "node view is empty" in refusal
-    assert route_plan.removal_refusal(findings, routes(3), 0, "kubernetes", 0.99) is not None
-    assert route_plan.removal_refusal(findings, routes(3), 0, "nodes", 1) is None
+    assert route_guards.removal_refusal(findings, routes(3), 0, "kubernetes", 0.99) is not None
+    assert route_guards.removal_refusal(findings, routes(3), 0, "nodes", 1) is None
 
 
 def test_share_counts_destinations_not_routes():
     # Two routes of one destination (a duplicate) are one pod CIDR.
     cluster = routes(4) + [{"destination": "198.19.0.0/24", "nexthop": "10.180.0.99"}]
-    assert route_plan.removal_refusal([stale("198.19.0.0/24"), stale("198.19.1.0/24")], cluster, 2, "nodes", 0.5) is None
-    refusal = route_plan.removal_refusal([stale("198.19.%d.0/24" % i) for i in range(3)], cluster, 1, "nodes", 0.5)
+    assert route_guards.removal_refusal([stale("198.19.0.0/24"), stale("198.19.1.0/24")], cluster, 2, "nodes", 0.5) is None
+    refusal = route_guards.removal_refusal([stale("198.19.%d.0/24" % i) for i in range(3)], cluster, 1, "nodes", 0.5)
     assert "3 of the 4 pod CIDRs" in refusal and "max_removal_share 0.5" in refusal
 
 
@@ -58,7 +59,7 @@ def test_share_counts_destinations_not_routes():
 def test_removal_guard_property(routed, lost, nodes, share):
     lost = min(lost, routed)
     findings = [stale(r["destination"]) for r in routes(routed)[:lost]]
-    refusal = route_plan.removal_refusal(findings, routes(routed), nodes, "nodes", share)
+    refusal = route_guards.removal_refusal(findings, routes(routed), nodes, "nodes", share)
     if share >= 1 or lost == 0:
         assert refusal is None
     elif nodes == 0 or float(lost) / routed > share:
@@ -69,12 +70,12 @@ def test_removal_guard_property(routed, lost, nodes, share):
 
 def test_cluster_cidr_covering_the_routers_subnets_is_refused():
     subnets = [ipaddress.ip_network(u"10.180.0.0/24"), ipaddress.ip_network(u"fd00:180::/64")]
-    assert route_plan.cidr_scope_problem(CLUSTER, subnets) is None
-    assert "overlaps the router's subnet 10.180.0.0/24" in route_plan.cidr_scope_problem(
-        route_plan.normalize_cluster_cidrs(["10.0.0.0/8"]), subnets)
-    assert "overlaps" in route_plan.cidr_scope_problem(route_plan.normalize_cluster_cidrs(["10.180.0.128/25"]), subnets)
+    assert route_guards.cidr_scope_problem(CLUSTER, subnets) is None
+    assert "overlaps the router's subnet 10.180.0.0/24" in route_guards.cidr_scope_problem(
+        route_inputs.normalize_cluster_cidrs(["10.0.0.0/8"]), subnets)
+    assert "overlaps" in route_guards.cidr_scope_problem(route_inputs.normalize_cluster_cidrs(["10.180.0.128/25"]), subnets)
     with pytest.raises(PlanError, match="every address"):  # refused before the router is read
-        route_plan.normalize_cluster_cidrs(["::/0"])
+        route_inputs.normalize_cluster_cidrs(["::/0"])
 
 
 # -- rollout_guard direct ---------------------------------------------------------------------------

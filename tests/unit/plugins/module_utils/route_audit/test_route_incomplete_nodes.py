@@ -6,11 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import findings as route_findings
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import guards as route_guards
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import inputs as route_inputs
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import nodes as route_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import steps as route_steps
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import runner as route_runner
 
-CLUSTER = route_plan.normalize_cluster_cidrs(["198.19.0.0/16", "fd00:10::/48"])
+CLUSTER = route_inputs.normalize_cluster_cidrs(["198.19.0.0/16", "fd00:10::/48"])
 
 
 def r(destination, nexthop):
@@ -19,7 +24,7 @@ def r(destination, nexthop):
 
 def kube(*records):
     """Nodes as the Kubernetes API lists them (``node_record``), checked as route_audit checks them."""
-    return route_plan.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in records], CLUSTER,
+    return route_nodes.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in records], CLUSTER,
                                       source="kubernetes", lenient=True)
 
 
@@ -41,14 +46,14 @@ def test_a_node_that_cannot_be_routed_is_incomplete_not_an_error(case):
     (incomplete,) = nodes.incomplete
     assert incomplete["name"] == record[0] and reason in incomplete["reason"]
     # the nodes option stays strict: the user wrote the list
-    with pytest.raises(route_plan.PlanError):
-        route_plan.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in (LIVE, record)],
+    with pytest.raises(PlanError):
+        route_nodes.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in (LIVE, record)],
                                    CLUSTER)
 
 
 def test_a_malformed_pod_cidr_or_one_outside_the_cluster_stays_an_error():
     for record in (("bad", ["198.19.2.5/24"], ["10.180.0.12"]), ("outside", ["10.9.0.0/24"], ["10.180.0.12"])):
-        with pytest.raises(route_plan.PlanError):
+        with pytest.raises(PlanError):
             kube(LIVE, record)
 
 
@@ -56,7 +61,7 @@ def test_the_route_of_a_node_without_pod_cidr_is_not_stale_and_the_node_is_repor
     """The example: a node with an InternalIP and no spec.podCIDR; its existing route stays."""
     nodes = kube(LIVE, ("joining", [], ["10.180.0.12"]))
     routes = [r("198.19.1.0/24", "10.180.0.11"), r("198.19.2.0/24", "10.180.0.12"), r("198.19.9.0/24", "10.180.0.99")]
-    findings = route_plan.route_findings(routes, nodes, CLUSTER)
+    findings = route_findings.route_findings(routes, nodes, CLUSTER)
     assert sorted(f["kind"] for f in findings) == ["incomplete_node", "stale"]
     stale = [f for f in findings if f["kind"] == "stale"][0]
     assert stale["destination"] == "198.19.9.0/24"
@@ -64,7 +69,7 @@ def test_the_route_of_a_node_without_pod_cidr_is_not_stale_and_the_node_is_repor
     assert node["node"] == "joining" and node["severity"] == "warning" and "no pod CIDR" in node["message"]
     assert [(x["destination"], x["nexthop"]) for x in node["routes"]] == [("198.19.2.0/24", "10.180.0.12")]
     assert "10.180.0.12" not in stale["message"]  # never "points at no current node"
-    steps, final, _stop = route_plan.simulate(routes, nodes, CLUSTER)
+    steps, final, _stop = route_steps.simulate(routes, nodes, CLUSTER)
     assert r("198.19.2.0/24", "10.180.0.12") in final and r("198.19.9.0/24", "10.180.0.99") not in final
     assert all(x != r("198.19.2.0/24", "10.180.0.12") for s in steps for x in s.get("routes", []))
 
@@ -72,20 +77,20 @@ def test_the_route_of_a_node_without_pod_cidr_is_not_stale_and_the_node_is_repor
 def test_routes_to_the_pod_cidr_of_a_node_without_a_usable_address_are_left_alone():
     nodes = kube(LIVE, ("addressless", ["198.19.2.0/24"], []))
     routes = [r("198.19.1.0/24", "10.180.0.11"), r("198.19.2.0/24", "10.180.0.12")]
-    findings = route_plan.route_findings(routes, nodes, CLUSTER)
+    findings = route_findings.route_findings(routes, nodes, CLUSTER)
     assert [f["kind"] for f in findings] == ["incomplete_node"]
     assert findings[0]["destination"] == "198.19.2.0/24"
-    assert route_plan.next_step(routes, nodes, CLUSTER) is None
-    assert route_plan.removal_refusal(findings, routes, len(nodes), "kubernetes", 0.5) is None
-    assert route_plan.removal_refusal_now(routes, nodes, CLUSTER, "kubernetes", 0.5) is None
+    assert route_steps.next_step(routes, nodes, CLUSTER) is None
+    assert route_guards.removal_refusal(findings, routes, len(nodes), "kubernetes", 0.5) is None
+    assert route_guards.removal_refusal_now(routes, nodes, CLUSTER, "kubernetes", 0.5) is None
 
 
 def test_an_incomplete_node_without_routes_is_still_reported():
     nodes = kube(LIVE, ("joining", [], ["10.180.0.12"]))
-    findings = route_plan.route_findings([r("198.19.1.0/24", "10.180.0.11")], nodes, CLUSTER)
+    findings = route_findings.route_findings([r("198.19.1.0/24", "10.180.0.11")], nodes, CLUSTER)
     assert [(f["kind"], f["node"]) for f in findings] == [("incomplete_node", "joining")]
     assert "no route on the router" in findings[0]["message"]
-    assert route_plan.count_kinds(findings)["incomplete_node"] == 1
+    assert route_findings.count_kinds(findings)["incomplete_node"] == 1
 
 
 @settings(max_examples=60, deadline=None)
@@ -108,11 +113,11 @@ def test_no_route_of_any_incomplete_node_is_ever_removed(cases):
             theirs.append(r(cidrs[0], "10.180.99.%d" % index))
     nodes = kube(*records)
     routes = [r("198.19.1.0/24", "10.180.0.11"), r("198.19.200.0/24", "10.180.0.99")] + theirs
-    _steps, final, _stop = route_plan.simulate(routes, nodes, CLUSTER)
+    _steps, final, _stop = route_steps.simulate(routes, nodes, CLUSTER)
     for route in theirs:
         assert route in final
     assert r("198.19.200.0/24", "10.180.0.99") not in final
-    findings = route_plan.route_findings(routes, nodes, CLUSTER)
+    findings = route_findings.route_findings(routes, nodes, CLUSTER)
     assert [f["destination"] for f in findings if f["kind"] == "stale"] == ["198.19.200.0/24"]
     assert len([f for f in findings if f["kind"] == "incomplete_node"]) == len(cases)
 

@@ -5,10 +5,14 @@ do, and what the findings say the controller got wrong."""
 import pytest
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import ownership
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import findings as route_findings
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import inputs as route_inputs
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import nodes as route_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import routes as route_routes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import steps as route_steps
 
-CLUSTER = route_plan.normalize_cluster_cidrs(["198.19.0.0/16"])
-NODES = route_plan.normalize_nodes([
+CLUSTER = route_inputs.normalize_cluster_cidrs(["198.19.0.0/16"])
+NODES = route_nodes.normalize_nodes([
     {"name": "n1", "pod_cidrs": "198.19.1.0/24", "address": "10.180.0.11"},
     {"name": "n2", "pod_cidrs": "198.19.2.0/24", "address": "10.180.0.12"},
     {"name": "n3", "pod_cidrs": "198.19.3.0/24", "address": "10.180.0.13"},
@@ -26,7 +30,7 @@ def owner(name, controller_cidrs=None):
 
 def steps(routes, who, limit=None, pairs=()):
     controlled = who.controlled if who.restricted else None
-    done, final, stop = route_plan.simulate(routes, NODES, CLUSTER, limit=limit, controlled=controlled,
+    done, final, stop = route_steps.simulate(routes, NODES, CLUSTER, limit=limit, controlled=controlled,
                                             pending_pairs=pairs)
     return [(s["action"], sorted((x["destination"], x["nexthop"]) for x in s.get("routes", []))) for s in done], \
         final, stop
@@ -49,10 +53,10 @@ def test_the_option_wins_then_the_controller_configuration_then_the_nodes_condit
 
 
 def test_the_controller_reconciles_only_inside_its_cluster_cidr():
-    narrow = owner("cloud-controller", route_plan.normalize_cluster_cidrs(["198.19.0.0/23"]))
-    assert narrow.controlled(route_plan.parse_cidr("198.19.1.0/24", "x"))
-    assert not narrow.controlled(route_plan.parse_cidr("198.19.3.0/24", "x"))
-    assert not owner("flightcontrol").controlled(route_plan.parse_cidr("198.19.1.0/24", "x"))
+    narrow = owner("cloud-controller", route_inputs.normalize_cluster_cidrs(["198.19.0.0/23"]))
+    assert narrow.controlled(route_routes.parse_cidr("198.19.1.0/24", "x"))
+    assert not narrow.controlled(route_routes.parse_cidr("198.19.3.0/24", "x"))
+    assert not owner("flightcontrol").controlled(route_routes.parse_cidr("198.19.1.0/24", "x"))
 
 
 # -- what a repair may do beside the controller ---------------------------------------------------------------
@@ -82,16 +86,16 @@ def test_a_duplicate_without_its_right_route_is_the_controllers():
 
 def test_under_the_limit_stale_routes_make_room_for_the_controllers_adds():
     routes = [r("198.19.1.0/24", "10.180.0.11"), r("198.19.250.0/24", "10.180.0.98"), FOREIGN]
-    step = route_plan.next_step(routes, NODES, CLUSTER, limit=3, controlled=owner("cloud-controller").controlled)
+    step = route_steps.next_step(routes, NODES, CLUSTER, limit=3, controlled=owner("cloud-controller").controlled)
     assert step["action"] == "remove_routes" and step["routes"] == [r("198.19.250.0/24", "10.180.0.98")]
     # and never a stop for room the controller needs: that is its finding (the limit), not a repair to stop
-    after = route_plan.apply_routes(routes, remove=step["routes"])
-    assert route_plan.next_step(after, NODES, CLUSTER, limit=3, controlled=owner("cloud-controller").controlled) \
+    after = route_steps.apply_routes(routes, remove=step["routes"])
+    assert route_steps.next_step(after, NODES, CLUSTER, limit=3, controlled=owner("cloud-controller").controlled) \
         is None
 
 
 def test_routes_outside_the_controllers_cidr_are_repaired_as_flightcontrol_does():
-    narrow = owner("cloud-controller", route_plan.normalize_cluster_cidrs(["198.19.0.0/23"]))
+    narrow = owner("cloud-controller", route_inputs.normalize_cluster_cidrs(["198.19.0.0/23"]))
     made, _final, _stop = steps([], narrow)
     assert made == [("add_routes", [("198.19.2.0/24", "10.180.0.12"), ("198.19.3.0/24", "10.180.0.13")])]
 
@@ -100,7 +104,7 @@ def test_address_pairs_of_the_controllers_nodes_are_left_to_it():
     from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import pair_fixes
 
     ports = dict((n["name"], {"id": "p-" + n["name"], "allowed_address_pairs": []}) for n in NODES)
-    narrow = owner("cloud-controller", route_plan.normalize_cluster_cidrs(["198.19.0.0/23"]))
+    narrow = owner("cloud-controller", route_inputs.normalize_cluster_cidrs(["198.19.0.0/23"]))
     assert [f["node"] for f in pair_fixes(NODES, ports, narrow.controlled)] == ["n2", "n3"]
     assert len(pair_fixes(NODES, ports)) == 3
 
@@ -108,7 +112,7 @@ def test_address_pairs_of_the_controllers_nodes_are_left_to_it():
 # -- findings: who repairs, what the controller got wrong ------------------------------------------------------
 
 def findings(routes, who, keep=()):
-    found = route_plan.route_findings(routes, NODES, CLUSTER) + ownership.kept_route_findings(routes, keep, who)
+    found = route_findings.route_findings(routes, NODES, CLUSTER) + ownership.kept_route_findings(routes, keep, who)
     return dict((f["destination"], f) for f in ownership.annotate(found, who))
 
 

@@ -16,13 +16,17 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
     ModuleFailure,
     RouterChanged,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import plan as route_plan
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import guards as route_guards
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import inputs as route_inputs
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import nodes as route_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import routes as route_routes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import steps as route_steps
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import (
     RepairInput,
     RouteRepair,
 )
 
-CLUSTER = route_plan.normalize_cluster_cidrs(["198.19.0.0/16"])
+CLUSTER = route_inputs.normalize_cluster_cidrs(["198.19.0.0/16"])
 NODES = [("n%d" % i, "198.19.%d.0/24" % i, "10.180.0.1%d" % i) for i in range(1, 5)]
 FOREIGN = {"destination": "10.50.0.0/16", "nexthop": "10.180.0.200"}
 MODES = {"atomic": (True, True), "if_match": (False, True), "plain": (False, False)}
@@ -66,14 +70,14 @@ class FakeRouter:
     def commit(self, new):
         """Check what replacing the routes with ``new`` removes, then make it so."""
         gone = pairs(self.routes) - pairs(new)
-        foreign = [g for g in gone if not route_plan.split_routes([r(*g)], CLUSTER)[0]]
+        foreign = [g for g in gone if not route_routes.split_routes([r(*g)], CLUSTER)[0]]
         if foreign:
             raise Violation("foreign route(s) removed: %s" % foreign)
         if gone - self.planned:
             raise Violation("removed route(s) that appeared after the plan: %s" % sorted(gone - self.planned))
-        before = route_plan._by_destination(route_plan.split_routes(self.routes, CLUSTER)[0])
-        after = route_plan._by_destination(route_plan.split_routes(new, CLUSTER)[0])
-        for destination in route_plan.needed_routes(self.nodes):
+        before = route_routes.by_destination(route_routes.split_routes(self.routes, CLUSTER)[0])
+        after = route_routes.by_destination(route_routes.split_routes(new, CLUSTER)[0])
+        for destination in route_nodes.needed_routes(self.nodes):
             if before.get(destination) and not after.get(destination):
                 raise Violation("%s left without a route" % destination)
         self.routes = [dict(x) for x in new]
@@ -86,13 +90,13 @@ class FakeRouter:
     def add_routes(self, router_id, routes, deadline):
         assert self.atomic
         self.request("add")
-        self.commit(route_plan.apply_routes(self.routes, add=routes))
+        self.commit(route_steps.apply_routes(self.routes, add=routes))
         return [dict(x) for x in self.routes]
 
     def remove_routes(self, router_id, routes, deadline):
         assert self.atomic
         self.request("remove")
-        self.commit(route_plan.apply_routes(self.routes, remove=routes))
+        self.commit(route_steps.apply_routes(self.routes, remove=routes))
         return [dict(x) for x in self.routes]
 
     def replace_routes(self, router_id, routes, revision, deadline):
@@ -133,7 +137,7 @@ def run_repair(fake, nodes, max_share=1.0, limit=None):
 
 
 def the_nodes():
-    return route_plan.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in NODES], CLUSTER)
+    return route_nodes.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in NODES], CLUSTER)
 
 
 def world(kinds, stale_count):
@@ -209,7 +213,7 @@ def test_removal_guard_is_judged_on_the_router_as_it_is_at_the_removal(mode):
     removal, now made to make room, would leave 1 of the 2 pod CIDRs routed now without a route (0.5): refused,
     nothing removed."""
     atomic, if_match = MODES[mode]
-    nodes = route_plan.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in NODES[:3]],
+    nodes = route_nodes.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in NODES[:3]],
                                        CLUSTER)
     stale = r("198.19.100.0/24", "10.180.0.50")
     seen = [r(c, a) for _n, c, a in NODES[:3]] + [stale]
@@ -218,7 +222,7 @@ def test_removal_guard_is_judged_on_the_router_as_it_is_at_the_removal(mode):
         return [x for x in current if x["destination"] not in (NODES[1][1], NODES[2][1])] + [
             r("10.61.0.0/16", "10.180.0.201"), r("10.62.0.0/16", "10.180.0.202")]
 
-    assert route_plan.removal_refusal_now(seen, nodes, CLUSTER, "nodes", 0.4) is None
+    assert route_guards.removal_refusal_now(seen, nodes, CLUSTER, "nodes", 0.4) is None
     fake = FakeRouter(seen, atomic, if_match, shrink, at=0, nodes=nodes)
     result, failure = run_repair(fake, nodes, max_share=0.4, limit=4)
     assert failure is not None and "refusing to repair" in str(failure), (result, fake.requests)

@@ -1,0 +1,236 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure decisions of route_audit: the audit's findings (``KINDS``): route findings per destination, missing
+address pairs, and the route count against the router's limit.
+"""
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
+    by_destination,
+    is_canonical,
+    is_right,
+    network_order,
+    route_key,
+    route_text,
+    split_routes,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.nodes import (
+    incomplete_nodes,
+    left_alone,
+    needed_routes,
+    node_address_map,
+)
+
+ERROR = "error"
+WARNING = "warning"
+KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing", "limit", "incomplete_node",
+         "foreign_dropped")
+DEFAULT_WARN_RATIO = 0.9
+
+
+def _role(route, want, node_addresses, kept=NO_KEPT):
+    key = route_key(route)
+    if want is not None and is_right(route, want):
+        return "right"
+    if kept.holds(route):
+        return "kept"
+    if not is_canonical(route):
+        return "not_canonical"
+    if key[1] not in node_addresses:
+        return "stale"
+    if want is None:
+        return "unused"
+    return "wrong"
+
+
+def route_findings(routes, nodes, cluster_cidrs, reachable=None, kept=NO_KEPT):
+    """Findings about routes, one per destination: duplicate, wrong_nexthop, missing, stale.
+
+    ``reachable(address)`` (optional) says whether Neutron will accept the address as a nexthop; a
+    fix that Neutron would refuse carries a ``note``. A route of ``kept`` (``KeptRoutes``) is never in a fix's
+    removals: to a destination no node has it is no finding; beside a node's route it is listed (role ``kept``).
+    """
+    cluster, _foreign = split_routes(routes, cluster_cidrs)
+    needed = needed_routes(nodes)
+    incomplete = incomplete_nodes(nodes)
+    addresses = node_address_map(list(nodes) + incomplete)
+    groups = by_destination(cluster)
+    findings = []
+    kept_by_node = dict((node["name"], []) for node in incomplete)
+    for destination in sorted(set(groups) | set(needed), key=network_order):
+        group = groups.get(destination, [])
+        want = needed.get(destination)
+        if want is not None and len(group) == 1 and is_right(group[0], want):
+            continue  # the node's route and nothing else: most destinations
+        if want is None:
+            group = _not_kept(group, incomplete, kept_by_node, kept)
+            if not group:
+                continue
+        group = sorted(group, key=lambda r: (r["destination"], r["nexthop"]))
+        described = [dict(r, role=_role(r, want, addresses, kept),
+                          node=addresses.get(route_key(r)[1])) for r in group]
+        if want is None:
+            findings.append(dict(
+                kind="stale", severity=WARNING, destination=str(destination), node=None, routes=described,
+                fix={"add": [], "remove": [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group]},
+                message="no node has pod CIDR %s; %s" % (destination, "; ".join(
+                    "%s points at %s" % (route_text(r), "node %s" % r["node"] if r["node"] else
+                                         "no current node") for r in described))))
+            continue
+        right = [r for r in group if is_right(r, want)]
+        others = [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group
+                  if not is_right(r, want) and not kept.holds(r)]
+        fix = {"add": [] if right else [dict(want["route"])], "remove": others}
+        if len(group) > 1:
+            kind, message = "duplicate", "%d routes for %s (%s); the right one is %s (node %s)%s%s" % (
+                len(group), destination, ", ".join(route_text(r) for r in group), route_text(want["route"]),
+                want["node"], "" if right else ", which is not there", _kept_words(group, want, kept))
+        elif group:
+            kind = "wrong_nexthop"
+            message = "the only route for %s is %s (%s); node %s needs %s%s" % (
+                destination, route_text(group[0]), _role_text(described[0]), want["node"], route_text(want["route"]),
+                _kept_words(group, want, kept))
+        else:
+            kind, message = "missing", "node %s has no route: %s is not on the router" % (
+                want["node"], route_text(want["route"]))
+        finding = dict(kind=kind, severity=ERROR, destination=str(destination), node=want["node"],
+                       routes=described, fix=fix, message=message)
+        if fix["add"] and reachable is not None and not reachable(want["nexthop"]):
+            finding["note"] = ("%s is on no subnet of the router that this user can see; Neutron will likely "
+                               "refuse the route (attach the node's subnet to the router)" % want["nexthop"])
+        findings.append(finding)
+    return findings + [_incomplete_finding(node, kept_by_node[node["name"]]) for node in incomplete]
+
+
+def _not_kept(group, incomplete, kept_by_node, kept):
+    """The routes of ``group`` (a destination no node routes) that are neither kept (``keep_routes``) nor an
+    incomplete node's (those are added to ``kept_by_node``)."""
+    group = [r for r in group if not kept.holds(r)]
+    return _keep_incomplete(group, incomplete, kept_by_node) if incomplete and group else group
+
+
+def _kept_words(group, want, kept):
+    held = [route_text(r) for r in group if kept.holds(r) and not is_right(r, want)]
+    return "; %s %s in keep_routes and never removed" % (", ".join(held), "is" if len(held) == 1 else "are") \
+        if held else ""
+
+
+def _keep_incomplete(group, incomplete, kept):
+    """The routes of ``group`` (a destination no node routes) that belong to no incomplete node; the others
+    are added to ``kept`` (node name -> routes)."""
+    rest = []
+    for route in group:
+        node = left_alone(route, route_key(route), incomplete)
+        if node is None:
+            rest.append(route)
+        else:
+            kept[node["name"]].append(route)
+    return rest
+
+
+def _incomplete_finding(node, routes):
+    described = [dict(destination=r["destination"], nexthop=r["nexthop"], role="kept", node=node["name"])
+                 for r in sorted(routes, key=lambda r: (r["destination"], r["nexthop"]))]
+    return dict(
+        kind="incomplete_node", severity=WARNING, destination=str(node["pod_cidrs"][0]) if node["pod_cidrs"] else None,
+        node=node["name"], routes=described, fix={}, reason=node["reason"],
+        message="node %s exists but cannot be routed: %s; %s" % (
+            node["name"], node["reason"], "its routes are left alone: %s" % ", ".join(route_text(r) for r in described)
+            if described else "it has no route on the router"))
+
+
+def _role_text(route):
+    return {
+        "stale": "its nexthop is no current node",
+        "wrong": "its nexthop is node %s" % route.get("node"),
+        "unused": "unused",
+        "not_canonical": "its destination has host bits set, which no router can install",
+        "kept": "it is in keep_routes",
+    }.get(route["role"], route["role"])
+
+
+def pair_covers(pairs, cidr, mac=None):
+    for pair in pairs or []:
+        # parsed once per text and run (mostly a node's pod CIDR, parsed already)
+        network = cidr_cache.destination(pair.get("ip_address"))
+        if network is None:
+            continue
+        if network.version == cidr.version and cidr.subnet_of(network) and \
+                (not pair.get("mac_address") or mac is None or pair["mac_address"].lower() == mac.lower()):
+            return True
+    return False
+
+
+def pair_findings(nodes, node_ports):
+    """address_pair_missing findings. ``node_ports``: node name -> port dict (Neutron fields) or None."""
+    findings = []
+    for node in nodes:
+        port = node_ports.get(node["name"])
+        if not port or port.get("port_security_enabled") is False:
+            continue
+        lacking = [c for c in node["pod_cidrs"]
+                   if not pair_covers(port.get("allowed_address_pairs"), c, port.get("mac_address"))]
+        for cidr in lacking:
+            findings.append(dict(
+                kind="address_pair_missing", severity=ERROR, destination=str(cidr), node=node["name"], routes=[],
+                port=port["id"], fix={"port": port["id"], "add_address_pairs": [{"ip_address": str(cidr)}]},
+                message="port %s of node %s lacks %s in allowed_address_pairs, so port security drops its pods' "
+                        "traffic" % (port.get("name") or port["id"], node["name"], cidr)))
+    return findings
+
+
+def limit_info(routes, nodes, cluster_cidrs, limit, source, warn_ratio=DEFAULT_WARN_RATIO, kept=NO_KEPT):
+    """The route count against the router's limit (None: unlimited) and the finding, if any. The routes a repair
+    leaves besides the needed ones (an incomplete node's, ``kept``) count as staying."""
+    cluster, foreign = split_routes(routes, cluster_cidrs)
+    needed_map = needed_routes(nodes)
+    needed = len(needed_map)
+    staying = _staying(cluster, needed_map, incomplete_nodes(nodes), kept)
+    info = dict(limit=limit, source=source, current=len(routes), foreign=len(foreign), cluster=len(cluster),
+                needed=needed, after_repair=needed + len(foreign) + staying)
+    if limit is None or limit < 0:
+        info["limit"] = None
+        return info, None
+    info["free_after_repair"] = limit - info["after_repair"]
+    if info["after_repair"] > limit:
+        return info, dict(
+            kind="limit", severity=ERROR, destination=None, node=None, routes=[],
+            fix={"raise_limit_to": info["after_repair"]},
+            message="the cluster needs %d routes and %d foreign routes share the router, %d in all, but the "
+                    "router's limit is %d (%s): raise it to at least %d (Neutron 2026.2 and later: the project's "
+                    "router_route quota; before: max_routes in neutron.conf)" % (
+                        needed, len(foreign), info["after_repair"], limit, source, info["after_repair"]))
+    threshold = limit * warn_ratio
+    if info["after_repair"] >= threshold or len(routes) > limit:
+        return info, dict(
+            kind="limit", severity=WARNING, destination=None, node=None, routes=[],
+            fix={"raise_limit_to": None},
+            message="%d of the router's %d routes (%s) are used%s; room for %d more node route(s)" % (
+                info["after_repair"], limit, source,
+                " after repair (%d now)" % len(routes) if len(routes) != info["after_repair"] else "",
+                max(0, limit - info["after_repair"])))
+    return info, None
+
+
+def _staying(cluster, needed_map, incomplete, kept_routes):
+    """How many cluster routes a repair leaves besides the needed ones: kept routes that are not a node's right
+    route, and, of destinations no node has, the routes of incomplete nodes."""
+    count = 0
+    for route in cluster:
+        destination = route_key(route)[0]
+        want = needed_map.get(destination)
+        if kept_routes.holds(route):
+            count += 0 if want is not None and is_right(route, want) else 1
+        elif want is None and incomplete and left_alone(route, route_key(route), incomplete):
+            count += 1
+    return count
+
+
+def count_kinds(findings):
+    counts = dict((kind, 0) for kind in KINDS)
+    for finding in findings:
+        counts[finding["kind"]] = counts.get(finding["kind"], 0) + 1
+    return counts
+

@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure decisions of route_audit: what a repair may never do (a cluster CIDR wider than the pod network, removals
+that leave too many pod CIDRs without a route, a removal step no longer safe on the routes as read).
+"""
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
+    by_destination,
+    route_key,
+    route_pairs,
+    split_routes,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT, whole_family
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.nodes import (
+    incomplete_nodes,
+    left_alone,
+    needed_routes,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.steps import may_remove
+
+
+def cidr_scope_problem(cluster_cidrs, router_subnets, what="cluster_cidr"):
+    """Why ``cluster_cidrs`` (the option ``what``) is too broad to manage, or None: a pod network never contains the
+    router's own subnets (the nodes' and the gateway's), so one that does would make their routes the cluster's."""
+    clashes = []
+    for cidr in cluster_cidrs:
+        if cidr.prefixlen == 0:
+            return whole_family(what, cidr)
+        for subnet in router_subnets:
+            if subnet.version == cidr.version and (subnet.subnet_of(cidr) or cidr.subnet_of(subnet)):
+                clashes.append("%s overlaps the router's subnet %s" % (cidr, subnet))
+    if clashes:
+        return ("%s is wider than the cluster's pod network: %s. Pod routes never lie inside the "
+                "router's own subnets; give the pod network only (kube-controller-manager's --cluster-cidr)"
+                % (what, "; ".join(clashes)))
+    return None
+
+
+def removal_refusal(findings, cluster_routes, node_count, source, max_share):
+    """Why a repair must not run, or None: it would leave more than ``max_share`` of the pod CIDRs that
+    have a route today without one (stale routes removed), or it would remove any route on the word of an
+    empty node list. ``max_share`` 1 lifts the guard."""
+    lost = sorted(set(f["destination"] for f in findings if f["kind"] == "stale"))
+    routed = set()
+    for route in cluster_routes:
+        key = route_key(route)
+        if key is not None:
+            routed.add(str(key[0]))
+    return _refusal(lost, len(routed), node_count, source, max_share, "Nothing was changed.")
+
+
+def removal_refusal_now(routes, nodes, cluster_cidrs, source, max_share, removable=None, kept=NO_KEPT):
+    """``removal_refusal`` judged on ``routes`` as read just before a removal: the pod CIDRs the rest of the plan
+    would leave without any route (every route of a destination no node has, that the plan may remove) against
+    the pod CIDRs routed now. A route the plan may not remove (``removable``, ``kept``, ``left_alone``) keeps its
+    destination routed."""
+    cluster, _foreign = split_routes(routes, cluster_cidrs)
+    groups = by_destination(cluster)
+    needed = needed_routes(nodes)
+    may_go = may_remove(removable, kept)
+    incomplete = incomplete_nodes(nodes)
+    lost = sorted(str(d) for d, group in groups.items() if d not in needed and all(
+        may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete)) for r in group))
+    return _refusal(lost, len(groups), len(nodes), source, max_share,
+                    "The changes made before this check are in changes; nothing more was written.")
+
+
+def unsafe_removals(routes, removals, cluster_cidrs, removable=None, kept=NO_KEPT):
+    """The routes of a removal step that it must not make on ``routes`` as read: not there any more, foreign
+    (outside the cluster CIDRs), kept (``keep_routes``), or not removable by this plan. Empty when the step is
+    safe."""
+    cluster = route_pairs(split_routes(routes, cluster_cidrs)[0])
+    may_go = may_remove(removable, kept)
+    return [r for r in removals if (r["destination"], r["nexthop"]) not in cluster or not may_go(r)]
+
+
+def _refusal(lost, routed_count, node_count, source, max_share, tail):
+    if not lost or max_share >= 1:
+        return None
+    share = float(len(lost)) / max(1, routed_count)
+    if node_count and share <= max_share:
+        return None
+    why = ("the node view is empty (%s): an empty list, a node_selector that matched nothing or a Kubernetes API "
+           "that listed no node is a wrong view far more often than a cluster without nodes" % (
+               "the nodes option" if source == "nodes" else "the Kubernetes API") if not node_count else
+           "that is more than max_removal_share %s allows; a partial node list or a too wide cluster_cidr looks "
+           "like this" % max_share)
+    named = ", ".join(lost[:10]) + (", ..." if len(lost) > 10 else "")
+    return ("refusing to repair: it would remove the routes of %d of the %d pod CIDRs routed today (%s), leaving "
+            "them without a route; %s. %s If these nodes are really gone, run again with "
+            "max_removal_share: 1" % (len(lost), routed_count, named, why, tail))
+

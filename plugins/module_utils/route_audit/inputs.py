@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure decisions of route_audit: the checked pod network options (``cluster_cidr``,
+``cloud_controller.cluster_cidr``) and ``keep_routes``, each checked before any request.
+"""
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
+    parse_address,
+    parse_cidr,
+    route_key,
+)
+
+
+def normalize_cluster_cidrs(values, what="cluster_cidr"):
+    """The checked CIDRs of a pod network option (``cluster_cidr``, ``cloud_controller.cluster_cidr``): each a
+    CIDR in network form and not a whole family (``0.0.0.0/0``, ``::/0``: every route of the router would be the
+    cluster's). The rule every CIDR-typed pod network input of route_audit is checked by, before any request; the
+    overlap with the router's own subnets needs the router (``cidr_scope_problem``)."""
+    if not values:
+        raise PlanError("%s needs at least one CIDR" % what)
+    cidrs = []
+    for value in values:
+        cidr = parse_cidr(value, what)
+        if cidr.prefixlen == 0:
+            raise PlanError(whole_family(what, cidr))
+        if cidr not in cidrs:
+            cidrs.append(cidr)
+    return cidrs
+
+
+def whole_family(what, cidr):
+    return "%s %s is every address of its family; give the cluster's pod network" % (what, cidr)
+
+
+def normalize_keep_routes(values):
+    """``keep_routes`` checked (``KeptRoutes``): each destination a CIDR in network form (a default route may be
+    kept), each nexthop an address of the destination's family. All problems are reported at once."""
+    problems, keys = [], []
+    for index, route in enumerate(values or []):
+        where = "keep_routes[%d]" % index
+        try:
+            destination = parse_cidr(route.get("destination"), "%s destination" % where)
+            nexthop = parse_address(route.get("nexthop"), "%s nexthop" % where)
+        except PlanError as exc:
+            problems.append(str(exc))
+            continue
+        if destination.version != nexthop.version:
+            problems.append("%s: the destination %s is IPv%d but the nexthop %s is IPv%d; a route's nexthop is of "
+                            "its destination's family" % (where, destination, destination.version, nexthop,
+                                                          nexthop.version))
+            continue
+        keys.append((destination, nexthop))
+    if problems:
+        raise PlanError("; ".join(problems))
+    return KeptRoutes(keys)
+
+
+class KeptRoutes(frozenset):
+    """The routes of ``keep_routes`` as ``route_key``s: never removed by any step of a repair (``guard_removals``)
+    and never a finding's removal, whatever they look like inside the cluster CIDRs."""
+
+    def holds(self, route):
+        """Whether ``route`` (as Neutron wrote it, host bits too) is a kept route."""
+        if not self:
+            return False
+        key = route_key(route)
+        return key is not None and key in self
+
+
+NO_KEPT = KeptRoutes()
+

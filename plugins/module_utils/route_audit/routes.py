@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure decisions of route_audit: reading router routes (what ``findings``, ``steps`` and ``guards`` match on).
+
+route_audit's plan works on plain data (routes as Neutron returns them, ``{"destination", "nexthop"}``
+strings; nodes as ``{"name", "pod_cidrs", "addresses"}``) and is unit-tested without a cloud. By concern:
+``routes`` (this file: parsing and matching routes), ``inputs`` (the cluster CIDRs and ``keep_routes``),
+``nodes`` (the node list and the routes it needs), ``findings`` (the audit), ``steps`` (the repair order),
+``guards`` (what a repair may never do) and ``ownership`` (who owns the routes).
+
+Matching. A route belongs to the cluster when its destination lies inside one of the cluster CIDRs;
+every other route is foreign and never appears in a change. Destinations are compared as networks
+and nexthops as addresses (``fd00::05`` is ``fd00::5``). The route a node needs is its pod CIDR in
+canonical form to its address of the same family. Neutron refuses a destination with host bits set
+(``198.19.1.5/24``) in a router update, but its ``add_extraroutes`` stores one verbatim; such a route is
+matched to its network (``198.19.1.0/24``) but never counts as the right route (a Linux router cannot
+install it), and removals always send the string Neutron stored (it compares strings). Routes, addresses
+and pod CIDRs are parsed through ``cidr_cache`` (each text once per run): the same answers as ``ipaddress``.
+"""
+
+import ipaddress
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import inside
+
+
+def as_text(value):
+    return value if isinstance(value, str) else str(value)
+
+
+def parse_cidr(text, what):
+    """A CIDR in network form; PlanError for malformed input or host bits (Neutron refuses those)."""
+    text = as_text(text).strip()
+    if "/" not in text:
+        raise PlanError("%s %r is not a CIDR (it needs a prefix length, e.g. 198.19.1.0/24)" % (what, text))
+    try:
+        network = cidr_cache.network(text)  # in network form: the common case, one parse
+    except ValueError:
+        pass
+    else:
+        return cidr_cache.shared(text, network)
+    try:
+        loose = ipaddress.ip_network(text, strict=False)
+    except ValueError as exc:
+        raise PlanError("%s %r is not a valid CIDR: %s" % (what, text, exc))
+    if loose.network_address != ipaddress.ip_interface(text).ip:
+        raise PlanError("%s %s has host bits set; Neutron refuses it as a route destination (did you mean %s?)"
+                        % (what, text, loose))
+    return loose
+
+
+def parse_address(text, what):
+    address = cidr_cache.address(as_text(text).strip())
+    if address is None:
+        raise PlanError("%s %r is not an IP address" % (what, text))
+    return address
+
+
+def route_key(route):
+    """(network, nexthop) of a route as Neutron returned it, host bits dropped; None if unparsable."""
+    try:
+        destination, nexthop = route["destination"], route["nexthop"]
+    except (KeyError, TypeError):
+        return None
+    return cidr_cache.route_key(destination, nexthop)
+
+
+def is_canonical(route):
+    try:
+        destination = route["destination"]
+    except (KeyError, TypeError):
+        return False
+    return cidr_cache.is_canonical(destination)
+
+
+def route_text(route):
+    return "%s -> %s" % (route["destination"], route["nexthop"])
+
+
+def network_order(network):
+    """The sort key of a network: IPv4 first, then as ``ipaddress`` orders networks (address, then prefix
+    length), computed once per network instead of at every comparison."""
+    return (network.version, int(network.network_address), network.prefixlen)
+
+
+def split_routes(routes, cluster_cidrs):
+    """(cluster routes, foreign routes); a route that cannot be parsed is foreign (never touched)."""
+    cluster, foreign = [], []
+    cidrs = cidr_cache.ClusterCidrs(cluster_cidrs)
+    for route in routes:
+        try:
+            destination, nexthop = route["destination"], route["nexthop"]
+        except (KeyError, TypeError):
+            destination = nexthop = None
+        if isinstance(destination, str) and isinstance(nexthop, str):
+            mine = cidr_cache.in_cluster(destination, nexthop, cidrs)  # once per route and run
+        else:
+            key = route_key(route)
+            mine = key is not None and inside(key[0], cluster_cidrs)
+        (cluster if mine else foreign).append(route)
+    return cluster, foreign
+
+
+def is_right(route, want):
+    key = route_key(route)
+    return key is not None and key[1] == want["nexthop"] and is_canonical(route) and \
+        route["destination"] == want["route"]["destination"]
+
+
+def by_destination(cluster_routes):
+    groups = {}
+    for route in cluster_routes:
+        groups.setdefault(route_key(route)[0], []).append(route)
+    return groups
+
+
+def route_pairs(routes):
+    """The ``(destination, nexthop)`` strings of ``routes``: what ``removable`` holds."""
+    return frozenset((r["destination"], r["nexthop"]) for r in routes)
+
+
+def plain_routes(routes):
+    return [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in routes]
+
