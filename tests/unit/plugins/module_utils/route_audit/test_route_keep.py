@@ -190,7 +190,9 @@ def _repair(routes, have, kept, atomic=True, if_match=True):
         RepairInput,
         RouteRepair,
     )
-    from test_route_repair_races import FakeRouter
+    from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.route_audit.test_route_repair_races import (
+        FakeRouter,
+    )
 
     fake = FakeRouter(routes, atomic, if_match, nodes=have)
     router = {"id": "r1", "routes": [dict(x) for x in routes], "revision_number": 1}
