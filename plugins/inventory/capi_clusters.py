@@ -214,6 +214,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_clust
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError, NotServed
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
     AUTH_OPTIONS,
     auth_settings,
@@ -221,7 +222,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     is_status,
     K8S_IMPORT_ERROR,
     KubernetesClient,
-    name_problem,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
     describe_kubernetes_error,

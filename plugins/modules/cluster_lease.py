@@ -118,6 +118,7 @@ attributes:
     description: Takes no Lease and releases none; reads the Lease and reports what would be done (RV(would)).
   diff_mode:
     support: none
+    description: A Lease is coordination, not configuration; there is nothing to show as a diff.
 '''
 
 EXAMPLES = r'''
@@ -152,25 +153,51 @@ lease:
   returned: success, and when another actor holds the Lease
   type: dict
   contains:
-    name: {description: Name (C(flightcontrol-<cluster>))., type: str}
-    namespace: {description: Namespace (the cluster's)., type: str}
+    name:
+      description: Name (C(flightcontrol-<cluster>)).
+      type: str
+    namespace:
+      description: Namespace (the cluster's).
+      type: str
 holder:
   description: Who holds the Lease now (this actor after a take or renewal; the other actor when it holds it); null
     when nobody does.
   returned: success, and when another actor holds the Lease
   type: dict
   contains:
-    id: {description: C(spec.holderIdentity)., type: str}
-    description: {description: The holder in words (AWX job id, host, playbook or rulebook)., type: str}
-    job_id: {description: AWX job id, when there is one., type: str}
-    host: {description: Where the holder runs., type: str}
-    playbook: {description: The holder's playbook., type: str}
-    rulebook: {description: The rulebook that started it., type: str}
-    action: {description: What the holder does., type: str}
-    acquired_at: {description: C(spec.acquireTime)., type: str}
-    renewed_at: {description: C(spec.renewTime)., type: str}
-    lease_duration: {description: C(spec.leaseDurationSeconds)., type: int}
-    expires_in: {description: Seconds until the Lease expires unless renewed (negative once expired)., type: float}
+    id:
+      description: C(spec.holderIdentity).
+      type: str
+    description:
+      description: The holder in words (AWX job id, host, playbook or rulebook).
+      type: str
+    job_id:
+      description: AWX job id, when there is one.
+      type: str
+    host:
+      description: Where the holder runs.
+      type: str
+    playbook:
+      description: The holder's playbook.
+      type: str
+    rulebook:
+      description: The rulebook that started it.
+      type: str
+    action:
+      description: What the holder does.
+      type: str
+    acquired_at:
+      description: C(spec.acquireTime).
+      type: str
+    renewed_at:
+      description: C(spec.renewTime).
+      type: str
+    lease_duration:
+      description: C(spec.leaseDurationSeconds).
+      type: int
+    expires_in:
+      description: Seconds until the Lease expires unless renewed (negative once expired).
+      type: float
   sample:
     id: fc-3f9a2c71
     description: AWX job 41 (host awx-ee-7d9, playbook fleet_rollout.yml, holder fc-3f9a2c71)

@@ -206,10 +206,11 @@ notes:
   - A pre-terminate hook of ours found on a Machine being deleted (an interrupted run) is finished (the server
     stopped when needed, then the hook removed); on a Machine not being deleted it is removed, and
     RV(server_stop) says so. A run that stops after asking Nova to stop a server removes that Machine's hook.
-  - Each poll reads the pool (one request with Octavia's status tree, see C(polled_with) in the result). In C(capi) mode the
-    control plane and its Machines are followed by watch (I(use_watch)), one list and one watch each for the whole
-    run; without a watch, one control plane read and one Machines list per poll. Plus one write per hold, release,
-    start or member deletion, per server stopped one C(os-stop) and one Nova read per poll until C(SHUTOFF), and per drained member a member read, a weight write and, while it drains, one
+  - Each poll reads the pool (one request with Octavia's status tree, see C(polled_with) in the result). In C(capi)
+    mode the control plane and its Machines are followed by watch (I(use_watch)), one list and one watch each for
+    the whole run; without a watch, one control plane read and one Machines list per poll. Plus one write per hold,
+    release, start or member deletion, per server stopped one C(os-stop) and one Nova read per poll until
+    C(SHUTOFF), and per drained member a member read, a weight (or admin state) write and, while it drains, one
     statistics read per listener of the pool per poll. I(use_watch) has no effect in C(direct) mode.
 '''
 

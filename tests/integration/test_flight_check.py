@@ -122,7 +122,7 @@ def test_flight_check_repairs_reports_deletes_one_with_the_opt_in_then_is_clean(
 
 
 def test_the_repairs_stop_on_anothers_lease_and_release_their_own_after_a_failed_repair(cloud, cluster,
-                                                                                         run_flight_check):
+                                                                                        run_flight_check):
     """With flight_check_capi_cluster, another actor's live Lease stops the role before any check, naming the
     holder: no report, the lost port left as it was. Once the Lease is free the run takes it, a repair fails (no
     such router: the route check is an error) and the Lease is released after the last repair all the same."""

@@ -149,7 +149,7 @@ def held_body(cluster, namespace, me, view, now, duration):
         metadata["resourceVersion"] = view.resource_version
     spec = dict(holderIdentity=me.id, leaseDurationSeconds=int(duration), acquireTime=micro_time(acquired),
                 renewTime=micro_time(now), leaseTransitions=view.transitions + (1 if view.exists and not renewing
-                                                                                  else 0))
+                                                                                else 0))
     return dict(apiVersion=API_VERSION, kind="Lease", metadata=metadata, spec=spec)
 
 

@@ -113,7 +113,7 @@ class ClusterLeaseRunner(ModuleRunner):
         """Read the Lease and take or renew it when it is free, ours or expired; after a lost race, again (at most
         RACE_ATTEMPTS times). The Attempt, ``done`` None while another actor holds it."""
         options = self.options
-        for _ in range(RACE_ATTEMPTS):
+        for dummy in range(RACE_ATTEMPTS):
             view = self.read(deadline)
             now = self.clock.time()
             if attempt is None:
@@ -186,7 +186,7 @@ class ClusterLeaseRunner(ModuleRunner):
                     holder=holder_summary(view, now), acquired=False, renewed=False, released=False,
                     taken_over_from=holder_summary(view, now) if found == EXPIRED else None,
                     waited=0.0, polls=1, would=dict(free="acquire", ours="renew", expired="take over",
-                                                     held="wait" if options.wait else "fail")[found])
+                                                    held="wait" if options.wait else "fail")[found])
 
     # -- released -----------------------------------------------------------------------------------------------
 
@@ -196,7 +196,7 @@ class ClusterLeaseRunner(ModuleRunner):
         options = self.options
         result = dict(changed=False, lease=dict(name=lease_name(options.name), namespace=options.namespace),
                       acquired=False, renewed=False, released=False, taken_over_from=None, waited=0.0, polls=1)
-        for _ in range(RACE_ATTEMPTS):
+        for dummy in range(RACE_ATTEMPTS):
             view, now = self.read(deadline), self.clock.time()
             result["holder"] = holder_summary(view, now)
             if standing(view, self.me.id, now) != OURS:

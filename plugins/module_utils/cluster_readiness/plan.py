@@ -407,7 +407,7 @@ def monitor_words(check, provider):
                     "%s: the same window)" % (monitor.get("delay"), monitor.get("max_retries_down")))
     if not monitor:
         return message, "create a health monitor on the pool (%s)" % (MONITOR_EXAMPLES.get("ovn") if ovn
-                                                                       else MONITOR_EXAMPLE)
+                                                                      else MONITOR_EXAMPLE)
     return message, ("lower the monitor's delay or max_retries_down so that delay x max_retries_down is at most %d s"
                      % check["limit"])
 

@@ -18,7 +18,6 @@ import threading
 import traceback
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem  # noqa: F401 (re-exported)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.transport import failed_before_sending
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (

@@ -21,9 +21,9 @@ import re
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import secret_values
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
     is_status,
-    name_problem,
 )
 
 try:

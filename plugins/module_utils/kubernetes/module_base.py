@@ -6,6 +6,7 @@
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
     ApiException,
     auth_settings,
@@ -14,7 +15,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     K8S_IMPORT_ERROR,
     kubernetes_argument_spec,
     KubernetesClient,
-    name_problem,
     status_message,
     tls_error,
 )
@@ -102,7 +102,7 @@ def connect_workload(module, workload, clock, params, clients):
 
 def check_object_names(params, kinds):
     """Refuse, before any request, option values that can never name a Kubernetes object: ``kinds`` maps an
-    option to ``subdomain``, ``label`` or ``qualified`` (see ``kubernetes.client.name_problem``)."""
+    option to ``subdomain``, ``label`` or ``qualified`` (see ``core.names.name_problem``)."""
     problems = [name_problem(option, params.get(option), kind) for option, kind in kinds.items()]
     problems = [p for p in problems if p]
     if problems:

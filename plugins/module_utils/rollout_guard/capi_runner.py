@@ -561,7 +561,7 @@ class CapiRollout(ModuleRunner):
     def result(self):
         snapshot, last = self.progress.snapshot, self.progress.last
         data = self.log.data(changed=any(a["action"].split(" (")[0] in ("hold", "release", "start", "stop server",
-                                                                       "release pre-terminate hook")
+                                                                        "release pre-terminate hook")
                                          and "check mode" not in a["action"] for a in self.log.actions))
         data.update(rollout_started=bool(self.progress.started), pool=pool_view(self.targets.pool),
                     drained=self.stopper.enrich(self.drainer.report()), provider=self.provider,

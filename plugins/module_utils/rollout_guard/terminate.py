@@ -63,7 +63,7 @@ def pre_terminate_phase(machine):
     if hook is not None:
         waiting = condition_false(hook) and hook.get("reason") == WAITING_EXTERNAL_HOOK
         return waiting, "PreTerminateDeleteHookSucceeded condition: %s %s" % (hook.get("status"),
-                                                                             hook.get("reason") or "")
+                                                                              hook.get("reason") or "")
     return None, "no Deleting or PreTerminateDeleteHookSucceeded condition reported"
 
 
@@ -162,7 +162,7 @@ def terminate_next(view, record):
     blockers = stop_blockers(view)
     if blockers:
         return TerminateStep(WAIT, "stopping the server of Machine %s waits: %s" % (view.machine,
-                                                                                  "; ".join(blockers)))
+                                                                                    "; ".join(blockers)))
     return TerminateStep(STOP, "Machine %s drained and out of rotation, the control plane healthy without it"
                          % view.machine)
 

@@ -233,4 +233,3 @@ def count_kinds(findings):
     for finding in findings:
         counts[finding["kind"]] = counts.get(finding["kind"], 0) + 1
     return counts
-

@@ -90,4 +90,3 @@ def _refusal(lost, routed_count, node_count, source, max_share, tail):
     return ("refusing to repair: it would remove the routes of %d of the %d pod CIDRs routed today (%s), leaving "
             "them without a route; %s. %s If these nodes are really gone, run again with "
             "max_removal_share: 1" % (len(lost), routed_count, named, why, tail))
-

@@ -70,4 +70,3 @@ class KeptRoutes(frozenset):
 
 
 NO_KEPT = KeptRoutes()
-

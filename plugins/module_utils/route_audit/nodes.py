@@ -226,4 +226,3 @@ def _needed_routes(nodes):
 
 def node_address_map(nodes):
     return dict((address, node["name"]) for node in nodes for address in node["addresses"])
-

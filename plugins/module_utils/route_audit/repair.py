@@ -131,16 +131,16 @@ class RouteRepair:
         what, state = self.what, self.state
         try:
             route_steps.simulate(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
-                                pending_pairs=state.pending_pairs, removable=self.known, controlled=what.controlled,
-                                kept=what.kept)
+                                 pending_pairs=state.pending_pairs, removable=self.known, controlled=what.controlled,
+                                 kept=what.kept)
         except PlanError as exc:
             raise ModuleFailure("router %s: %s" % (what.router["id"], exc), **dict(self.result, changed=False))
 
     def plan(self):
         what, state = self.what, self.state
         return route_steps.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
-                                    failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known,
-                                    controlled=what.controlled, kept=what.kept)
+                                     failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known,
+                                     controlled=what.controlled, kept=what.kept)
 
     def fresh_step(self):
         """The next step, judged on the router as it stands: a removal (every plain update without If-Match) is
@@ -163,12 +163,12 @@ class RouteRepair:
         """The guards, on the routes the removal will change: refuse (and stop) when they do not hold now."""
         what, state = self.what, self.state
         unsafe = route_guards.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known,
-                                            kept=what.kept)
+                                              kept=what.kept)
         if unsafe:  # next_step never plans these; a plan that did must not be written
             raise ModuleFailure("router %s: refusing to remove %s: not a route of the cluster read before the "
                                 "repair, or in keep_routes" % (what.router["id"], ", ".join(map(route_routes.route_text, unsafe))))
         refusal = route_guards.removal_refusal_now(state.routes, what.nodes, what.cidrs, what.node_source,
-                                                 what.max_removal_share, removable=self.known, kept=what.kept)
+                                                   what.max_removal_share, removable=self.known, kept=what.kept)
         if refusal:
             self.stop("max_removal_share")
             raise ModuleFailure("router %s changed during the repair: %s" % (what.router["id"], refusal))
@@ -331,8 +331,8 @@ class RouteRepair:
         """The changes still needed, planned from the current routes with no cap."""
         state, what = self.state, self.what
         steps, _final, _stop = route_steps.simulate(state.routes, what.nodes, what.cidrs, limit=None,
-                                                   pending_pairs=state.pending_pairs, removable=self.known,
-                                                   controlled=what.controlled, kept=what.kept)
+                                                    pending_pairs=state.pending_pairs, removable=self.known,
+                                                    controlled=what.controlled, kept=what.kept)
         left = []
         refused = set((r["destination"], r["nexthop"]) for r in state.failed)
         for step in steps:

@@ -123,4 +123,3 @@ def route_pairs(routes):
 
 def plain_routes(routes):
     return [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in routes]
-

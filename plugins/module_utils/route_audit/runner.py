@@ -236,11 +236,11 @@ class RouteAuditRunner(ModuleRunner):
 
     def audit(self, routes, node_ports, view, audited):
         findings = route_findings.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable,
-                                             kept=self.kept)
+                                                 kept=self.kept)
         if self.options.check_address_pairs:
             findings += route_findings.pair_findings(audited.nodes, node_ports)
         _info, limit_finding = route_findings.limit_info(routes, audited.nodes, audited.cidrs, view.limit,
-                                                     view.limit_source, self.options.limit_warning_ratio, self.kept)
+                                                         view.limit_source, self.options.limit_warning_ratio, self.kept)
         if limit_finding:
             findings.append(limit_finding)
         findings += route_owner.kept_route_findings(routes, self.options.keep_routes, audited.owner)
@@ -278,7 +278,7 @@ class RouteAuditRunner(ModuleRunner):
         before, findings = view.router.get("routes") or [], audited.findings
         cluster, _foreign = route_routes.split_routes(before, audited.cidrs)
         refusal = route_guards.removal_refusal(findings, cluster, len(audited.nodes), audited.source,
-                                             self.options.max_removal_share)
+                                               self.options.max_removal_share)
         if not refusal:
             return
         result.update(remaining=findings, healthy=not any(f["severity"] == route_findings.ERROR for f in findings),
@@ -315,7 +315,7 @@ class RouteAuditRunner(ModuleRunner):
 
     def limit_view(self, routes, view, audited):
         return route_findings.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
-                                     self.options.limit_warning_ratio, self.kept)[0]
+                                         self.options.limit_warning_ratio, self.kept)[0]
 
     def add_outcome(self, result, view, audited, remaining, final_routes, final_ports):
         before = view.router.get("routes") or []

@@ -195,4 +195,3 @@ def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pair
         if budget is not None:
             budget -= step_size(step)
     raise RuntimeError("repair plan did not converge")  # pragma: no cover (next_step always shrinks the work)
-

@@ -207,7 +207,7 @@ def test_an_api_key_beside_a_kubeconfig_is_the_one_sent(tmp_path):
                                 "users": [{"name": "u", "user": {"token": "KUBECONFIG-TOKEN"}}],
                                 "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
     kube = source.connect(source.parse_args({"kubeconfig": str(path), "api_key": "WRONG"}))
-    for _ in range(2):  # the kubeconfig loader sets its token again before each request
+    for dummy in range(2):  # the kubeconfig loader sets its token again before each request
         assert kube.configuration.auth_settings()["BearerToken"]["value"] == "Bearer WRONG"
     with pytest.raises(source.SourceError, match="api_key and client_cert are given together"):
         source.connect(source.parse_args({"kubeconfig": str(path), "api_key": "WRONG", "client_cert": "/c.pem"}))

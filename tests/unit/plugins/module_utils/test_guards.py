@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes import client as k8s_client
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_registration_audit import plan as registration_plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
@@ -176,11 +177,11 @@ def test_every_number_is_judged_without_raising(value):
 # -- names, TLS and the services' words -------------------------------------------------------------
 
 def test_kubernetes_names():
-    assert k8s_client.name_problem("name", "prod-1.example") is None
-    assert "no valid Kubernetes name" in k8s_client.name_problem("name", "Prod_1")
-    assert "63 characters" in k8s_client.name_problem("namespace", "a" * 64, "label")
-    assert k8s_client.name_problem("hook_name", "flightcontrol_Rollout", "qualified") is None
-    assert k8s_client.name_problem("hook_name", "bad hook!", "qualified") is not None
+    assert name_problem("name", "prod-1.example") is None
+    assert "no valid Kubernetes name" in name_problem("name", "Prod_1")
+    assert "63 characters" in name_problem("namespace", "a" * 64, "label")
+    assert name_problem("hook_name", "flightcontrol_Rollout", "qualified") is None
+    assert name_problem("hook_name", "bad hook!", "qualified") is not None
 
 
 def test_tls_failures_are_found_inside_urllib3s_wrapping_and_not_retried():

@@ -56,7 +56,7 @@ def sent(settings, requests=2):
     client = KubernetesClient(settings)
     recorder = Recorder()
     client.api_client.rest_client.pool_manager = recorder
-    for _ in range(requests):
+    for dummy in range(requests):
         kubernetes.client.VersionApi(client.api_client).get_code(_preload_content=False)
     return recorder.sent, client.configuration
 

@@ -123,7 +123,7 @@ def test_the_server_is_stopped_after_the_drain_and_the_hook_goes_only_at_shutoff
     action = poll(runner, clock)
     assert world.writes[-1] == ("stop", "c1-cp-a"), "stopped once drained, the new member serving"
     assert action.kind == plan.WAIT and "asked to stop" in action.reason
-    for _ in range(3):
+    for dummy in range(3):
         action = poll(runner, clock)
         assert action.kind == plan.WAIT and "to shut down" in action.reason
     assert PRE_TERMINATE in world.machines[0]["metadata"]["annotations"], "held while the server runs"
@@ -183,4 +183,4 @@ def test_check_mode_says_it_would_stop_and_writes_nothing():
     assert world.writes == []
     assert action.kind == plan.TERMINATE and runner.judge(action, 0).state == "done"
     assert [a["action"] for a in runner.log.actions] == ["drain (check mode: not done)",
-                                                          "stop server (check mode: not done)"]
+                                                         "stop server (check mode: not done)"]

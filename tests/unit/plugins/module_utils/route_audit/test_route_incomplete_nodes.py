@@ -25,7 +25,7 @@ def r(destination, nexthop):
 def kube(*records):
     """Nodes as the Kubernetes API lists them (``node_record``), checked as route_audit checks them."""
     return route_nodes.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in records], CLUSTER,
-                                      source="kubernetes", lenient=True)
+                                       source="kubernetes", lenient=True)
 
 
 LIVE = ("live", ["198.19.1.0/24"], ["10.180.0.11"])
@@ -48,7 +48,7 @@ def test_a_node_that_cannot_be_routed_is_incomplete_not_an_error(case):
     # the nodes option stays strict: the user wrote the list
     with pytest.raises(PlanError):
         route_nodes.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in (LIVE, record)],
-                                   CLUSTER)
+                                    CLUSTER)
 
 
 def test_a_malformed_pod_cidr_or_one_outside_the_cluster_stays_an_error():

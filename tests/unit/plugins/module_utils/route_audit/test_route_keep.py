@@ -69,7 +69,7 @@ def test_under_the_route_limit_a_kept_route_is_not_removed_to_make_room():
     steps, _final, stop = route_steps.simulate([stale, wrong], have, CLUSTER, limit=2, kept=keep(stale, wrong))
     assert removed(steps) == [] and stop == "limit"
     info, finding = route_findings.limit_info([stale, wrong], have, CLUSTER, 2, "route_limit",
-                                         kept=keep(stale, wrong))
+                                              kept=keep(stale, wrong))
     assert info["after_repair"] == 3 and finding["severity"] == "error"  # the kept routes stay: raise the limit
 
 
@@ -78,7 +78,7 @@ def test_beside_the_cloud_controller_a_kept_stale_route_is_not_removed():
     stale = r("198.19.9.0/24", "10.180.0.12")
     who = ownership.decide("cloud-controller", None, CLUSTER)
     steps, final, _stop = route_steps.simulate([r("198.19.1.0/24", "10.180.0.11"), stale], have, CLUSTER,
-                                              controlled=who.controlled, kept=keep(stale))
+                                               controlled=who.controlled, kept=keep(stale))
     assert removed(steps) == [] and stale in final
 
 
@@ -134,7 +134,7 @@ def test_no_plan_ever_removes_a_kept_route(scenario):
     kept = keep(*kept_list)
     who = ownership.decide(owner, None, CLUSTER)
     steps, final, _stop = route_steps.simulate(routes, have, CLUSTER, limit=limit, budget=budget, kept=kept,
-                                              controlled=who.controlled if who.restricted else None)
+                                               controlled=who.controlled if who.restricted else None)
     for route in (x for s in steps if s["action"] == "remove_routes" for x in s["routes"]):
         assert not kept.holds(route), (route, kept_list)
     for route in routes:

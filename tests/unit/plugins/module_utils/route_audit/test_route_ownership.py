@@ -31,7 +31,7 @@ def owner(name, controller_cidrs=None):
 def steps(routes, who, limit=None, pairs=()):
     controlled = who.controlled if who.restricted else None
     done, final, stop = route_steps.simulate(routes, NODES, CLUSTER, limit=limit, controlled=controlled,
-                                            pending_pairs=pairs)
+                                             pending_pairs=pairs)
     return [(s["action"], sorted((x["destination"], x["nexthop"]) for x in s.get("routes", []))) for s in done], \
         final, stop
 

@@ -70,11 +70,11 @@ def _overlap_problems_one_by_one(specs, cluster):
                 cidr = ipaddress.ip_network(text)
                 if cidr in owners and owners[cidr] != name:
                     raise PlanError("%s pod CIDR %s is claimed by node %s too; a pod CIDR belongs to one "
-                                               "node" % (where, cidr, owners[cidr]))
+                                    "node" % (where, cidr, owners[cidr]))
                 for other, owner in owners.items():
                     if other != cidr and other.version == cidr.version and other.overlaps(cidr):
                         raise PlanError("%s pod CIDR %s overlaps %s of node %s"
-                                                   % (where, cidr, other, owner))
+                                        % (where, cidr, other, owner))
                 owners[cidr] = name
         except PlanError as exc:
             problems.append(str(exc))
@@ -115,7 +115,7 @@ def test_checked_nodes_give_their_needed_routes_once_and_as_a_plain_list_would()
 def test_dual_stack_node_needs_one_route_per_family():
     cluster = route_inputs.normalize_cluster_cidrs(["198.19.0.0/16", "fd00:10::/48"])
     found = route_nodes.normalize_nodes([{"name": "n", "pod_cidr": ["198.19.2.0/24", "fd00:10:0:2::/64"],
-                                       "address": ["10.180.0.6", "fd00:180::0006"]}], cluster)
+                                          "address": ["10.180.0.6", "fd00:180::0006"]}], cluster)
     needed = route_nodes.needed_routes(found)
     assert sorted(w["route"]["nexthop"] for w in needed.values()) == ["10.180.0.6", "fd00:180::6"]
 
@@ -151,7 +151,7 @@ def test_stale_missing_wrong_and_foreign():
 
 def test_host_bit_route_matches_its_network_but_is_never_right():
     found = route_findings.route_findings([r("198.19.1.5/24", "10.180.0.5")], nodes(("n", "198.19.1.0/24", "10.180.0.5")),
-                                      CLUSTER)
+                                          CLUSTER)
     assert kinds(found) == ["wrong_nexthop"] and found[0]["routes"][0]["role"] == "not_canonical"
     assert found[0]["fix"]["remove"] == [r("198.19.1.5/24", "10.180.0.5")]
 
@@ -164,7 +164,7 @@ def test_nexthops_compared_as_addresses():
 
 def test_unreachable_nexthop_gets_a_note():
     found = route_findings.route_findings([], nodes(("n", "198.19.1.0/24", "10.99.0.5")), CLUSTER,
-                                      reachable=lambda a: a in ipaddress.ip_network("10.180.0.0/24"))
+                                          reachable=lambda a: a in ipaddress.ip_network("10.180.0.0/24"))
     assert found[0]["kind"] == "missing" and "Neutron will likely refuse" in found[0]["note"]
 
 

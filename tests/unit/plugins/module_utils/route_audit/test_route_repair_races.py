@@ -214,7 +214,7 @@ def test_removal_guard_is_judged_on_the_router_as_it_is_at_the_removal(mode):
     nothing removed."""
     atomic, if_match = MODES[mode]
     nodes = route_nodes.normalize_nodes([{"name": n, "pod_cidrs": c, "address": a} for n, c, a in NODES[:3]],
-                                       CLUSTER)
+                                        CLUSTER)
     stale = r("198.19.100.0/24", "10.180.0.50")
     seen = [r(c, a) for _n, c, a in NODES[:3]] + [stale]
 
