@@ -201,8 +201,12 @@ class MemberWaitRunner(ModuleRunner):
         monitor_id = self.pool.get("healthmonitor_id")
         if not monitor_id:
             return {"health_monitor": None}
-        deadline = self.clock.monotonic() + self.module.client.request_timeout
-        monitor = self.octavia.get_health_monitor(monitor_id, deadline)
+        try:
+            monitor = self.octavia.get_health_monitor(monitor_id, self.started + self.options.timeout)
+        except DeadlineExceeded as exc:
+            self.module.warn("the wait succeeded, but the pool's health monitor did not answer before the timeout "
+                             "(%s); health_monitor is null" % exc)
+            return {"health_monitor": None}
         return {"health_monitor": _pick(monitor, MONITOR_FIELDS) if monitor else None}
 
     def result_data(self):
