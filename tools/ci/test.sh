@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# `make test`: every step CI runs, stopping at the first failure (tools/ci/step.sh prints each step's time and
-# CPU, and the summary). Where the machine has cores to spare, steps run side by side:
+# `make test`: every step CI runs (tools/ci/step.sh prints each step's time and CPU, and the summary). The set-up
+# and the checks stop the run at their first failure; the integration tests and the steps beside them all run to
+# their end, and the run fails if any of them failed; the last step checks that nothing of the test clouds is still
+# running. Where the machine has cores to spare, steps run side by side:
 # - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
 # - the minicloud tests, then the role scenarios (molecule), run on a cloud of their own while the integration
 #   tests run, then the conformance tier on the real control plane once its build is done; their output comes
 #   after the integration tests' (the integration tests leave a part of two cores idle, waiting for the cloud;
 #   these fill it: most of their time is waiting too).
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
-# the scenarios, on free ports in a temporary folder: they come up in the background while the checks run, and
+# the scenarios (the conformance tier starts its own), on free ports in a temporary folder: they come up in the background while the checks run, and
 # are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is the first worker's
 # (left running) and the others are started here.
 set -euo pipefail
