@@ -14,7 +14,7 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from minicloud.core.wsgi import bind
+from minicloud.core.wsgi import CONTENT_TYPE_GIVEN, bind
 from minicloud.traffic.faults import FaultRule
 from minicloud.traffic.middleware import TrafficMiddleware
 from minicloud.traffic.store import TrafficStore
@@ -104,3 +104,34 @@ def test_a_watch_answers_its_headers_before_any_event(proxied):
     finally:
         connection.close()
 
+
+
+def test_a_body_sent_without_content_type_is_forwarded_without_one():
+    """The kubernetes client (37.x) sends a create's JSON body with no Content-Type; kube-apiserver reads such a
+    body as JSON, but wsgiref says ``text/plain``, which the proxy forwarded and kube-apiserver refused (415)."""
+    body = {"CONTENT_TYPE": "text/plain", "CONTENT_LENGTH": "2"}
+    assert "Content-Type" not in request_headers(dict(body, **{CONTENT_TYPE_GIVEN: False}))
+    assert request_headers(dict(body, **{CONTENT_TYPE_GIVEN: True}))["Content-Type"] == "text/plain"
+
+
+def test_the_server_says_whether_the_client_sent_a_content_type():
+    seen = []
+
+    def app(environ, start_response):
+        seen.append((environ[CONTENT_TYPE_GIVEN], environ.get("CONTENT_TYPE")))
+        start_response("204 No Content", [])
+        return [b""]
+
+    server = bind("127.0.0.1", 0)
+    server.set_app(app)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for headers in ({}, {"Content-Type": "application/json"}):
+            connection = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=5)
+            connection.request("POST", "/x", body=b"{}", headers=headers)
+            connection.getresponse().read()
+            connection.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == [(False, "text/plain"), (True, "application/json")]

@@ -146,11 +146,23 @@ class _StreamingServerHandler(ServerHandler):
             self._flush()
 
 
+#: environ key: whether the request carried a Content-Type header (wsgiref fills in ``text/plain`` when it did not)
+CONTENT_TYPE_GIVEN = "minicloud.content_type_given"
+
+
 class _QuietHandler(WSGIRequestHandler):
     """No access log (requests are counted by the traffic middleware); chunked streaming answers."""
 
     def log_request(self, code="-", size="-"):
         pass
+
+    def get_environ(self):
+        """WSGIRequestHandler's environ, which says ``text/plain`` for a request without a Content-Type; with
+        ``CONTENT_TYPE_GIVEN`` (whether the client sent one) for the proxy in front of kube-apiserver, which must
+        forward the header only as the client sent it."""
+        env = super().get_environ()
+        env[CONTENT_TYPE_GIVEN] = self.headers.get("content-type") is not None
+        return env
 
     def handle(self):
         """WSGIRequestHandler.handle, with :class:`_StreamingServerHandler`."""

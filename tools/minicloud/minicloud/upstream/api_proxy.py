@@ -17,6 +17,8 @@ import ssl
 from collections.abc import Iterator
 from urllib.parse import quote, urlsplit
 
+from minicloud.core.wsgi import CONTENT_TYPE_GIVEN
+
 # Headers of one connection only (RFC 9110 7.6.1), never forwarded; the WSGI server writes its own framing.
 HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
                         "upgrade", "host", "content-length"))
@@ -24,15 +26,17 @@ CHUNK = 64 * 1024
 
 
 def request_headers(environ: dict) -> dict[str, str]:
-    """The client's headers from a WSGI environ, without the hop-by-hop ones. Content-Type only with a body:
-    the WSGI server fills in ``text/plain`` for a request that had none, which kube-apiserver refuses (415)."""
+    """The client's headers from a WSGI environ, without the hop-by-hop ones. Content-Type only as the client sent
+    it: the WSGI server fills in ``text/plain`` for a request that had none (a GET, or a body the kubernetes client
+    sends without one), which kube-apiserver refuses (415) while it reads a body without one as JSON."""
     headers = {}
     for key, value in environ.items():
         if key.startswith("HTTP_"):
             name = key[5:].replace("_", "-").title()
             if name.lower() not in HOP_BY_HOP:
                 headers[name] = value
-    if environ.get("CONTENT_TYPE") and int(environ.get("CONTENT_LENGTH") or 0):
+    given = environ.get(CONTENT_TYPE_GIVEN, True)
+    if given and environ.get("CONTENT_TYPE") and int(environ.get("CONTENT_LENGTH") or 0):
         headers["Content-Type"] = environ["CONTENT_TYPE"]
     return headers
 
