@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+from minicloud.dataplane.load import failed_of
+
 from harness import BIN, REPO, bench_parser, collections_path, markdown_table, running_cloud, write_doc
 
 MARK = "rollout_traffic"
@@ -125,20 +127,6 @@ def measure(cloud, way, provider, rollouts, collections):
         cloud.delete_capi_openstack(cluster, NAMESPACE)
         cloud.delete_capi_cluster(cluster, NAMESPACE)
     return results
-
-
-def failed_of(figures):
-    """"failed of sent" of one kind of client, its failures split (5xx, timeouts, closed connections, other) and
-    the closed connections its clients retried."""
-    text = "%d of %d" % (figures["failed"], figures["requests"])
-    split = ["%s %d" % (name, figures[key]) for key, name in (("http_5xx", "5xx"), ("timeouts", "timeout"),
-                                                             ("closed", "closed"), ("other", "other"))
-             if figures[key]]
-    if split:
-        text += " (%s)" % ", ".join(split)
-    if figures["closed_retried"]:
-        text += "; %d closed, retried" % figures["closed_retried"]
-    return text
 
 
 def rows(measured):

@@ -22,6 +22,7 @@ from pathlib import Path
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+from minicloud.dataplane.load import failed_of
 from minicloud.runtime.control import Minicloud
 
 REPO = Path(__file__).resolve().parents[2]
@@ -258,18 +259,6 @@ def failed_requests(cloud, since):
     per request, keep-alive, watches; failures split into 5xx, timeouts, closed connections."""
     clients = cloud.load_report(LOAD, since=since)["clients"]
     return tuple(failed_of(clients[kind]) for kind in ("new", "keepalive", "watch"))
-
-
-def failed_of(figures):
-    text = "%d of %d" % (figures["failed"], figures["requests"])
-    split = ["%s %d" % (name, figures[key]) for key, name in (("http_5xx", "5xx"), ("timeouts", "timeout"),
-                                                             ("closed", "closed"), ("other", "other"))
-             if figures[key]]
-    if split:
-        text += " (%s)" % ", ".join(split)
-    if figures["closed_retried"]:
-        text += "; %d closed, retried" % figures["closed_retried"]
-    return text
 
 
 def table(rows):

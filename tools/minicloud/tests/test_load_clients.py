@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from minicloud.dataplane.apiserver import Endpoint, certificate
-from minicloud.dataplane.load import LoadGenerator, Target, client_figures, read_record, summarise
+from minicloud.dataplane.load import LoadGenerator, Target, client_figures, failed_of, read_record, summarise
 from minicloud.seeding.openstack import wait_until
 
 
@@ -58,3 +58,9 @@ def test_keepalive_clients_keep_their_connection_and_see_the_500s_of_a_server_wi
     assert figures["keepalive"]["failed"] == figures["keepalive"]["http_5xx"] >= 4
     assert figures["keepalive"]["closed_retried"] == 0
     assert figures["new"]["requests"] >= 1
+
+
+def test_a_kind_of_clients_failures_in_words():
+    figures = dict(requests=1835, failed=6, http_5xx=5, timeouts=1, closed=0, other=0, closed_retried=4)
+    assert failed_of(figures) == "6 of 1835 (5xx 5, timeout 1); 4 closed, retried"
+    assert failed_of(dict(figures, failed=0, http_5xx=0, timeouts=0, closed_retried=0)) == "0 of 1835"

@@ -255,3 +255,17 @@ def summarise(lines: list[dict], since: float | None = None, until: float | None
             "max_ms": max(latencies) if latencies else None,
             "watches_ended": len(watches), "watches_interrupted": sum(interrupted.values()),
             "watch_interruptions": interrupted, "clients": client_figures(lines)}
+
+
+def failed_of(figures):
+    """"failed of sent" of one kind of client, its failures split (5xx, timeouts, closed connections, other) and
+    the closed connections its clients retried."""
+    text = "%d of %d" % (figures["failed"], figures["requests"])
+    split = ["%s %d" % (name, figures[key]) for key, name in (("http_5xx", "5xx"), ("timeouts", "timeout"),
+                                                             ("closed", "closed"), ("other", "other"))
+             if figures[key]]
+    if split:
+        text += " (%s)" % ", ".join(split)
+    if figures["closed_retried"]:
+        text += "; %d closed, retried" % figures["closed_retried"]
+    return text
