@@ -47,7 +47,7 @@ ANSIBLE_TEST_ENV := env -u ANSIBLE_COLLECTIONS_PATH -u ANSIBLE_COLLECTIONS_PATHS
 SANITY_SKIP :=
 
 .PHONY: help venv haproxy venv-py311 venv-bench lock collection ee-context dev-collection ansible-test-bootstrap changelog-lint \
-        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging code-shape integration fuzz reliability rollout-examples molecule \
+        lint sanity units units-py312 units-py311 unit-pytest minicloud-tests packaging code-shape typecheck integration fuzz reliability rollout-examples molecule \
         minicloud minicloud-down minicloud-status test demo bench peer clean distclean upstream conformance
 
 help: ## List the targets
@@ -197,6 +197,10 @@ packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible
 
 code-shape: venv ## pytest tests/test_code_shape.py (no function over 60 lines in the repository's Python, tests aside)
 	$(VENV)/bin/python -m pytest tests/test_code_shape.py
+
+# mypy.ini: plugins/ checked for Python 3.9 as the package Ansible imports (through build/dev-collections)
+typecheck: venv dev-collection ## mypy over plugins/ (mypy.ini: for Python 3.9, the oldest the modules run on)
+	$(VENV)/bin/mypy -p ansible_collections.flightcontrol.openstack.plugins
 
 # Workers of pytest-xdist for the integration tests: each has its own minicloud (the first one takes the cloud
 # in MINICLOUD_STATE_DIR when set). Most of their time is spent waiting for the cloud: on two cores, two workers
