@@ -106,6 +106,20 @@ options:
       - Seconds between two reads of the Lease while waiting.
     type: float
     default: 5
+  honour_halt:
+    description:
+      - Before taking the Lease (not before renewing this actor's own), read the fleet's halt record, the ConfigMap
+        C(flightcontrol-fleet-halt) in I(halt_namespace), and fail naming it while it exists. A fleet run whose wave
+        failed more than its budget writes it (M(flightcontrol.openstack.fleet_wave)); it is lifted only by
+        C(playbooks/fleet_resume.yml) or C(kubectl delete configmap -n <halt_namespace> flightcontrol-fleet-halt).
+      - Needs C(get) on C(configmaps) in I(halt_namespace).
+    type: bool
+    default: true
+  halt_namespace:
+    description:
+      - Namespace of the fleet's halt record on the management cluster.
+    type: str
+    default: default
 notes:
   - 'See the holder: C(kubectl get lease -n <namespace> flightcontrol-<name> -o yaml). Remove a Lease whose
     holder is known to be gone: C(kubectl delete lease -n <namespace> flightcontrol-<name>) (docs/fleet.md, "One
@@ -233,6 +247,11 @@ polls:
   description: How many times the Lease was read and judged.
   returned: success, and when another actor holds the Lease
   type: int
+halt:
+  description: The fleet's halt record that stopped the task (run, wave, reason, failed, halted_at, by, namespace,
+    name).
+  returned: when the fleet is halted and the Lease was not this actor's already
+  type: dict
 would:
   description: In check mode, what taking the Lease would do (C(acquire), C(renew), C(take over), C(wait) or C(fail)).
   returned: in check mode with state=held
@@ -290,6 +309,8 @@ class ClusterLease(KubernetesModule):
         wait=dict(type="bool", default=False),
         timeout=dict(type="int", default=60, aliases=["wait_timeout"]),
         poll_interval=dict(type="float", default=5),
+        honour_halt=dict(type="bool", default=True),
+        halt_namespace=dict(type="str", default="default"),
     )
     number_ranges = dict(lease_duration=LEASE_SECONDS, timeout=SECONDS, poll_interval=POLL_SECONDS)
 

@@ -21,6 +21,12 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waite
     WAITING,
     wait_for,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.configmaps import ConfigMapService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.fleet_halt import (
+    halt_message,
+    HALT_NAME,
+    read_halt,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.leases import (
     LeaseConflict,
     LeaseService,
@@ -59,6 +65,8 @@ class ClusterLeaseOptions(ModuleOptions):
     wait: bool
     timeout: int
     poll_interval: float
+    honour_halt: bool = True
+    halt_namespace: str = "default"
     check_mode: bool = False
 
 
@@ -103,9 +111,22 @@ class ClusterLeaseRunner(ModuleRunner):
         self.leases = LeaseService(self.module.connect())
         if options.state == "released":
             return self.module.exit(**self.release(deadline))
+        self.refuse_when_halted(deadline)
         if options.check_mode:
             return self.module.exit(**self.check(deadline))
         return self.module.exit(**self.hold(deadline))
+
+    def refuse_when_halted(self, deadline):
+        """The fleet's halt (kubernetes.fleet_halt): no Lease is taken while it stands. Our own Lease is still
+        renewed (this actor started before the halt, and stops at its next cluster)."""
+        options = self.options
+        if not options.honour_halt or standing(self.read(deadline), self.me.id, self.clock.time()) == OURS:
+            return
+        halt = read_halt(ConfigMapService(self.leases.kube).get(HALT_NAME, options.halt_namespace, deadline))
+        if halt is not None:
+            raise ModuleFailure("Cluster %s/%s not started: %s; nothing was changed" % (
+                options.namespace, options.name, halt_message(halt)), halt=halt, changed=False,
+                lease=dict(name=lease_name(options.name), namespace=options.namespace))
 
     # -- held ---------------------------------------------------------------------------------------------------
 
