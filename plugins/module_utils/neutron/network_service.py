@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Neutron requests of secgroup_ensure (security groups, rules, ports), each one API request under the retry policy.
@@ -8,11 +7,18 @@ what is written here), returning plain dicts with the services' own field names.
 raise on an HTTP error by default: every call passes ``raise_exc=True`` so faults reach the retry policy.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import if_match_put
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import error_type, http_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase, deleted
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
 # Ports are listed for this many servers a request (device_id=...&device_id=...): about 7 KB of query,
 # under the 8 KB request-line limit of common proxies.
@@ -21,11 +27,11 @@ PORT_FIELDS = ("id", "name", "device_id", "security_groups", "port_security_enab
 
 
 class NetworkService(ServiceBase):
-    proxy = "network"
+    proxy = "network"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
 
     # -- security groups -----------------------------------------------------------------
 
-    def find_group(self, name_or_id, deadline, is_id):
+    def find_group(self, name_or_id: str, deadline: Deadline, is_id: bool) -> dict[str, Any] | None:
         """The group (with its rules) by id or by name; None when there is none. One request."""
         if is_id:
             try:
@@ -42,17 +48,17 @@ class NetworkService(ServiceBase):
                 name_or_id, len(found), ", ".join(g["id"] for g in found)))
         return found[0] if found else None
 
-    def groups_named(self, name, deadline):
+    def groups_named(self, name: str, deadline: Deadline) -> list[dict[str, Any]]:
         """Every group of this name (with its rules), however many; one request."""
         return self._get("/security-groups", "list security groups named %s" % name, deadline,
                          params={"name": name})["security_groups"]
 
-    def delete_group(self, group_id, deadline):
+    def delete_group(self, group_id: str, deadline: Deadline) -> bool:
         """Delete a group: True when this call deleted it, False when it was already gone."""
         return deleted(self.client, lambda: self.api.delete("/security-groups/%s" % group_id, raise_exc=True),
                        "delete security group %s" % group_id, deadline)
 
-    def group_ids_by_name(self, names, deadline):
+    def group_ids_by_name(self, names: list[str], deadline: Deadline) -> dict[str, str]:
         """name -> id for the remote groups named in rules; one request for all names."""
         if not names:
             return {}
@@ -65,7 +71,7 @@ class NetworkService(ServiceBase):
             result[group["name"]] = group["id"]
         return result
 
-    def existing_group_ids(self, ids, deadline):
+    def existing_group_ids(self, ids: list[str], deadline: Deadline) -> set[str]:
         """The ids among ``ids`` that are security groups this project sees; one request for all."""
         if not ids:
             return set()
@@ -73,7 +79,7 @@ class NetworkService(ServiceBase):
                           params={"id": sorted(ids), "fields": ["id"]})["security_groups"]
         return set(g["id"] for g in found)
 
-    def create_group(self, name, description, deadline):
+    def create_group(self, name: str, description: str, deadline: Deadline) -> dict[str, Any]:
         """Create the group; after a lost answer the group of this name is looked for and adopted (never a
         second group of the name). Returns the group."""
         body = {"security_group": {"name": name, "description": description or ""}}
@@ -81,7 +87,8 @@ class NetworkService(ServiceBase):
             lambda: self.api.post("/security-groups", json=body, raise_exc=True).json()["security_group"],
             lambda: self.find_group(name, deadline, is_id=False), "create security group %s" % name, deadline).value
 
-    def create_rule(self, body, deadline, matches):
+    def create_rule(self, body: dict[str, Any], deadline: Deadline,
+                        matches: Callable[[dict[str, Any]], bool]) -> tuple[dict[str, Any] | None, bool]:
         """Create a rule; after a lost answer the group's rule that ``matches`` (the planned rule's tuple) is
         looked for and adopted. Returns (rule, True) when this call made it (the rule is None when Neutron
         said it exists after our own lost answer and it could not be read), or (None, False) when Neutron
@@ -107,7 +114,7 @@ class NetworkService(ServiceBase):
             raise
         return created.value, True
 
-    def delete_rule(self, rule_id, deadline):
+    def delete_rule(self, rule_id: str, deadline: Deadline) -> bool:
         """Delete a rule: True when this call deleted it (a 404 after our own lost answer included), False
         when it was already gone."""
         return deleted(self.client, lambda: self.api.delete("/security-group-rules/%s" % rule_id, raise_exc=True),
@@ -115,7 +122,7 @@ class NetworkService(ServiceBase):
 
     # -- servers and ports ---------------------------------------------------------------
 
-    def list_ports(self, device_ids, deadline):
+    def list_ports(self, device_ids: list[str], deadline: Deadline) -> list[dict[str, Any]]:
         """The ports of these servers: one request per DEVICE_IDS_PER_LIST servers."""
         ports = []
         ids = sorted(set(device_ids))
@@ -125,11 +132,11 @@ class NetworkService(ServiceBase):
                                params={"device_id": chunk, "fields": list(PORT_FIELDS)})["ports"]
         return ports
 
-    def get_port(self, port_id, deadline):
+    def get_port(self, port_id: str, deadline: Deadline) -> dict[str, Any]:
         return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
                          params={"fields": list(PORT_FIELDS)})["port"]
 
-    def update_port_groups(self, port_id, groups, revision, deadline):
+    def update_port_groups(self, port_id: str, groups: list[str], revision: int, deadline: Deadline) -> Any:
         """Set the port's security groups only if its revision is still ``revision`` (If-Match).
         Returns the updated port, or None when the port changed meanwhile (412), or ``LOST_ANSWER`` when the
         412 came after an attempt whose answer was lost (the change may be ours: read the port to know)."""

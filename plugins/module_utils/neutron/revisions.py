@@ -1,12 +1,18 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Updates that must not lose a concurrent change: sent with ``If-Match: revision_number=N``; on HTTP 412
 the object is read again and the update computed anew from what it holds now."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import KeptChanging
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
 #: How many times an update is sent before the object counts as changing too often to update.
 IF_MATCH_ATTEMPTS = 5
@@ -15,7 +21,7 @@ IF_MATCH_ATTEMPTS = 5
 LOST_ANSWER = "412 after a lost answer"
 
 
-def if_match_put(client, send, what, deadline):
+def if_match_put(client: Any, send: Callable[[], Any], what: str, deadline: Deadline) -> Any:
     """One If-Match PUT under the retry policy (a replay is harmless: it fails 412 if anything changed).
     The updated object; None on 412; ``LOST_ANSWER`` on a 412 after an attempt whose answer was lost."""
     trace = WriteTrace()
@@ -27,7 +33,10 @@ def if_match_put(client, send, what, deadline):
         raise
 
 
-def update_with_reread(current, compute, send, reread, on_conflict=None, attempts=IF_MATCH_ATTEMPTS):
+def update_with_reread(current: dict[str, Any], compute: Callable[[dict[str, Any]], Any],
+                       send: Callable[[dict[str, Any], Any], Any], reread: Callable[[dict[str, Any]], dict[str, Any]],
+                       on_conflict: Optional[Callable[[dict[str, Any]], None]] = None,
+                       attempts: int = IF_MATCH_ATTEMPTS) -> tuple[dict[str, Any], bool, int]:
     """Update ``current`` (a dict with ``revision_number``) until the service takes it.
 
     ``compute(obj)`` is the new value for the object as it is, or None when there is nothing left to do;

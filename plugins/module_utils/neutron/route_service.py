@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Neutron requests of route_audit, each one API request under the retry policy.
@@ -9,8 +8,13 @@ is a constant number of requests however many nodes: the router, the extensions,
 their subnets, the ports of those networks, and the project's quota.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    FlightcontrolError,
     ResolveError,
     RouteLimitReached,
     RouteRejected,
@@ -24,6 +28,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
     http_status,
 )
 
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+
 PORT_FIELDS = ("id", "name", "network_id", "device_id", "device_owner", "fixed_ips", "mac_address",
                "allowed_address_pairs", "port_security_enabled", "revision_number")
 # Errors that say the router has no room for more routes: Neutron before 2026.2 (max_routes) and since
@@ -31,7 +38,7 @@ PORT_FIELDS = ("id", "name", "network_id", "device_id", "device_owner", "fixed_i
 LIMIT_ERRORS = ("RoutesExhausted", "OverQuota")
 
 
-def classify_write_error(exc):
+def classify_write_error(exc: BaseException) -> FlightcontrolError | None:
     """Turn a failed route write into RouteLimitReached / RouteRejected / RouterChanged, else None."""
     status = http_status(exc)
     kind = error_type(exc)
@@ -45,11 +52,11 @@ def classify_write_error(exc):
 
 
 class RouterService(ServiceBase):
-    proxy = "network"
+    proxy = "network"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
 
     # -- reads ---------------------------------------------------------------------------
 
-    def find_router(self, name_or_id, deadline, is_id):
+    def find_router(self, name_or_id: str, deadline: Deadline, is_id: bool) -> dict[str, Any]:
         """The router by id or by name (one request); ResolveError when there is none or several."""
         if is_id:
             try:
@@ -67,31 +74,31 @@ class RouterService(ServiceBase):
                 name_or_id, len(found), ", ".join(r["id"] for r in found)))
         return found[0]
 
-    def get_router(self, router_id, deadline):
+    def get_router(self, router_id: str, deadline: Deadline) -> dict[str, Any]:
         return self._get("/routers/%s" % router_id, "GET router %s" % router_id, deadline)["router"]
 
-    def extension_aliases(self, deadline):
+    def extension_aliases(self, deadline: Deadline) -> set[str]:
         return set(e["alias"] for e in self._get("/extensions", "list network extensions", deadline)["extensions"])
 
-    def router_ports(self, router_id, deadline):
+    def router_ports(self, router_id: str, deadline: Deadline) -> list[dict[str, Any]]:
         return self._get("/ports", "list ports of router %s" % router_id, deadline,
                          params={"device_id": router_id, "fields": ["id", "fixed_ips", "network_id"]})["ports"]
 
-    def subnets(self, subnet_ids, deadline):
+    def subnets(self, subnet_ids: list[str], deadline: Deadline) -> list[dict[str, Any]]:
         if not subnet_ids:
             return []
         return self._get("/subnets", "list the router's subnets", deadline,
                          params={"id": sorted(subnet_ids), "fields": ["id", "cidr", "network_id", "ip_version"]}
                          )["subnets"]
 
-    def network_ports(self, network_ids, deadline):
+    def network_ports(self, network_ids: list[str], deadline: Deadline) -> list[dict[str, Any]]:
         """Every port on these networks (the nodes' ports are among them), one request."""
         if not network_ids:
             return []
         return self._get("/ports", "list ports of the router's networks", deadline,
                          params={"network_id": sorted(network_ids), "fields": list(PORT_FIELDS)})["ports"]
 
-    def route_quota(self, project_id, deadline):
+    def route_quota(self, project_id: str, deadline: Deadline) -> int | None:
         """The project's router_route quota (Neutron 2026.2+): an int (-1 unlimited), or None when the
         cloud has no such quota or does not let this user read it."""
         try:
@@ -103,13 +110,14 @@ class RouterService(ServiceBase):
         value = quota.get("router_route")
         return value if isinstance(value, int) else None
 
-    def get_port(self, port_id, deadline):
+    def get_port(self, port_id: str, deadline: Deadline) -> dict[str, Any]:
         return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
                          params={"fields": list(PORT_FIELDS)})["port"]
 
     # -- writes --------------------------------------------------------------------------
 
-    def _put(self, path, body, what, deadline, headers=None):
+    def _put(self, path: str, body: dict[str, Any], what: str, deadline: Deadline,
+             headers: dict[str, str] | None = None) -> dict[str, Any]:
         """One PUT (extraroute add/remove, a router update with If-Match: a replay is harmless)."""
         trace = WriteTrace()
         try:
@@ -123,17 +131,18 @@ class RouterService(ServiceBase):
                 known.after_lost_answer = trace.maybe_committed
             raise known
 
-    def add_routes(self, router_id, routes, deadline):
+    def add_routes(self, router_id: str, routes: list[dict[str, str]], deadline: Deadline) -> list[dict[str, str]]:
         """extraroute-atomic add; returns the router's routes afterwards."""
         return self._put("/routers/%s/add_extraroutes" % router_id, {"router": {"routes": routes}},
                          "add %d route(s) to router %s" % (len(routes), router_id), deadline)["router"]["routes"]
 
-    def remove_routes(self, router_id, routes, deadline):
+    def remove_routes(self, router_id: str, routes: list[dict[str, str]], deadline: Deadline) -> list[dict[str, str]]:
         """extraroute-atomic remove (a route already gone is no error); returns the routes afterwards."""
         return self._put("/routers/%s/remove_extraroutes" % router_id, {"router": {"routes": routes}},
                          "remove %d route(s) from router %s" % (len(routes), router_id), deadline)["router"]["routes"]
 
-    def replace_routes(self, router_id, routes, revision, deadline):
+    def replace_routes(self, router_id: str, routes: list[dict[str, str]], revision: int | None,
+                       deadline: Deadline) -> tuple[list[dict[str, str]], int | None]:
         """Plain router update of the whole list, only if the router is still at ``revision`` (when
         given); RouterChanged on 412. Returns (routes, revision) afterwards."""
         headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
@@ -141,7 +150,7 @@ class RouterService(ServiceBase):
                            "update the routes of router %s" % router_id, deadline, headers=headers)["router"]
         return router["routes"], router.get("revision_number")
 
-    def update_address_pairs(self, port_id, pairs, revision, deadline):
+    def update_address_pairs(self, port_id: str, pairs: list[dict[str, Any]], revision: int, deadline: Deadline) -> Any:
         """Set the port's allowed_address_pairs if its revision is still ``revision``; None on 412
         (``LOST_ANSWER`` when the 412 came after our own attempt's lost answer)."""
         headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
