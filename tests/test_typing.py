@@ -82,6 +82,6 @@ def test_every_public_function_of_the_annotated_packages_has_types():
     for folder in ANNOTATED:
         for path in sorted((PLUGINS / folder).glob("*.py")):
             relative = str(path.relative_to(ROOT))
-            found.extend("%s: %s" % (relative, entry) for entry in unannotated(path.read_text(encoding="utf-8"),
-                                                                                relative))
+            source = path.read_text(encoding="utf-8")
+            found.extend("%s: %s" % (relative, entry) for entry in unannotated(source, relative))
     assert not found, "add the missing type hints:\n%s" % "\n".join(found)

@@ -88,7 +88,7 @@ class NetworkService(ServiceBase):
             lambda: self.find_group(name, deadline, is_id=False), "create security group %s" % name, deadline).value
 
     def create_rule(self, body: dict[str, Any], deadline: Deadline,
-                        matches: Callable[[dict[str, Any]], bool]) -> tuple[dict[str, Any] | None, bool]:
+                    matches: Callable[[dict[str, Any]], bool]) -> tuple[dict[str, Any] | None, bool]:
         """Create a rule; after a lost answer the group's rule that ``matches`` (the planned rule's tuple) is
         looked for and adopted. Returns (rule, True) when this call made it (the rule is None when Neutron
         said it exists after our own lost answer and it could not be read), or (None, False) when Neutron
