@@ -17,6 +17,7 @@ MODULE_UTILS = PLUGINS / "module_utils"
 ANNOTATED = [
     "module_utils/neutron",
     "module_utils/nova",
+    "module_utils/octavia",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """How long a dead member keeps taking traffic: a pool's health monitor judged against a limit. Pure, the one
@@ -9,25 +8,29 @@ A member whose API server died stays in rotation until the monitor has failed ``
 member is deleted.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 #: The monitor's fields a report carries.
 MONITOR_FIELDS = ("id", "name", "type", "delay", "timeout", "max_retries", "max_retries_down", "admin_state_up")
 
 
-def monitor_fields(monitor):
+def monitor_fields(monitor: dict[str, Any] | None) -> dict[str, Any] | None:
     """The report's fields of a monitor as the API returned it (None stays None)."""
     if not monitor:
         return None
     return dict((key, monitor.get(key)) for key in MONITOR_FIELDS)
 
 
-def monitor_window(monitor):
+def monitor_window(monitor: dict[str, Any] | None) -> int | None:
     """Seconds a dead member may keep traffic: ``delay x max_retries_down``; None without a monitor."""
     if not monitor:
         return None
     return int(monitor.get("delay") or 0) * int(monitor.get("max_retries_down") or 0)
 
 
-def window_check(pool, monitor, limit):
+def window_check(pool: str, monitor: dict[str, Any] | None, limit: float) -> dict[str, Any]:
     """``{health_monitor, window, limit, finding}`` of pool ``pool`` (its name) whose monitor is ``monitor``
     (``monitor_fields``, or None): ``finding`` is empty when the window is within ``limit`` seconds, else a
     sentence with the numbers."""
@@ -36,7 +39,7 @@ def window_check(pool, monitor, limit):
     if not monitor:
         finding = ("pool %s has no health monitor: a member whose API server died keeps its share of the traffic "
                    "until the member is deleted" % pool)
-    elif window > int(limit):
+    elif window is not None and window > int(limit):
         finding = ("health monitor %s lets a dead member take traffic for up to %d s (delay %s s x max_retries_down "
                    "%s, each check up to timeout %s s), more than %d s" % (
                        monitor.get("name") or monitor.get("id"), window, monitor.get("delay"),

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions for waiting on Octavia pool members: no API access, plain dicts in and out.
@@ -7,8 +6,12 @@ An observation is ``{"loadbalancer": {...}, "pool": {...}, "members": [{...}, ..
 fields Octavia returns (id, name, address, protocol_port, provisioning_status, operating_status).
 """
 
+from __future__ import annotations
+
 import ipaddress
 import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import (
     is_uuid,
@@ -29,16 +32,16 @@ PENDING_PREFIX = "PENDING_"
 _DOTTED_RE = re.compile(r"^\d{1,3}(\.\d{1,3}){3}(:\d*)?$")
 
 
+@dataclass(eq=False, repr=False)
 class Selector:
     """One way of naming members: by id, by name, or by address with an optional port."""
 
-    def __init__(self, text, kind, value, port=None):
-        self.text = text
-        self.kind = kind
-        self.value = value
-        self.port = port
+    text: str
+    kind: str
+    value: str
+    port: Optional[int] = None
 
-    def matches(self, member):
+    def matches(self, member: dict[str, Any]) -> bool:
         if self.kind == "id":
             return normalize_uuid(member.get("id")) == self.value
         if self.kind == "name":
@@ -48,17 +51,17 @@ class Selector:
             return False
         return self.port is None or member.get("protocol_port") == self.port
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Selector(%s=%r%s)" % (self.kind, self.value, "" if self.port is None else ":%d" % self.port)
 
 
-def _parse_port(text, original):
+def _parse_port(text: str, original: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise ValueError("member %r: port %r is not a number from 1 to 65535" % (original, text))
     return int(text)
 
 
-def parse_selector(text):
+def parse_selector(text: str) -> Selector:
     """Parse one ``members`` entry.  Raises ValueError with a message naming the entry."""
     original = text
     text = str(text).strip()
@@ -92,7 +95,7 @@ def parse_selector(text):
     return Selector(original, "name", text)
 
 
-def bind(selector, members):
+def bind(selector: Selector, members: list[dict[str, Any]]) -> Selector:
     """``selector`` read against the members that exist, by the rule of ``core.names``: an entry that is exactly an
     existing member's name means the members of that name, whatever the entry looks like (an address, an id);
     otherwise it keeps its kind. Bind once, on the first read of a run: a name that leaves the pool must not turn
@@ -103,11 +106,11 @@ def bind(selector, members):
     return selector
 
 
-def parse_selectors(entries):
+def parse_selectors(entries: Iterable[str] | None) -> list[Selector]:
     return [parse_selector(entry) for entry in (entries or [])]
 
 
-def resolve_accepted(requested, has_monitor, pool_label):
+def resolve_accepted(requested: list[str] | None, has_monitor: bool, pool_label: str) -> frozenset[str] | None:
     """The set of accepted operating statuses, or raise ValueError when it can never be met.
 
     None means any operating status is accepted.  ``HEALTHY`` means ONLINE when the pool has a
@@ -136,7 +139,7 @@ def resolve_accepted(requested, has_monitor, pool_label):
     return frozenset(accepted)
 
 
-def label(obj):
+def label(obj: dict[str, Any] | None) -> str:
     """A human name for an Octavia object: ``name (id)`` or the id alone."""
     if not obj:
         return "?"
@@ -144,30 +147,31 @@ def label(obj):
     return "%s (%s)" % (name, oid) if name else str(oid)
 
 
-def member_label(member):
+def member_label(member: dict[str, Any]) -> str:
     return "%s %s:%s" % (member.get("name") or member.get("id"), member.get("address"), member.get("protocol_port"))
 
 
-def member_states(member):
+def member_states(member: dict[str, Any]) -> str:
     return "provisioning_status=%s operating_status=%s" % (
         member.get("provisioning_status"), member.get("operating_status"))
 
 
+@dataclass(eq=False)
 class WaitSpec:
     """What the user asked for."""
 
-    def __init__(self, state, selectors, accepted, wait_for_loadbalancer):
-        self.state = state
-        self.selectors = selectors
-        self.accepted = accepted
-        self.wait_for_loadbalancer = wait_for_loadbalancer
+    state: str
+    selectors: list[Selector]
+    accepted: Optional[frozenset[str]]
+    wait_for_loadbalancer: bool
 
 
-def select(members, selectors):
+def select(members: list[dict[str, Any]], selectors: list[Selector]) -> tuple[list[dict[str, Any]], list[Selector]]:
     """Members chosen by the selectors (all members when there are none) and the selectors that matched nothing."""
     if not selectors:
         return list(members), []
-    chosen, unmatched = [], []
+    chosen: list[dict[str, Any]] = []
+    unmatched: list[Selector] = []
     for selector in selectors:
         hits = [m for m in members if selector.matches(m)]
         if not hits:
@@ -178,7 +182,7 @@ def select(members, selectors):
     return chosen, unmatched
 
 
-def member_ready(member, accepted):
+def member_ready(member: dict[str, Any], accepted: frozenset[str] | None) -> tuple[bool, str]:
     """Whether one member is where ``state: present`` wants it, and if not, why."""
     status = member.get("provisioning_status")
     if status != "ACTIVE":
@@ -189,7 +193,7 @@ def member_ready(member, accepted):
     return True, ""
 
 
-def judge(observation, spec):
+def judge(observation: dict[str, Any], spec: WaitSpec) -> Verdict:
     """The verdict on one observation.  ERROR anywhere relevant fails at once."""
     lb = observation.get("loadbalancer") or {}
     pool = observation.get("pool") or {}
@@ -204,7 +208,7 @@ def judge(observation, spec):
         return Verdict(FAILED, "%s in provisioning_status ERROR: %s" % (
             "member is" if len(errored) == 1 else "members are",
             "; ".join("%s (%s)" % (member_label(m), member_states(m)) for m in errored)))
-    waiting = []
+    waiting: list[str] = []
     if spec.state == "present":
         waiting.extend("no member matches %r yet" % s.text for s in unmatched)
         if not spec.selectors and not members:
@@ -224,7 +228,7 @@ def judge(observation, spec):
     return Verdict(DONE, "the chosen members are gone" if spec.selectors else "the pool has no members left")
 
 
-def advice(observation, spec):
+def advice(observation: dict[str, Any], spec: WaitSpec) -> list[str]:
     """What a person should check, one line per stuck object, for a timeout or failure message."""
     lb = observation.get("loadbalancer") or {}
     pool = observation.get("pool") or {}
@@ -271,7 +275,8 @@ def advice(observation, spec):
     return lines
 
 
-def failure_message(verdict, observation, spec, elapsed, timed_out, timeout):
+def failure_message(verdict: Verdict, observation: dict[str, Any], spec: WaitSpec, elapsed: float, timed_out: bool,
+                    timeout: float) -> str:
     """The whole failure text: what is stuck, the LB's own state, how long, what to check."""
     lb = observation.get("loadbalancer") or {}
     pool = observation.get("pool") or {}
@@ -292,7 +297,7 @@ def failure_message(verdict, observation, spec, elapsed, timed_out, timeout):
     return " ".join(parts)
 
 
-def member_view(member, spec):
+def member_view(member: dict[str, Any], spec: WaitSpec) -> dict[str, Any]:
     """A member as the module returns it."""
     view = dict((k, member.get(k)) for k in (
         "id", "name", "address", "protocol_port", "provisioning_status", "operating_status", "admin_state_up",

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a load balancer's provider honours when a member is taken out of rotation (pure).
@@ -20,18 +19,22 @@ HAProxy checks, OVN's service monitor, which reports ONLINE or ERROR), NO_MONITO
 with admin_state_up false is OFFLINE on both, so it never counts as serving while drained.
 """
 
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
 WEIGHT = "weight"
 ADMIN_STATE = "admin_state"
 
 DRAIN_METHODS = {"amphora": WEIGHT, "amphorav2": WEIGHT, "octavia": WEIGHT, "minicloud": WEIGHT, "ovn": ADMIN_STATE}
 
 
-def drain_method(provider):
+def drain_method(provider: Optional[str]) -> str | None:
     """The way a member of a load balancer of ``provider`` is taken out of rotation, or None when unknown."""
     return DRAIN_METHODS.get(str(provider or "").strip().lower())
 
 
-def drain_refusal(provider):
+def drain_refusal(provider: Optional[str]) -> str | None:
     """Why a drain cannot be made on ``provider`` (None when it can)."""
     if drain_method(provider) is not None:
         return None
@@ -40,11 +43,11 @@ def drain_refusal(provider):
                 provider, ", ".join(sorted(DRAIN_METHODS))))
 
 
-def field_of(method):
+def field_of(method: str) -> str:
     return "weight" if method == WEIGHT else "admin_state_up"
 
 
-def before_value(method, member):
+def before_value(method: str, member: dict[str, Any]) -> Union[int, bool]:
     """What the member had before the drain (put back on restore)."""
     if method == WEIGHT:
         weight = member.get("weight")
@@ -53,9 +56,9 @@ def before_value(method, member):
     return True if state is None else bool(state)
 
 
-def drained_value(method):
+def drained_value(method: str) -> Union[int, bool]:
     return 0 if method == WEIGHT else False
 
 
-def describe(method):
+def describe(method: str) -> str:
     return "weight 0" if method == WEIGHT else "admin_state_up false"

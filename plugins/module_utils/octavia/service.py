@@ -1,10 +1,13 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Octavia reads used by the modules, each one API request under the retry policy.
 
 Everything returned is a plain dict with Octavia's own field names, so decisions stay pure.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
@@ -22,21 +25,25 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
     service_message,
 )
 
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+
 #: Answers to the status tree that mean "read the pool another way": a policy that does not allow it (403), an
 #: API in front of Octavia that does not route it (405, 501). A 404 is the load balancer gone, as for its GET.
 TREE_REFUSED = (403, 405, 501)
 
 
-def _plain(resource):
+def _plain(resource: Any) -> dict[str, Any]:
     return resource.to_dict(original_names=True, computed=False)
 
 
 class OctaviaService(ServiceBase):
-    proxy = "load_balancer"
+    proxy = "load_balancer"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
     #: Why polls read the member list instead of the status tree; None while the status tree serves.
-    tree_fallback = None
+    tree_fallback: Optional[str] = None
 
-    def _by_name_or_id(self, kind, name_or_id, get, list_by_name, deadline, scope=""):
+    def _by_name_or_id(self, kind: str, name_or_id: str, get: str, list_by_name: Callable[[str], Any],
+                       deadline: Deadline, scope: str = "") -> dict[str, Any]:
         """``get`` names the proxy's getter; ``list_by_name(name)`` lists the objects with that name."""
         if is_uuid(name_or_id):
             try:
@@ -55,12 +62,12 @@ class OctaviaService(ServiceBase):
                                % (kind, name_or_id, scope, len(found), kind, ", ".join(f["id"] for f in found)))
         return found[0]
 
-    def find_loadbalancer(self, name_or_id, deadline):
+    def find_loadbalancer(self, name_or_id: str, deadline: Deadline) -> dict[str, Any]:
         return self._by_name_or_id(
             "load balancer", name_or_id, "get_load_balancer",
             lambda name: self.api.load_balancers(name=name), deadline)
 
-    def find_pool(self, name_or_id, deadline, loadbalancer=None):
+    def find_pool(self, name_or_id: str, deadline: Deadline, loadbalancer: dict[str, Any] | None = None) -> dict[str, Any]:
         scope = ""
         query = {}
         if loadbalancer:
@@ -74,7 +81,8 @@ class OctaviaService(ServiceBase):
                 name_or_id, loadbalancer.get("name") or loadbalancer["id"], ", ".join(pool_loadbalancer_ids(pool)) or "none"))
         return pool
 
-    def resolve_pool(self, pool_name_or_id, lb_name_or_id, deadline):
+    def resolve_pool(self, pool_name_or_id: str, lb_name_or_id: str | None,
+                     deadline: Deadline) -> tuple[dict[str, Any], str]:
         """(pool, load balancer id): the pool, on the load balancer when one is named; ResolveError when the
         pool belongs to no load balancer."""
         loadbalancer = self.find_loadbalancer(lb_name_or_id, deadline) if lb_name_or_id else None
@@ -84,16 +92,16 @@ class OctaviaService(ServiceBase):
             raise ResolveError("pool %s belongs to no load balancer" % label(pool))
         return pool, (loadbalancer["id"] if loadbalancer else lb_ids[0])
 
-    def get_loadbalancer(self, lb_id, deadline):
+    def get_loadbalancer(self, lb_id: str, deadline: Deadline) -> dict[str, Any]:
         return _plain(self.client.call(lambda: self.api.get_load_balancer(lb_id),
                                        "GET load balancer %s" % lb_id, deadline))
 
-    def list_members(self, pool_id, deadline):
+    def list_members(self, pool_id: str, deadline: Deadline) -> list[dict[str, Any]]:
         """All members of a pool in one list request (the SDK follows pagination links if any)."""
         return self.client.call(lambda: [_plain(m) for m in self.api.members(pool_id)],
                                 "list members of pool %s" % pool_id, deadline)
 
-    def pool_state(self, pool_id, lb_id, deadline):
+    def pool_state(self, pool_id: str, lb_id: str, deadline: Deadline) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """(members, load balancer) of a pool for one poll, with the fields of ``status_tree.MEMBER_FIELDS`` and
         ``LOADBALANCER_FIELDS`` at least: one status-tree request. Where the tree is refused or lacks the pool, the
         member list and the load balancer's GET (two requests), from then on; ``tree_fallback`` says why."""
@@ -112,11 +120,12 @@ class OctaviaService(ServiceBase):
         return self.list_members(pool_id, deadline), self.get_loadbalancer(lb_id, deadline)
 
     @property
-    def polled_with(self):
+    def polled_with(self) -> dict[str, Any]:
         """How the polls read the pool, for the module's result."""
         return dict(method="member list" if self.tree_fallback else "status tree", fallback_reason=self.tree_fallback)
 
-    def delete_members(self, pool_id, members, deadline, on_deleted=None):
+    def delete_members(self, pool_id: str, members: list[dict[str, Any]], deadline: Deadline,
+                       on_deleted: Optional[Callable[[dict[str, Any]], None]] = None) -> bool:
         """Delete the members, one request each (a member already gone is fine); ``on_deleted(member)`` is told
         of each as it is done, so a later failure loses no record. False when the load balancer refused a
         deletion with 409 (it is busy: PENDING_*), True when all are deleted. A 409 after our own attempt's
@@ -136,7 +145,7 @@ class OctaviaService(ServiceBase):
                 on_deleted(member)
         return True
 
-    def _being_deleted(self, pool_id, member, deadline):
+    def _being_deleted(self, pool_id: str, member: dict[str, Any], deadline: Deadline) -> bool:
         try:
             now = _plain(self.client.call(lambda: self.api.get_member(member["id"], pool_id),
                                           "GET member %s" % member.get("name"), deadline))
@@ -146,7 +155,7 @@ class OctaviaService(ServiceBase):
             raise
         return now.get("provisioning_status") in ("PENDING_DELETE", "DELETED")
 
-    def get_health_monitor(self, monitor_id, deadline):
+    def get_health_monitor(self, monitor_id: str, deadline: Deadline) -> dict[str, Any] | None:
         """The health monitor (its delay, timeout, max_retries, max_retries_down...), or None when it is gone."""
         try:
             return _plain(self.client.call(lambda: self.api.get_health_monitor(monitor_id),
@@ -156,7 +165,7 @@ class OctaviaService(ServiceBase):
                 return None
             raise
 
-    def get_member(self, pool_id, member_id, deadline):
+    def get_member(self, pool_id: str, member_id: str, deadline: Deadline) -> dict[str, Any] | None:
         """The member (all its fields), or None when it is gone."""
         try:
             return _plain(self.client.call(lambda: self.api.get_member(member_id, pool_id),
@@ -166,17 +175,17 @@ class OctaviaService(ServiceBase):
                 return None
             raise
 
-    def set_member_weight(self, pool_id, member_id, weight, deadline):
+    def set_member_weight(self, pool_id: str, member_id: str, weight: int, deadline: Deadline) -> bool:
         """PUT the member's weight (idempotent: the same weight again changes nothing). False when the load
         balancer refused with 409 (busy: PENDING_*), or the member is gone."""
         return self._put_member(pool_id, member_id, deadline, weight=weight)
 
-    def set_member_admin_state(self, pool_id, member_id, admin_state_up, deadline):
+    def set_member_admin_state(self, pool_id: str, member_id: str, admin_state_up: bool, deadline: Deadline) -> bool:
         """PUT the member's admin_state_up (the drain of providers that ignore weight, such as ``ovn``); False on
         409 or when the member is gone, as :meth:`set_member_weight`."""
         return self._put_member(pool_id, member_id, deadline, admin_state_up=bool(admin_state_up))
 
-    def _put_member(self, pool_id, member_id, deadline, **fields):
+    def _put_member(self, pool_id: str, member_id: str, deadline: Deadline, **fields: Any) -> bool:
         what = ", ".join("%s %s" % item for item in sorted(fields.items()))
         try:
             self.client.call(lambda: self.api.update_member(member_id, pool_id, **fields),
@@ -187,7 +196,7 @@ class OctaviaService(ServiceBase):
             raise
         return True
 
-    def listener_connections(self, listener_ids, deadline):
+    def listener_connections(self, listener_ids: list[str], deadline: Deadline) -> int | None:
         """The active connections of these listeners together (Octavia counts per listener, not per member);
         None when a listener's statistics cannot be read."""
         total = 0
@@ -203,5 +212,5 @@ class OctaviaService(ServiceBase):
         return total
 
 
-def pool_loadbalancer_ids(pool):
+def pool_loadbalancer_ids(pool: dict[str, Any]) -> list[str]:
     return [lb["id"] if isinstance(lb, dict) else lb for lb in pool.get("loadbalancers") or []]

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Octavia's status tree read as one pool: pure, plain dicts in and out.
@@ -9,6 +8,10 @@ allows it). A pool appears under each listener that uses it, and not at all when
 pool has to be read with the member list.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 #: What a poll needs of each member; the status tree carries these and nothing else.
 MEMBER_FIELDS = ("id", "name", "address", "protocol_port", "provisioning_status", "operating_status")
 LOADBALANCER_FIELDS = ("id", "name", "provisioning_status", "operating_status")
@@ -18,12 +21,12 @@ class TreeLacks(Exception):
     """The status tree does not carry what a poll needs (the text says what); read the member list instead."""
 
 
-def status_path(lb_id):
+def status_path(lb_id: str) -> str:
     """The status tree's path, relative to the load-balancer endpoint's /v2."""
     return "/lbaas/loadbalancers/%s/status" % lb_id
 
 
-def _complete(obj, fields, what):
+def _complete(obj: dict[str, Any], fields: tuple[str, ...], what: str) -> dict[str, Any]:
     missing = [f for f in fields if obj.get(f) is None and f != "name"]
     if missing:
         raise TreeLacks("the status tree gives no %s for %s" % (", ".join(missing), what))
@@ -32,7 +35,7 @@ def _complete(obj, fields, what):
     return view
 
 
-def pool_in_tree(answer, pool_id):
+def pool_in_tree(answer: dict[str, Any], pool_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(load balancer, members) of pool ``pool_id`` in a status-tree answer, with MEMBER_FIELDS and
     LOADBALANCER_FIELDS; raises TreeLacks when the pool is on no listener or a field is missing. An empty name
     (how the tree shows an unnamed object) is None, as in the member list."""
