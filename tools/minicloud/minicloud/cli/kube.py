@@ -29,7 +29,7 @@ def _capi_cluster(cloud: Minicloud, args) -> None:
                                              api_version=args.api_version, namespace=args.namespace,
                                              openstack=args.openstack, monitor=args.monitor,
                                              load_balancer=not args.no_load_balancer, drift=args.drift,
-                                             lb_provider=args.lb_provider))
+                                             lb_provider=args.lb_provider, capo_api_version=args.capo_api_version))
     elif args.cluster_action == "kubeconfig":
         print(cloud.workload_kubeconfig(args.name, namespace=args.namespace), end="")
     elif args.cluster_action == "delete":
@@ -53,6 +53,10 @@ def _capi_fleet(cloud: Minicloud, args) -> None:
 
 
 def cmd_capi(cloud: Minicloud, args) -> int:
+    if args.capi_area == "crds":
+        print_json(cloud.capo_crds() if args.capo_api_version is None else
+                   cloud.install_capo_crds(args.capo_api_version))
+        return 0
     if args.capi_area == "provider":
         if args.mode is None:
             print_json(cloud.capi_provider_mode())
@@ -105,6 +109,10 @@ def _add_capi_cluster(areas) -> None:
     create.add_argument("--lb-provider", choices=capo.PROVIDERS,
                         help="with --openstack: the load balancer's Octavia provider, recorded as CAPO's "
                              "spec.apiServerLoadBalancer.provider (default: none named, Octavia's default amphora)")
+    create.add_argument("--capo-api-version", choices=("v1beta1", "v1beta2"), default="v1beta1",
+                        help="CAPO API the OpenStackCluster and OpenStackMachines are written in: v1beta1 (CAPO "
+                             "v0.14, default) or v1beta2 (CAPO v0.15: installs its CRDs first, v1beta2 stored and "
+                             "served, v1beta1 served through conversion; emulated plane only)")
     _add_openstack_options(create)
     delete = actions.add_parser("delete", help="remove every object of the cluster, and its own API")
     delete.add_argument("name")
@@ -167,6 +175,10 @@ def add_capi_verb(verbs) -> None:
     provider = areas.add_parser("provider", help="show or set how the infrastructure provider reacts to a pause")
     provider.add_argument("mode", nargs="?", choices=CAPO_MODES)
     provider.add_argument("--delay", type=float, help="seconds after the pause (default 2)")
+    crds = areas.add_parser("crds", help="show or install CAPO's CRDs on the emulated management cluster")
+    crds.add_argument("--capo-api-version", choices=("v1beta1", "v1beta2"),
+                      help="install the CRDs of CAPO v0.15 (v1beta2; v1beta1 served too) or back to v0.14's "
+                           "(v1beta1; refused while objects are kept at v1beta2)")
     _add_capi_cluster(areas)
     _add_capi_fleet(areas)
     _add_capi_rollout_and_history(areas)

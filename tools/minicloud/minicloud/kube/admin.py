@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config
 
-from minicloud.kube import convert, seed, workloads
+from minicloud.kube import capo_convert, capo_crds, convert, seed, workloads
 from minicloud.kube.controllers import kcp, paused, rollout
 from minicloud.kube.resources import CAPI_CONTRACT, KINDS, Kind, by_kind
 
@@ -63,11 +63,16 @@ class KubeAdmin:
     # -- clusters ----------------------------------------------------------------------
 
     def create_cluster(self, name: str, namespace: str = "default", control_plane: int = 1, workers: int = 0,
-                       api_version: str = "v1beta2", openstack: dict | None = None) -> dict:
-        """Create every object of a provisioned cluster, writing CAPI kinds at ``api_version``
-        (``openstack``: the real resources behind it, see ``seed.cluster_objects``)."""
+                       api_version: str = "v1beta2", openstack: dict | None = None,
+                       capo_api_version: str = capo_convert.V1BETA1) -> dict:
+        """Create every object of a provisioned cluster, writing CAPI kinds at ``api_version`` and CAPO's
+        (OpenStackCluster, OpenStackMachines) at ``capo_api_version``: v1beta2 installs CAPO v0.15's CRDs first
+        (:meth:`install_capo_crds`). ``openstack``: the real resources behind it, see ``seed.cluster_objects``."""
         if api_version not in CAPI_CONTRACT:
             raise ValueError(f"api_version must be one of {', '.join(CAPI_CONTRACT)}")
+        check_capo_api_version(capo_api_version)
+        if capo_api_version == capo_convert.V1BETA2:
+            self.install_capo_crds(capo_api_version)
         self.ensure_namespace(namespace)
         workload = self.call("POST", _workload_path(namespace, name))
         nodes_api = KubeAdmin(yaml.safe_load(workload["kubeconfig"]))
@@ -80,7 +85,8 @@ class KubeAdmin:
                 nodes.append(_node_summary(nodes_api.register_node(item.body)))
                 continue
             kind = by_kind(item.kind)
-            version = self._version(kind, api_version)
+            version = capo_api_version if capo_crds.is_capo(kind) else self._version(kind, api_version)
+            item = capo_seed_object(item, version) if capo_crds.is_capo(kind) else item
             body = dict(item.body)
             if item.owner:
                 owner = uids[item.owner]
@@ -102,6 +108,19 @@ class KubeAdmin:
         return {"name": name, "namespace": namespace, "apiVersion": f"cluster.x-k8s.io/{api_version}",
                 "objects": created, "server": workload["server"],
                 "nodes": [{k: n[k] for k in ("name", "podCIDR", "internalIP", "providerID")} for n in nodes]}
+
+    def capo_crds(self) -> dict:
+        """The CAPO CRDs this plane has (:mod:`minicloud.kube.capo_crds`): apiVersion, release, served, storage."""
+        return self.call("GET", capo_crds.ENDPOINT)
+
+    def install_capo_crds(self, api_version: str) -> dict:
+        """Install the CRDs of the CAPO release whose newest API is ``api_version`` (v1beta2: v0.15, v1beta1 and
+        v1beta2 served; v1beta1: v0.14's, refused while objects are kept at v1beta2); nothing when they are."""
+        check_capo_api_version(api_version)
+        current = self.capo_crds()
+        if current["apiVersion"] == api_version:
+            return current
+        return self.call("PUT", capo_crds.ENDPOINT, {"apiVersion": api_version})
 
     def _seeded(self, namespace: str, created: list[dict]) -> None:
         """The cluster is whole: its KCP and MachineSets lose the seeding annotation, and the controllers
@@ -260,6 +279,23 @@ class KubeAdmin:
 
     def list_nodes(self, cluster: str | None = None, namespace: str = "default") -> list[dict]:
         return [_node_summary(n) for n in self._nodes_api(cluster, namespace).call("GET", "/api/v1/nodes")["items"]]
+
+
+def check_capo_api_version(version: str) -> None:
+    if version not in capo_convert.VERSIONS:
+        raise ValueError(f"capo_api_version must be one of {', '.join(capo_convert.VERSIONS)}, not {version!r}")
+
+
+def capo_seed_object(item: seed.SeedObject, version: str) -> seed.SeedObject:
+    """A seeded OpenStackCluster or OpenStackMachine (built v1beta1-shaped) as CAPO writes it at ``version``: at
+    v1beta2 converted, and ``status.initialization.provisioned`` set where it is ready (CAPO v0.15 sets it)."""
+    if version == capo_convert.V1BETA1:
+        return item
+    whole = capo_convert.convert(dict(item.body, status=item.status), item.kind, version)
+    status = whole.pop("status", {})
+    if item.status.get("ready"):
+        status.setdefault("initialization", {"provisioned": True})
+    return seed.SeedObject(item.kind, whole, item.owner, status)
 
 
 def _workload_path(namespace: str, name: str) -> str:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import yaml
 from flask import Flask, Response, request
 
-from minicloud.kube import convert, discovery, errors, event_versions, patches, protobuf, resources, watch
+from minicloud.kube import capo_convert, capo_crds, convert, discovery, errors, event_versions, patches, protobuf, \
+    resources, watch
 from minicloud.kube.errors import ApiError
 from minicloud.kube.openapi import check_fields, register
 from minicloud.kube.resources import EVENTS_GROUP, Kind
@@ -50,6 +51,8 @@ def view(kind: Kind, obj: dict, version: str) -> dict:
     """The stored object as served at ``version``."""
     if kind.group == EVENTS_GROUP:
         return event_versions.from_core(obj)
+    if capo_crds.is_capo(kind):
+        return capo_convert.convert(obj, kind.kind, version)
     if convert.converts(kind.kind):
         return convert.from_hub(obj, kind.kind, version)
     obj = dict(obj)
@@ -58,10 +61,15 @@ def view(kind: Kind, obj: dict, version: str) -> dict:
     return obj
 
 
-def stored(kind: Kind, obj: dict, version: str) -> dict:
-    """An object sent at ``version`` in its stored form."""
+def stored(kind: Kind, obj: dict, version: str, current: dict | None = None) -> dict:
+    """An object sent at ``version`` in its stored form (``current``: the object it replaces; a CAPO object is
+    kept in the version it was created at, see :mod:`minicloud.kube.capo_crds`)."""
     if kind.group == EVENTS_GROUP:
         return event_versions.to_core(obj)
+    if capo_crds.is_capo(kind):
+        sent = dict(obj, apiVersion=kind.api_version(version))
+        keep = capo_convert.version_of(current) if current else version
+        return capo_convert.keep_lost(capo_convert.convert(sent, kind.kind, keep), current)
     if convert.converts(kind.kind):
         return convert.to_hub(obj, kind.kind, version)
     obj = dict(obj)
@@ -69,14 +77,15 @@ def stored(kind: Kind, obj: dict, version: str) -> dict:
     return obj
 
 
-def parse_target(group: str, version: str, parts: list[str]) -> Target:
-    """Resolve the path segments after ``/api/v1`` or ``/apis/GROUP/VERSION``."""
+def parse_target(group: str, version: str, parts: list[str], kinds: tuple[Kind, ...] = resources.KINDS) -> Target:
+    """Resolve the path segments after ``/api/v1`` or ``/apis/GROUP/VERSION`` (``kinds``: what the plane
+    serves)."""
     namespace = None
     if len(parts) >= 3 and parts[0] == "namespaces":
-        candidate = resources.by_plural(group, parts[2])
+        candidate = resources.by_plural(group, parts[2], kinds)
         if candidate is not None and candidate.namespaced:
             namespace, parts = parts[1], parts[2:]
-    kind = resources.by_plural(group, parts[0]) if parts else None
+    kind = resources.by_plural(group, parts[0], kinds) if parts else None
     if kind is None or version not in kind.versions or len(parts) > 3:
         raise errors.not_found_path("/".join(parts))
     name = parts[1] if len(parts) > 1 else None
@@ -147,6 +156,7 @@ class KubeApi:
     def __init__(self, store: Store, token: str):
         self.store = store
         self.token = token
+        self.capo = capo_crds.CapoCrds()  # the versions of CAPO's kinds this plane serves
 
     # -- collections ----------------------------------------------------------------
 
@@ -241,8 +251,9 @@ class KubeApi:
                                      "the request")
         warnings = check_fields(t.kind.kind, t.kind.api_version(t.version), body,
                                 request.args.get("fieldValidation"))
-        obj = self.store.replace(t.kind, stored(t.kind, body, t.version), t.namespace, t.name, t.subresource,
-                                 self.dry_run())
+        current = self.store.find(t.kind, t.namespace, t.name) if capo_crds.is_capo(t.kind) else None
+        obj = self.store.replace(t.kind, stored(t.kind, body, t.version, current), t.namespace, t.name,
+                                 t.subresource, self.dry_run())
         return _warned(_json(view(t.kind, obj, t.version)), warnings)
 
     def patch(self, t: Target) -> Response:
@@ -260,7 +271,7 @@ class KubeApi:
             meta = patched.get("metadata") or {}
             if meta.get("name") not in (None, t.name):
                 raise errors.bad_request("metadata.name: Invalid value: the name of an object cannot be patched")
-            return stored(t.kind, patched, t.version)
+            return stored(t.kind, patched, t.version, current)
 
         applying = request.mimetype == patches.APPLY
         if applying and not request.args.get("fieldManager"):
@@ -306,7 +317,7 @@ class KubeApi:
     # -- dispatch ---------------------------------------------------------------------
 
     def handle(self, group: str, version: str, rest: str) -> Response:
-        t = parse_target(group, version, [p for p in rest.split("/") if p])
+        t = parse_target(group, version, [p for p in rest.split("/") if p], self.capo.kinds)
         method = request.method
         if t.name is None:
             handler = {"GET": self.list, "POST": self.create, "DELETE": self.delete_collection}.get(method)
@@ -330,8 +341,9 @@ def create_app(store: Store, token: str) -> Flask:
     api = KubeApi(store, token)
     register(app)  # /openapi/v2, /openapi/v3
     _add_checks(app, api)
-    _add_discovery(app)
+    _add_discovery(app, api)
     _add_resources(app, api)
+    _add_capo_crds(app, api)
     return app
 
 
@@ -362,7 +374,7 @@ def _add_checks(app: Flask, api: KubeApi) -> None:
         return _json(ApiError(500, "InternalError", f"Internal error occurred: {exc}", {}).status(), 500)
 
 
-def _add_discovery(app: Flask) -> None:
+def _add_discovery(app: Flask, api: KubeApi) -> None:
     """Version, health and the API discovery documents."""
 
     @app.get("/version/", strict_slashes=False)
@@ -381,25 +393,25 @@ def _add_discovery(app: Flask) -> None:
 
     @app.get("/apis/", strict_slashes=False)
     def group_list():
-        return _json(discovery.api_group_list())
+        return _json(discovery.api_group_list(api.capo.kinds))
 
     @app.get("/api/<version>/", strict_slashes=False)
     def core_resources(version):
-        found = discovery.resource_list("", version)
+        found = discovery.resource_list("", version, api.capo.kinds)
         if found is None:
             raise errors.not_found_path(request.path)
         return _json(found)
 
     @app.get("/apis/<group>/", strict_slashes=False)
     def group(group):
-        found = discovery.api_group(group)
+        found = discovery.api_group(group, api.capo.kinds)
         if found is None:
             raise errors.not_found_path(request.path)
         return _json(found)
 
     @app.get("/apis/<group>/<version>/", strict_slashes=False)
     def group_resources(group, version):
-        found = discovery.resource_list(group, version)
+        found = discovery.resource_list(group, version, api.capo.kinds)
         if found is None:
             raise errors.not_found_path(request.path)
         return _json(found)
@@ -416,3 +428,16 @@ def _add_resources(app: Flask, api: KubeApi) -> None:
     @app.route("/apis/<group>/<version>/<path:rest>", methods=methods)
     def named(group, version, rest):
         return api.handle(group, version, rest)
+
+
+def _add_capo_crds(app: Flask, api: KubeApi) -> None:
+    """minicloud's own endpoint for the plane's CAPO CRDs (:mod:`minicloud.kube.capo_crds`): GET says which are
+    installed, PUT ``{"apiVersion": "v1beta2"}`` installs CAPO v0.15's (``v1beta1``: back to v0.14's)."""
+
+    @app.route(capo_crds.ENDPOINT, methods=["GET", "PUT"])
+    def capo_crds_endpoint():
+        if request.method == "PUT":
+            body = _body()
+            return _json(api.capo.install((body or {}).get("apiVersion") if isinstance(body, dict) else None,
+                                          api.store))
+        return _json(api.capo.describe())

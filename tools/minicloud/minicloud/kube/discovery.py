@@ -20,8 +20,8 @@ def _group_version(group: str, version: str) -> dict:
     return {"groupVersion": f"{group}/{version}", "version": version}
 
 
-def api_group(group: str) -> dict | None:
-    versions = resources.groups().get(group)
+def api_group(group: str, kinds: tuple[Kind, ...] = resources.KINDS) -> dict | None:
+    versions = resources.groups(kinds).get(group)
     if not versions:
         return None
     newest_first = sorted(versions, reverse=True)
@@ -30,9 +30,9 @@ def api_group(group: str) -> dict | None:
             "preferredVersion": _group_version(group, newest_first[0])}
 
 
-def api_group_list() -> dict:
+def api_group_list(kinds: tuple[Kind, ...] = resources.KINDS) -> dict:
     return {"kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [api_group(group) for group in sorted(resources.groups())]}
+            "groups": [api_group(group, kinds) for group in sorted(resources.groups(kinds))]}
 
 
 def _resource(kind: Kind) -> dict:
@@ -45,8 +45,8 @@ def _resource(kind: Kind) -> dict:
     return entry
 
 
-def resource_list(group: str, version: str) -> dict | None:
-    kinds = resources.in_group_version(group, version)
+def resource_list(group: str, version: str, served: tuple[Kind, ...] = resources.KINDS) -> dict | None:
+    kinds = resources.in_group_version(group, version, served)
     if not kinds:
         return None
     entries = []

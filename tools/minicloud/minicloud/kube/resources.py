@@ -8,7 +8,7 @@ are stored in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CORE_GROUP = ""
 CAPI_GROUP = "cluster.x-k8s.io"
@@ -106,8 +106,22 @@ CAPI_CORE_KINDS = ("Cluster", "Machine", "MachineSet", "MachineDeployment", "Kub
 INFRA_KINDS = ("OpenStackCluster", "OpenStackMachine")
 
 
-def by_plural(group: str, plural: str) -> Kind | None:
-    for kind in KINDS:
+# The versions of CAPO's kinds: v1beta1 (CAPO v0.14, what a plane serves until told otherwise) and v1beta2 with
+# v1beta1 (CAPO v0.15's CRDs: see :mod:`minicloud.kube.capo_crds`).
+CAPO_V1BETA1 = ("v1beta1",)
+CAPO_V1BETA2 = ("v1beta1", "v1beta2")
+
+
+def served_kinds(capo_versions: tuple[str, ...] = CAPO_V1BETA1) -> tuple[Kind, ...]:
+    """The kinds a plane serves when its CAPO CRDs serve ``capo_versions``."""
+    if capo_versions == CAPO_V1BETA1:
+        return KINDS
+    return tuple(replace(k, versions=capo_versions) if k.kind in INFRA_KINDS and not k.stored_as else k
+                 for k in KINDS)
+
+
+def by_plural(group: str, plural: str, kinds: tuple[Kind, ...] = KINDS) -> Kind | None:
+    for kind in kinds:
         if kind.group == group and kind.plural == plural:
             return kind
     return None
@@ -121,15 +135,15 @@ def by_kind(name: str) -> Kind:
     raise KeyError(name)
 
 
-def groups() -> dict[str, tuple[str, ...]]:
+def groups(kinds: tuple[Kind, ...] = KINDS) -> dict[str, tuple[str, ...]]:
     """Named API groups (not the core group) and the versions served, oldest first."""
     result: dict[str, tuple[str, ...]] = {}
-    for kind in KINDS:
+    for kind in kinds:
         if kind.group:
             seen = result.get(kind.group, ())
             result[kind.group] = tuple(sorted(set(seen) | set(kind.versions)))
     return result
 
 
-def in_group_version(group: str, version: str) -> list[Kind]:
-    return [k for k in KINDS if k.group == group and version in k.versions]
+def in_group_version(group: str, version: str, kinds: tuple[Kind, ...] = KINDS) -> list[Kind]:
+    return [k for k in kinds if k.group == group and version in k.versions]

@@ -63,10 +63,19 @@ class ClusterPlan:
     load_balancer: bool
     drift: list[str]
     lb_provider: str | None = None  # the load balancer's Octavia provider (None: Octavia's default, amphora)
+    capo_api_version: str = "v1beta1"  # CAPO's API its OpenStackCluster and OpenStackMachines are written in
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+CAPO_API_VERSIONS = ("v1beta1", "v1beta2")
+
+
+def check_capo_api_version(version: str) -> None:
+    if version not in CAPO_API_VERSIONS:
+        raise MinicloudError(f"capo_api_version must be one of {', '.join(CAPO_API_VERSIONS)}, not {version!r}")
 
 
 class Minicloud:
@@ -446,7 +455,7 @@ class Minicloud:
     def create_capi_cluster(self, name: str, control_plane: int = 1, workers: int = 0, api_version: str = "v1beta2",
                             namespace: str = "default", openstack: bool = False, monitor: bool = False,
                             load_balancer: bool = True, drift: list[str] | None = None,
-                            lb_provider: str | None = None) -> dict:
+                            lb_provider: str | None = None, capo_api_version: str = "v1beta1") -> dict:
         """Seed a provisioned CAPI cluster on OpenStack (Cluster, KCP, MachineDeployment, Machines,
         KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``.
 
@@ -458,9 +467,18 @@ class Minicloud:
         (:meth:`capi_rollout`; not without a load balancer). ``drift``: kinds of drift to leave on it
         (``minicloud.seeding.drift.KINDS``); the result's ``openstack.drift`` says what was drifted.
         ``lb_provider``: ``amphora`` or ``ovn``, the load balancer's provider as CAPO's
-        ``spec.apiServerLoadBalancer.provider`` names it (None: Octavia's default, amphora)."""
+        ``spec.apiServerLoadBalancer.provider`` names it (None: Octavia's default, amphora).
+        ``capo_api_version``: ``v1beta1`` (CAPO v0.14's shapes) or ``v1beta2``: the OpenStackCluster and
+        OpenStackMachines as CAPO v0.15 writes them, after installing v0.15's CRDs on the plane (v1beta2 stored and
+        served, v1beta1 served through conversion; :meth:`install_capo_crds`)."""
         capo.check_provider(lb_provider)
+        check_capo_api_version(capo_api_version)
         if self._upstream():
+            if capo_api_version != "v1beta1":
+                raise MinicloudError(
+                    "--capo-api-version v1beta2 is for the emulated plane: a cluster on the upstream control plane "
+                    "has no OpenStackCluster (CAPD's in-memory DevCluster is its infrastructure, the OpenStack side "
+                    "an annotation), so there is no CAPO object to write in v1beta2")
             return self._create_upstream_cluster(name, namespace, control_plane, workers, api_version, openstack,
                                                  monitor, load_balancer, drift, lb_provider)
         kinds = drifts.check_kinds(drift or [])
@@ -468,10 +486,27 @@ class Minicloud:
             raise MinicloudError("drift needs openstack: there is nothing to drift without OpenStack resources")
         if not openstack:
             return self._kube_call(lambda admin: admin.create_cluster(name, namespace, control_plane, workers,
-                                                                      api_version))
+                                                                      api_version,
+                                                                      capo_api_version=capo_api_version))
         plan = ClusterPlan(name, namespace, control_plane, workers, api_version, monitor, load_balancer, kinds,
-                           lb_provider)
+                           lb_provider, capo_api_version)
         return self._seed_capi_clusters([plan])[0]
+
+    def capo_crds(self) -> dict:
+        """The CAPO CRDs the (emulated) management cluster has: ``apiVersion`` (v1beta1: CAPO v0.14's, v1beta2:
+        v0.15's), ``release``, ``served`` and ``storage``."""
+        return self._kube_call(lambda admin: admin.capo_crds())
+
+    def install_capo_crds(self, api_version: str) -> dict:
+        """Install CAPO's CRDs of ``api_version`` on the emulated management cluster: ``v1beta2`` (v0.15: v1beta2
+        and v1beta1 served, discovery prefers v1beta2) or back to ``v1beta1`` (v0.14; refused while an
+        OpenStackCluster or OpenStackMachine is kept at v1beta2). ``create_capi_cluster(capo_api_version=
+        "v1beta2")`` installs v0.15's itself."""
+        check_capo_api_version(api_version)
+        if self._upstream():
+            raise MinicloudError("the upstream control plane has no CAPO CRDs (its clusters run on CAPD's in-memory "
+                                 "infrastructure); CAPO's API versions are the emulated plane's")
+        return self._kube_call(lambda admin: admin.install_capo_crds(api_version))
 
     def _upstream(self) -> UpstreamControlPlane | None:
         """The real control plane, when this cloud runs one (``up --kubernetes upstream``)."""
@@ -522,7 +557,8 @@ class Minicloud:
         for plan in plans:
             found = resources[plan.key]
             created = self._kube_call(lambda admin, plan=plan, found=found: admin.create_cluster(
-                plan.name, plan.namespace, plan.control_plane, plan.workers, plan.api_version, openstack=found))
+                plan.name, plan.namespace, plan.control_plane, plan.workers, plan.api_version, openstack=found,
+                capo_api_version=plan.capo_api_version))
             lap("kubernetes")
             nodes = created.get("nodes") or []
             found["routes"] = capo.seed_routes(conn, found, nodes)

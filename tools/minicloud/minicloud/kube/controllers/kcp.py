@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from minicloud.kube import seed
-from minicloud.kube.controllers import capo, events, history, machines, paused, reasons, rollout
+from minicloud.kube.controllers import capo, capo_fields, events, history, machines, paused, reasons, rollout
 from minicloud.kube.controllers.machines import ROLLOUT_ANNOTATION, machine_view, rollout_number  # noqa: F401
 from minicloud.kube.controllers.paused import CLUSTER_NAME_LABEL
 from minicloud.kube.resources import by_kind
@@ -65,8 +65,9 @@ class ClusterContext:
         self.capo_wait = annotations.get(CAPO_WAIT_ANNOTATION, DEFAULT_CAPO_WAIT)
         self.replicas = int(kcp.get("spec", {}).get("replicas", 1))
         status = osc.get("status", {})
-        self.lb_id = status["apiServerLoadBalancer"]["id"]
-        self.lb_name = status["apiServerLoadBalancer"]["name"]
+        lb = capo_fields.load_balancer(osc)  # v1beta1 apiServerLoadBalancer, v1beta2 apiServerManagedLoadBalancer
+        self.lb_id = lb["id"]
+        self.lb_name = lb["name"]
         self.network = status["network"]["name"]
         self.subnet_id = status["network"]["subnets"][0]["id"]
         self.pool_id = osc["metadata"]["annotations"][seed.POOL_ANNOTATION]
@@ -197,7 +198,8 @@ class RolloutController:
             if conn.server_exists(server_id):
                 conn.delete_server(server_id)
             machines.ignore_missing(lambda: self.store.update(OSM, ctx.namespace, name, machines.status_set(
-                instanceState="DELETED", instanceID=None, ready=False), subresource="status"))
+                instanceState="DELETED", instanceID=None, **capo_fields.ready_fields(osm, False)),
+                subresource="status"))
             self._event(osm, reasons.SUCCESSFUL_DELETE_SERVER, f"Deleted server {name} with id {server_id}",
                         reasons.CAPO_CONTROLLER)
             waiting.append(f"{name}: server deleted")

@@ -19,7 +19,7 @@ import random
 from collections.abc import Callable
 
 from minicloud.kube import errors, seed
-from minicloud.kube.controllers import rollout
+from minicloud.kube.controllers import capo_fields, rollout
 from minicloud.kube.controllers import paused
 from minicloud.kube.controllers.paused import CLUSTER_NAME_LABEL
 from minicloud.kube.resources import BOOTSTRAP_GROUP, INFRA_GROUP, by_kind
@@ -135,11 +135,13 @@ def create_machine(store: Store, namespace: str, cluster: str, name: str, labels
     store.update(CONFIG, namespace, name, status_set(
         initialization={"dataSecretCreated": True}, dataSecretName=name,
         conditions=ready_now("Ready", "DataSecretAvailable")), subresource="status")
-    store.create(OSM, {"apiVersion": OSM.api_version(OSM.hub), "kind": "OpenStackMachine",
-                       "metadata": dict(owned, finalizers=[seed.OSM_FINALIZER],
-                                        annotations={"cluster.x-k8s.io/cloned-from-name": template}),
-                       "spec": {"flavor": "m1.medium", "image": {"filter": {"name": "ubuntu-2404-kube"}}}})
-    store.update(OSM, namespace, name, status_set(ready=False, instanceState="BUILD"), subresource="status")
+    osc = store.find(OSC, namespace, cluster)  # CAPO makes the machine in its cluster's version
+    osm = store.create(OSM, capo_fields.at_version({
+        "kind": "OpenStackMachine", "metadata": dict(owned, finalizers=[seed.OSM_FINALIZER],
+                                                     annotations={"cluster.x-k8s.io/cloned-from-name": template}),
+        "spec": {"flavor": "m1.medium", "image": {"filter": {"name": "ubuntu-2404-kube"}}}}, "OpenStackMachine", osc))
+    store.update(OSM, namespace, name, status_set(**capo_fields.ready_fields(osm, False), instanceState="BUILD"),
+                 subresource="status")
     return machine
 
 
@@ -160,11 +162,12 @@ def machine_ready(store: Store, namespace: str, cluster: str, name: str, control
     """The OpenStackMachine ready (its server up, see :func:`server_up`), the Node registered (in ``nodes``,
     default ``store``), the Machine ``Running`` with its ``nodeRef`` and Ready conditions."""
     nodes = store if nodes is None else nodes
-    osm_status = store.get(OSM, namespace, name).get("status", {})
+    osm = store.get(OSM, namespace, name)
+    osm_status = osm.get("status", {})
     address = osm_status["addresses"][0]["address"]
     provider_id = f"openstack:///{osm_status['instanceID']}"
-    store.update(OSM, namespace, name, status_set(
-        ready=True, conditions=seed._old_ready("Ready", "InstanceReady", "APIServerIngressReadyCondition")),
+    store.update(OSM, namespace, name, status_set(**capo_fields.ready_fields(
+        osm, True, seed._old_ready("Ready", "InstanceReady", "APIServerIngressReadyCondition"))),
         subresource="status")
     labels = {CONTROL_PLANE_NODE_LABEL: ""} if control_plane else {}
     labels[CLUSTER_NAME_LABEL] = cluster
