@@ -18,6 +18,8 @@ ANNOTATED = [
     "module_utils/neutron",
     "module_utils/nova",
     "module_utils/octavia",
+    "module_utils/capi",
+    "module_utils/capi_clusters",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One normalized view of a Cluster API cluster, the same for v1beta1 and v1beta2 objects.  Pure.
@@ -15,6 +14,8 @@ failure            status.failureReason / failureMessage       status.deprecated
 conditions         status.v1beta2.conditions (new style)        status.conditions
 =================  ==========================================  ==============================================
 """
+
+from typing import Any, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
@@ -37,11 +38,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
 )
 
 
-def _bool(value):
+def _bool(value: Any) -> Optional[bool]:
     return None if value is None else bool(value)
 
 
-def _both(*values):
+def _both(*values: Optional[bool]) -> Optional[bool]:
     """True if all are True, False if any is False, None when unknown."""
     if any(v is False for v in values):
         return False
@@ -50,7 +51,7 @@ def _both(*values):
     return None
 
 
-def failure(obj):
+def failure(obj: dict[str, Any]) -> Optional[dict[str, Any]]:
     """The terminal failure fields where they still exist (removed from the v1beta2 contract)."""
     status = obj.get("status") or {}
     if contract_version(obj) == "v1beta2":
@@ -61,10 +62,10 @@ def failure(obj):
     return {"reason": reason, "message": message}
 
 
-def conditions(obj):
+def conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
     """New-style conditions first (they carry reasons CAPI documents), then old-style ones not already named."""
     new, where = new_conditions(obj)
-    result = [simple_condition(c, where) for c in new]
+    result: list[Any] = [simple_condition(c, where) for c in new]
     names = set(c["type"] for c in result)
     old_where = "status.deprecated.v1beta1.conditions" if contract_version(obj) == "v1beta2" else "status.conditions"
     for condition in old_conditions(obj):
@@ -75,13 +76,13 @@ def conditions(obj):
     return result
 
 
-def _ready_condition(obj, new_type):
+def _ready_condition(obj: dict[str, Any], new_type: str) -> Optional[bool]:
     """Readiness from the new-style condition ``new_type`` where present, else the old Ready condition."""
     condition = new_condition(obj, new_type)
     return condition_holds(condition if condition is not None else old_condition(obj, "Ready"))
 
 
-def _initialized(obj, v1beta2_name, v1beta1_name):
+def _initialized(obj: dict[str, Any], v1beta2_name: str, v1beta1_name: str) -> Optional[bool]:
     """An initialization flag in either contract: ``status.initialization.<v1beta2_name>`` (v1beta2) or
     ``status.<v1beta1_name>`` (v1beta1)."""
     status = obj.get("status") or {}
@@ -90,7 +91,7 @@ def _initialized(obj, v1beta2_name, v1beta1_name):
     return _bool(status.get(v1beta1_name))
 
 
-def cluster_summary(cluster):
+def cluster_summary(cluster: dict[str, Any]) -> dict[str, Any]:
     status = cluster.get("status") or {}
     infrastructure = _initialized(cluster, "infrastructureProvisioned", "infrastructureReady")
     control_plane = _initialized(cluster, "controlPlaneInitialized", "controlPlaneReady")
@@ -114,12 +115,12 @@ def cluster_summary(cluster):
     }
 
 
-def _addresses(obj):
+def _addresses(obj: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"type": a.get("type"), "address": a.get("address")}
             for a in (dig(obj, "status", "addresses") or []) if isinstance(a, dict)]
 
 
-def machine_summary(machine):
+def machine_summary(machine: dict[str, Any]) -> dict[str, Any]:
     status = machine.get("status") or {}
     metadata = meta(machine)
     infrastructure = _initialized(machine, "infrastructureProvisioned", "infrastructureReady")
@@ -145,7 +146,7 @@ def machine_summary(machine):
     }
 
 
-def control_plane_summary(control_plane):
+def control_plane_summary(control_plane: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     if control_plane is None:
         return None
     status = control_plane.get("status") or {}
@@ -178,7 +179,7 @@ def control_plane_summary(control_plane):
     }
 
 
-def _api_load_balancer(infra):
+def _api_load_balancer(infra: dict[str, Any]) -> tuple[Any, Any, Optional[str]]:
     """(load balancer, pool, error) of the infrastructure cluster, read by ``capo.cluster`` in either CAPO version."""
     try:
         return capo.api_load_balancer(infra), capo.api_pool_name(infra), None
@@ -186,7 +187,7 @@ def _api_load_balancer(infra):
         return None, None, str(exc)
 
 
-def infrastructure_summary(infra):
+def infrastructure_summary(infra: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     """The infrastructure cluster (an OpenStackCluster for CAPO), with its API load balancer and pool."""
     if infra is None:
         return None
@@ -207,7 +208,7 @@ def infrastructure_summary(infra):
     }
 
 
-def blockers(view):
+def blockers(view: dict[str, Any]) -> list[str]:
     """Why the cluster is not fit for a change (a rollout, a move): plain sentences, empty when fit.
 
     A block-move annotation is no blocker: providers such as CAPZ keep it while they reconcile a healthy
@@ -246,15 +247,16 @@ def blockers(view):
     return found
 
 
-def _word(value):
+def _word(value: Optional[bool]) -> str:
     return {True: "yes", False: "no", None: "unknown"}[value]
 
 
-def build_view(cluster, control_plane, infrastructure, machines):
+def build_view(cluster: dict[str, Any], control_plane: Optional[dict[str, Any]], infrastructure: Optional[dict[str, Any]],
+               machines: list[dict[str, Any]]) -> dict[str, Any]:
     """The whole normalized view; machines sorted by creation, control-plane ones first."""
     summaries = [machine_summary(m) for m in machines]
     summaries.sort(key=lambda m: (not m["control_plane"], m["created"] or "", m["name"] or ""))
-    view = {
+    view: dict[str, Any] = {
         "cluster": cluster_summary(cluster),
         "control_plane": control_plane_summary(control_plane),
         "infrastructure": infrastructure_summary(infrastructure),

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Reading Cluster API objects the same way whichever contract version they are served in.
@@ -12,7 +11,8 @@ v1beta2 objects with the new conditions under ``status.conditions`` and the old 
 """
 
 import datetime
-from typing import Optional, Tuple
+
+from typing import Any, Optional, Tuple
 
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 BLOCK_MOVE_ANNOTATION = "clusterctl.cluster.x-k8s.io/block-move"
@@ -32,7 +32,7 @@ CLUSTER_GROUPS = ("cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstra
 CONTRACT_VERSIONS = ("v1beta1", "v1beta2")
 
 
-def dig(obj, *path):
+def dig(obj: Any, *path: str) -> Any:
     """``obj[path[0]][path[1]]...`` or None when any step is missing."""
     for key in path:
         if not isinstance(obj, dict):
@@ -41,33 +41,33 @@ def dig(obj, *path):
     return obj
 
 
-def meta(obj):
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("metadata") or {}
 
 
-def annotations(obj):
+def annotations(obj: dict[str, Any]) -> dict[str, str]:
     return meta(obj).get("annotations") or {}
 
 
-def labels(obj):
+def labels(obj: dict[str, Any]) -> dict[str, str]:
     return meta(obj).get("labels") or {}
 
 
-def api_group(api_version):
-    return api_version.split("/")[0] if "/" in (api_version or "") else ""
+def api_group(api_version: Optional[str]) -> str:
+    return (api_version or "").split("/")[0] if "/" in (api_version or "") else ""
 
 
-def api_version_of(obj):
+def api_version_of(obj: dict[str, Any]) -> str:
     return obj.get("apiVersion") or ""
 
 
-def contract_version(obj):
+def contract_version(obj: dict[str, Any]) -> str:
     """``v1beta1`` or ``v1beta2``: the contract the object is served in (other versions read as v1beta1)."""
     version = api_version_of(obj).split("/")[-1]
     return "v1beta2" if version == "v1beta2" else "v1beta1"
 
 
-def identity(obj):
+def identity(obj: dict[str, Any]) -> str:
     """``Kind namespace/name``, the way messages name an object."""
     metadata = meta(obj)
     where = "%s/%s" % (metadata.get("namespace"), metadata.get("name")) if metadata.get("namespace") \
@@ -75,7 +75,7 @@ def identity(obj):
     return "%s %s" % (obj.get("kind") or "object", where)
 
 
-def new_conditions(obj):
+def new_conditions(obj: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     """The new-style (metav1) conditions, wherever the served version keeps them, and where that is."""
     nested = dig(obj, "status", "v1beta2", "conditions")
     if isinstance(nested, list):
@@ -86,21 +86,21 @@ def new_conditions(obj):
     return [], "status.v1beta2.conditions"
 
 
-def old_conditions(obj):
+def old_conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
     """The old-style (v1beta1, with severity) conditions, wherever the served version keeps them."""
     if contract_version(obj) == "v1beta2" and api_group(api_version_of(obj)) in CLUSTER_GROUPS[:3]:
         return dig(obj, "status", "deprecated", "v1beta1", "conditions") or []
     return dig(obj, "status", "conditions") or []
 
 
-def find_condition(conditions, kind):
+def find_condition(conditions: list[dict[str, Any]], kind: str) -> Optional[dict[str, Any]]:
     for condition in conditions or []:
         if isinstance(condition, dict) and condition.get("type") == kind:
             return condition
     return None
 
 
-def paused_condition(obj):
+def paused_condition(obj: dict[str, Any]) -> tuple[Optional[dict[str, Any]], Optional[str]]:
     """The ``Paused`` condition and where it was found, or (None, None)."""
     conditions, where = new_conditions(obj)
     condition = find_condition(conditions, "Paused")
@@ -177,15 +177,15 @@ def rollout_after(control_plane: Optional[dict]) -> Optional[str]:
     return None
 
 
-def generation(obj):
+def generation(obj: dict[str, Any]) -> Optional[int]:
     return meta(obj).get("generation")
 
 
-def resource_version(obj):
+def resource_version(obj: dict[str, Any]) -> Optional[str]:
     return meta(obj).get("resourceVersion")
 
 
-def never_reconciled(obj):
+def never_reconciled(obj: dict[str, Any]) -> bool:
     """True when the object's status holds nothing but empty or false values: no controller has written it on
     this API server. ``clusterctl move`` creates the objects on the target without their status (the status
     subresource is not written by a create), so until the target's controllers reconcile them they look like
@@ -194,7 +194,7 @@ def never_reconciled(obj):
     return not any(_holds_something(value) for value in (dig(obj, "status") or {}).values())
 
 
-def _holds_something(value):
+def _holds_something(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_holds_something(v) for v in value.values())
     if isinstance(value, list):
@@ -202,11 +202,11 @@ def _holds_something(value):
     return bool(value)
 
 
-def deleting(obj):
+def deleting(obj: dict[str, Any]) -> bool:
     return bool(meta(obj).get("deletionTimestamp"))
 
 
-def is_paused(obj, cluster=None):
+def is_paused(obj: dict[str, Any], cluster: Optional[dict[str, Any]] = None) -> bool:
     """Whether CAPI considers ``obj`` paused: its Cluster's spec.paused or its own paused annotation."""
     if PAUSED_ANNOTATION in annotations(obj):
         return True
@@ -215,7 +215,7 @@ def is_paused(obj, cluster=None):
     return obj.get("kind") == "Cluster" and bool(dig(obj, "spec", "paused"))
 
 
-def simple_condition(condition, location=None):
+def simple_condition(condition: Optional[dict[str, Any]], location: Optional[str] = None) -> Optional[dict[str, Any]]:
     """A condition as results show it, whichever style it has."""
     if condition is None:
         return None
@@ -235,7 +235,7 @@ def simple_condition(condition, location=None):
     return result
 
 
-def reference(ref, namespace, default_group=None):
+def reference(ref: Optional[dict[str, Any]], namespace: Optional[str], default_group: Optional[str] = None) -> Optional[dict[str, Any]]:
     """A spec reference (v1beta1 ``apiVersion`` or v1beta2 ``apiGroup``) as (group, version, kind, name,
     namespace); version is None when the reference does not say (v1beta2)."""
     if not isinstance(ref, dict) or not ref.get("name"):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cluster API objects through the Kubernetes API: discovery, the Cluster, the objects of a cluster.
@@ -6,6 +5,10 @@
 Every call goes through ``KubernetesClient.call`` (retries, deadline, counting).  Objects come back as
 plain dicts (what the API sent), so the decision modules never see client classes.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_GROUPS,
@@ -20,13 +23,18 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed, ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT
 
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
+
 # Resources of the cluster groups that no controller reconciles per cluster, so nothing acknowledges a pause.
 NOT_RECONCILED_SUFFIXES = ("templates",)
 # The references of a Cluster whose targets are in scope of a pause.
 REFERENCE_FIELDS = ("infrastructureRef", "controlPlaneRef")
 
 
-def choose_version(served, requested=None):
+def choose_version(served: dict[str, list[str]], requested: str | None = None) -> str:
     """The contract version to read CAPI objects in: ``requested`` if served, else v1beta2 if served,
     else v1beta1.  ``served`` maps group -> list of versions."""
     versions = served.get(CORE_GROUP) or []
@@ -45,35 +53,42 @@ def choose_version(served, requested=None):
 
 
 class CapiService:
-    def __init__(self, kube):
+    def __init__(self, kube: KubernetesClient) -> None:
         self.kube = kube
-        self.served = None
-        self.preferred = {}
-        self.resources = {}
+        self.served: dict[str, list[str]] | None = None
+        self.preferred: dict[str, str] = {}
+        self.resources: dict[tuple[str, str], dict[str, str]] = {}
 
-    def _plain(self, value):
+    def _plain(self, value: Any) -> Any:
         return self.kube.api_client.sanitize_for_serialization(value)
 
-    def discover(self, deadline):
+    def _served(self) -> dict[str, list[str]]:
+        """The groups ``discover`` found (it runs first)."""
+        if self.served is None:
+            raise RuntimeError("CapiService.discover() must run before the served versions are read")
+        return self.served
+
+    def discover(self, deadline: Deadline) -> dict[str, list[str]]:
         """The API groups and versions served (one request)."""
         groups = self._plain(self.kube.call(self.kube.apis.get_api_versions, "discovering API groups", deadline))
-        self.served = {}
+        served: dict[str, list[str]] = {}
+        self.served = served
         for group in groups.get("groups") or []:
-            self.served[group["name"]] = [v["version"] for v in group.get("versions") or []]
+            served[group["name"]] = [v["version"] for v in group.get("versions") or []]
             preferred = dig(group, "preferredVersion", "version")
             if preferred:
                 self.preferred[group["name"]] = preferred
-        return self.served
+        return served
 
-    def version_for(self, group, contract):
+    def version_for(self, group: str, contract: str) -> str | None:
         """The version to read ``group`` in: the contract version for CAPI's own groups when served,
         else the group's preferred version."""
-        versions = self.served.get(group) or []
+        versions = self._served().get(group) or []
         if contract in versions and group in CLUSTER_GROUPS[:3]:
             return contract
         return self.preferred.get(group) or (versions[0] if versions else None)
 
-    def resource_list(self, group, version, deadline):
+    def resource_list(self, group: str, version: str, deadline: Deadline) -> dict[str, str]:
         """Namespaced, listable resources of ``group/version``: kind -> plural (one request, cached)."""
         key = (group, version)
         if key not in self.resources:
@@ -89,13 +104,13 @@ class CapiService:
             self.resources[key] = found
         return self.resources[key]
 
-    def plural(self, group, version, kind, deadline):
+    def plural(self, group: str, version: str, kind: str, deadline: Deadline) -> str:
         plural = self.resource_list(group, version, deadline).get(kind)
         if plural is None:
             raise NotServed("%s/%s does not serve kind %s" % (group, version, kind))
         return plural
 
-    def get_cluster(self, name, namespace, version, deadline):
+    def get_cluster(self, name: str, namespace: str, version: str, deadline: Deadline) -> dict[str, Any]:
         try:
             return self.kube.call(
                 lambda: self.kube.custom.get_namespaced_custom_object(CORE_GROUP, version, namespace, "clusters", name),
@@ -109,7 +124,7 @@ class CapiService:
             hint = "; a Cluster of that name exists in namespace %s" % ", ".join(elsewhere)
         raise ResolveError("Cluster %s/%s not found%s" % (namespace, name, hint), cluster=None)
 
-    def namespaces_with_cluster(self, name, version, deadline):
+    def namespaces_with_cluster(self, name: str, version: str, deadline: Deadline) -> list[str]:
         try:
             found = self.kube.call(
                 lambda: self.kube.custom.list_cluster_custom_object(
@@ -121,11 +136,11 @@ class CapiService:
             raise
         return sorted(set(dig(item, "metadata", "namespace") for item in found.get("items") or []))
 
-    def ref_version(self, target, contract, field=None):
+    def ref_version(self, target: dict[str, Any], contract: str, field: str | None = None) -> str:
         """The version to read a reference's target in (``target`` as ``objects.reference`` gives it); NotServed,
         naming the reference and its API group, when the API does not serve that group (or the version the
         reference names)."""
-        versions = self.served.get(target["group"]) or []
+        versions = self._served().get(target["group"]) or []
         version = target["version"] or self.version_for(target["group"], contract)
         if version is None or version not in versions:
             what = "the %s" % field if field else "a reference"
@@ -138,7 +153,7 @@ class CapiService:
                     "no such group is served"))
         return version
 
-    def check_refs(self, cluster, contract):
+    def check_refs(self, cluster: dict[str, Any], contract: str) -> None:
         """NotServed (``ref_version``) when the Cluster's infrastructureRef or controlPlaneRef names an API group
         or version this API does not serve; no request (discovery has the served groups)."""
         metadata = cluster["metadata"]
@@ -148,7 +163,8 @@ class CapiService:
                 label = "%s of Cluster %s/%s" % (field, metadata["namespace"], metadata["name"])
                 self.ref_version(target, contract, label)
 
-    def get_ref(self, ref, namespace, contract, deadline, field=None):
+    def get_ref(self, ref: dict[str, Any] | None, namespace: str, contract: str, deadline: Deadline,
+                field: str | None = None) -> dict[str, Any] | None:
         """The object a Cluster reference points to, or None when it does not exist (yet). ``field`` names the
         reference (``infrastructureRef``) in the error when its API group is not served."""
         target = reference(ref, namespace)
@@ -166,7 +182,8 @@ class CapiService:
                 return None
             raise
 
-    def list_kind(self, group, version, kind, namespace, label_selector, deadline):
+    def list_kind(self, group: str, version: str, kind: str, namespace: str, label_selector: str | None,
+                  deadline: Deadline) -> list[dict[str, Any]]:
         plural = self.plural(group, version, kind, deadline)
         found = self.kube.call(
             lambda: self.kube.custom.list_namespaced_custom_object(
@@ -174,7 +191,8 @@ class CapiService:
             "listing %s in %s" % (plural, namespace), deadline)
         return found.get("items") or []
 
-    def list_across(self, group, version, plural, namespaces, label_selector, deadline):
+    def list_across(self, group: str, version: str, plural: str, namespaces: Iterable[str] | None,
+                    label_selector: str | None, deadline: Deadline) -> list[dict[str, Any]]:
         """Every ``plural`` object of ``group/version``: one cluster-wide list when ``namespaces`` is empty,
         else one list per namespace (never one request per object)."""
         if not namespaces:
@@ -183,7 +201,7 @@ class CapiService:
                                                                     label_selector=label_selector),
                 "listing %s in all namespaces" % plural, deadline)
             return found.get("items") or []
-        items = []
+        items: list[dict[str, Any]] = []
         for namespace in namespaces:
             found = self.kube.call(
                 lambda where=namespace: self.kube.custom.list_namespaced_custom_object(
@@ -192,7 +210,7 @@ class CapiService:
             items.extend(found.get("items") or [])
         return items
 
-    def cluster_kinds(self, contract, deadline):
+    def cluster_kinds(self, contract: str, deadline: Deadline) -> list[tuple[str, str, str]]:
         """(group, version, kind) of every reconciled, namespaced kind in the cluster groups."""
         kinds = []
         for group in CLUSTER_GROUPS:
@@ -205,7 +223,8 @@ class CapiService:
                 kinds.append((group, version, kind))
         return kinds
 
-    def labelled_objects(self, name, namespace, kinds, deadline):
+    def labelled_objects(self, name: str, namespace: str, kinds: list[tuple[str, str, str]],
+                         deadline: Deadline) -> list[dict[str, Any]]:
         """Every object of ``kinds`` labelled as belonging to cluster ``name`` (one list per kind)."""
         selector = "%s=%s" % (CLUSTER_NAME_LABEL, name)
         objects = []
@@ -217,20 +236,22 @@ class CapiService:
             objects.extend(items)
         return objects
 
-    def get_object(self, group, version, namespace, plural, name, what, deadline):
+    def get_object(self, group: str, version: str, namespace: str, plural: str, name: str, what: str,
+                   deadline: Deadline) -> dict[str, Any]:
         """One namespaced object of ``group/version`` (``what`` names the read in errors)."""
         return self.kube.call(
             lambda: self.kube.custom.get_namespaced_custom_object(group, version, namespace, plural, name),
             what, deadline)
 
-    def patch_object(self, group, version, namespace, plural, name, body, what, deadline):
+    def patch_object(self, group: str, version: str, namespace: str, plural: str, name: str, body: Any, what: str,
+                     deadline: Deadline) -> dict[str, Any]:
         """Merge-patch one namespaced object with ``body`` (sent again after a lost answer: the same patch twice
         is the patch once); the object as patched."""
         return self.kube.call(
             lambda: self.kube.custom.patch_namespaced_custom_object(group, version, namespace, plural, name, body),
             what, deadline, kind=IDEMPOTENT)
 
-    def set_paused(self, cluster, paused, deadline):
+    def set_paused(self, cluster: dict[str, Any], paused: bool, deadline: Deadline) -> dict[str, Any]:
         """Merge-patch ``spec.paused`` (only that field: a concurrent change elsewhere is kept)."""
         metadata = cluster["metadata"]
         group, version = cluster["apiVersion"].rsplit("/", 1)
@@ -241,7 +262,8 @@ class CapiService:
             "setting spec.paused=%s on Cluster %s/%s" % (str(paused).lower(), metadata["namespace"], metadata["name"]),
             deadline, kind=IDEMPOTENT)
 
-    def scope_objects(self, cluster, scope, contract, kinds, deadline):
+    def scope_objects(self, cluster: dict[str, Any], scope: str, contract: str, kinds: list[tuple[str, str, str]],
+                      deadline: Deadline) -> list[dict[str, Any]]:
         """The Cluster and the objects in ``scope``: ``cluster`` (its infrastructure and control-plane
         references) or ``move`` (every reconciled object labelled with the cluster's name, as
         ``clusterctl move`` would take them, plus the references, read only when not labelled)."""
@@ -267,7 +289,8 @@ class CapiService:
                 unique.append(obj)
         return unique
 
-    def scope_feeds(self, cluster, scope, contract, kinds, deadline):
+    def scope_feeds(self, cluster: dict[str, Any], scope: str, contract: str, kinds: list[tuple[str, str, str]],
+                    deadline: Deadline) -> list[Feed]:
         """The same objects as ``scope_objects``, as watch feeds: the Cluster by name, in ``move`` one feed
         per kind with the cluster-name label, and each reference by name (the object is held once even
         when a label feed holds it too)."""

@@ -1,10 +1,12 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet: one inventory host per Cluster API workload cluster, named by the hostname format, with its
 variables (``variables``) and groups.  Pure."""
 
+from __future__ import annotations
+
 import re
+from typing import Any, Iterable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.hostnames import (
     check_hostname_format,
@@ -22,14 +24,14 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_clust
 CAPI_LABEL_PREFIXES = ("cluster.x-k8s.io/", "topology.cluster.x-k8s.io/")
 
 
-def object_key(kind, namespace, name):
+def object_key(kind: str, namespace: Optional[str], name: Optional[str]) -> tuple[str, Optional[str], Optional[str]]:
     return (kind, namespace, name)
 
 
-def index_objects(items):
+def index_objects(items: Iterable[tuple[str, list[dict[str, Any]]]]) -> dict[tuple[str, Optional[str], Optional[str]], dict[str, Any]]:
     """``(kind, namespace, name) -> object`` for listed objects (a list answer's items lack ``kind``:
     ``items`` is a list of ``(kind, objects)``)."""
-    found = {}
+    found: dict[tuple[str, Optional[str], Optional[str]], dict[str, Any]] = {}
     for kind, objects in items:
         for obj in objects:
             metadata = meta(obj)
@@ -40,12 +42,12 @@ def index_objects(items):
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
-def group_name(*parts):
+def group_name(*parts: Any) -> str:
     """A valid Ansible group name: every character but letters, digits and ``_`` becomes ``_``."""
     return _UNSAFE.sub("_", "_".join(str(p) for p in parts if p is not None and p != "")).lower()
 
 
-def default_groups(variables):
+def default_groups(variables: dict[str, Any]) -> list[str]:
     """``capi_namespace_<namespace>``, ``capi_phase_<phase>`` and ``capi_label_<key>_<value>`` (labels that
     Cluster API sets itself excepted)."""
     groups = [group_name("capi_namespace", variables["capi_cluster_namespace"])]
@@ -58,13 +60,14 @@ def default_groups(variables):
     return groups
 
 
-def fleet_hosts(clusters, related, hostname_format=DEFAULT_HOSTNAME_FORMAT):
+def fleet_hosts(clusters: list[dict[str, Any]], related: dict[tuple[str, Optional[str], Optional[str]], dict[str, Any]],
+                hostname_format: str = DEFAULT_HOSTNAME_FORMAT) -> list[dict[str, Any]]:
     """``[{"name", "vars", "groups"}]``, one per cluster, sorted by host name.  ``related``: the listed
     control-plane and infrastructure objects (``index_objects``).  Two clusters on one host name are refused."""
     check_hostname_format(hostname_format)
-    hosts = {}
+    hosts: dict[str, dict[str, Any]] = {}
     for cluster in clusters:
-        found = []
+        found: list[Optional[dict[str, Any]]] = []
         for field in ("controlPlaneRef", "infrastructureRef"):
             target = referenced(cluster, field)
             found.append(related.get(object_key(target[1], target[2], target[3])) if target else None)
@@ -79,7 +82,7 @@ def fleet_hosts(clusters, related, hostname_format=DEFAULT_HOSTNAME_FORMAT):
     return [hosts[name] for name in sorted(hosts)]
 
 
-def related_kinds(clusters):
+def related_kinds(clusters: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """``(group, kind)`` of every control plane and infrastructure cluster the clusters point to, sorted."""
     kinds = set()
     for cluster in clusters:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The variables of a fleet's host: one per Cluster API workload cluster.  Pure.
@@ -10,6 +9,10 @@ balancer, its pool, the network, subnets, router and security groups).  What a p
 (or an empty list); an OpenStackCluster naming two different API load balancers gives none, and
 ``capi_api_load_balancer_error`` says why.
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.cluster_view import (
@@ -28,7 +31,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
 KUBECONFIG_SECRET_KEY = "value"
 
 
-def referenced(cluster, field):
+def referenced(cluster: dict[str, Any], field: str) -> tuple[str, str, str, str] | None:
     """``(group, kind, namespace, name)`` of the object ``spec.<field>`` points to, or None."""
     target = reference(dig(cluster, "spec", field), meta(cluster).get("namespace"))
     if target is None:
@@ -36,7 +39,7 @@ def referenced(cluster, field):
     return target["group"], target["kind"], target["namespace"], target["name"]
 
 
-def openstack_variables(infra):
+def openstack_variables(infra: dict[str, Any] | None) -> dict[str, Any]:
     """The OpenStack resources CAPO reports on the infrastructure cluster (read by ``capo.cluster``)."""
     summary = infrastructure_summary(infra) or {}
     provisioned = summary.get("provisioned")
@@ -55,13 +58,14 @@ def openstack_variables(infra):
     }
 
 
-def _kind_and_name(target, obj):
+def _kind_and_name(target: tuple[str, str, str, str] | None, obj: dict[str, Any] | None) -> dict[str, Any] | None:
     if target is None:
         return None
     return {"kind": target[1], "name": target[3], "found": obj is not None}
 
 
-def host_variables(cluster, control_plane=None, infrastructure=None):
+def host_variables(cluster: dict[str, Any], control_plane: dict[str, Any] | None = None,
+                   infrastructure: dict[str, Any] | None = None) -> dict[str, Any]:
     """The host variables of one workload cluster (see the table in docs/fleet.md)."""
     summary = cluster_summary(cluster)
     cp = control_plane_summary(control_plane) or {}
