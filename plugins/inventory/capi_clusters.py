@@ -213,6 +213,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_clust
     related_kinds,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError, NotServed
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
@@ -301,7 +302,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def _read(self, namespaces):
         clock = Clock()
-        deadline = clock.monotonic() + self.get_option("timeout")
+        deadline = Deadline.after(clock, self.get_option("timeout"))
         kube = self.connect(clock)
         try:
             capi = CapiService(kube)

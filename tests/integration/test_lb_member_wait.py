@@ -312,7 +312,7 @@ def test_the_read_after_the_wait_keeps_to_the_module_deadline(cloud, shared_lb, 
                               "timeout": timeout, "poll_interval": 0.5}, playbook=True)
     result = run.result
     assert result["failed"] is False, result.get("msg")
-    # The last request gets at most a second more (LAST_REQUEST_TIMEOUT), and a loaded machine up to 1.5 s to
+    # The last request gets at most a second more (core.deadline.LAST_REQUEST_SECONDS), and a loaded machine up to 1.5 s to
     # finish the result; a read that was not cut would have taken the whole delay (10 s > 3 + 2.5).
     assert result["elapsed"] < timeout + 2.5, result["elapsed"]
     assert len(result["members"]) == 3 and all(m["ready"] for m in result["members"])

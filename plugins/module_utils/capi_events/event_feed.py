@@ -15,6 +15,7 @@ fresh list. Blocking calls: the event source runs ``follow`` in a thread of its 
 import json
 import random
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
     failure_text,
     is_status,
@@ -86,7 +87,7 @@ class EventFeed:
 
     def list(self):
         """The objects now (each with apiVersion and kind); remembers the list's resourceVersion."""
-        deadline = self.clock.monotonic() + LIST_SECONDS
+        deadline = Deadline.after(self.clock, LIST_SECONDS)
         try:
             found = self.kube.call(self._request, "listing %s" % self.describe(), deadline)
         except Exception as exc:  # pylint: disable=broad-except

@@ -35,7 +35,7 @@ class ClusterInfoRunner(ModuleRunner):
     def run(self):
         options = self.options
         check_cluster(options.name, options.namespace)
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         capi = CapiService(self.module.connect())
         capi.discover(deadline)
         contract = choose_version(capi.served, options.api_version)

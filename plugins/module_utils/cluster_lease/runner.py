@@ -107,7 +107,7 @@ class ClusterLeaseRunner(ModuleRunner):
     def run(self):
         options = self.options
         self.validate()
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         self.leases = LeaseService(self.module.connect())
         if options.state == "released":
             return self.module.exit(**self.release(deadline))
@@ -165,8 +165,7 @@ class ClusterLeaseRunner(ModuleRunner):
             def probe(probe_deadline):
                 state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
                 return state["attempt"]
-            outcome = wait_for(probe, self.judge, timeout=options.timeout, poll_interval=options.poll_interval,
-                               clock=self.clock, start=self.started)
+            outcome = wait_for(probe, self.judge, deadline, poll_interval=options.poll_interval)
             attempt, waited, polls = outcome.observation, outcome.elapsed, outcome.polls
         result = self.report(attempt, waited, polls)
         if attempt.done is None:

@@ -172,7 +172,7 @@ class PauseAckRunner(ModuleRunner):
     def run(self):
         options = self.options
         self.validate()
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         self.capi = CapiService(self.module.connect())
         self.capi.discover(deadline)
         self.target = target = self.set_paused(deadline)
@@ -188,8 +188,7 @@ class PauseAckRunner(ModuleRunner):
             clock = self.clock
             if self.watch is not None:
                 poll, clock = min(poll, WATCH_EVALUATION_SECONDS), WakingClock(self.clock, self.watch)
-            outcome = wait_for(self.look, self.judge, timeout=max(0.0, deadline - self.clock.monotonic()),
-                               poll_interval=poll, clock=clock)
+            outcome = wait_for(self.look, self.judge, deadline, poll_interval=poll, clock=clock)
         finally:
             if self.watch is not None:
                 self.observed_with.update(self.watch.summary())

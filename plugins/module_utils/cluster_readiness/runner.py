@@ -78,7 +78,6 @@ class ClusterReadinessRunner(ModuleRunner):
 
     def __init__(self, module, options):
         super().__init__(module, options)
-        self.deadline = None
         self.capi = None
 
     def read(self, what, func):
@@ -98,7 +97,6 @@ class ClusterReadinessRunner(ModuleRunner):
             raise ModuleFailure("fail_on names no finding code: %s (codes: %s)" % (
                 ", ".join(refused), ", ".join(plan.CODES)))
         check_cluster(options.name, options.namespace)
-        self.deadline = self.started + options.timeout
         objects = self.read_cluster() if options.name else None
         views, findings, data = {}, [], {}
         if not options.name:
@@ -120,7 +118,7 @@ class ClusterReadinessRunner(ModuleRunner):
     def read_cluster(self):
         """The Cluster, its control plane (or Unknown), infrastructure summary and Machines (or Unknown)."""
         options, deadline = self.options, self.deadline
-        self.capi = capi = CapiService(self.module.connect_kubernetes(deadline))
+        self.capi = capi = CapiService(self.module.connect_kubernetes())
         capi.discover(deadline)
         contract = choose_version(capi.served)
         cluster = capi.get_cluster(options.name, options.namespace, contract, deadline)

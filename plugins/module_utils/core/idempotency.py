@@ -32,13 +32,13 @@ class Created:
         self.lost_answers = lost_answers
 
 
-def create_or_adopt(send, find, clock, deadline, settle, what="create", on_lost=None):
+def create_or_adopt(send, find, deadline, settle, what="create", on_lost=None):
     """Run ``send()`` (a create under the ``CREATE`` class); after ``MaybeCommitted``, call ``find()`` (a read
     returning the object or None) until it finds the object or ``settle`` seconds passed, then send again.
     ``on_lost(exc)`` is told of each ``MaybeCommitted``.
 
-    Returns a ``Created``. Raises ``DeadlineExceeded`` when the deadline comes first: then the create may
-    still have been done, and a re-run finds it."""
+    Returns a ``Created``. Raises ``DeadlineExceeded`` when the deadline (a ``core.deadline.Deadline``) comes
+    first: then the create may still have been done, and a re-run finds it."""
     lost = 0
     while True:
         try:
@@ -47,25 +47,24 @@ def create_or_adopt(send, find, clock, deadline, settle, what="create", on_lost=
             lost += 1
             if on_lost is not None:
                 on_lost(exc)
-            found = _look(find, clock, min(deadline, clock.monotonic() + settle))
+            found = _look(find, deadline.within(settle, "looking for what a create whose answer was lost made"))
             if found is not None:
                 return Created(found, adopted=True, lost_answers=lost)
-            if clock.monotonic() >= deadline:
+            if deadline.expired():
                 raise DeadlineExceeded(
                     "%s: its answer was lost (%s) and it was not found before the deadline; it may still be done "
                     "by the service, and a re-run finds it" % (what, exc.fault.description if exc.fault else exc),
                     last_error=exc.last_error, attempts=lost)
 
 
-def _look(find, clock, until):
-    """``find()`` until it returns something or ``until`` passes; the object or None."""
+def _look(find, until):
+    """``find()`` until it returns something or ``until`` (a ``Deadline``) passes; the object or None."""
     interval = FIRST_LOOK_INTERVAL
     while True:
         found = find()
         if found is not None:
             return found
-        remaining = until - clock.monotonic()
-        if remaining <= 0:
+        if until.expired():
             return None
-        clock.sleep(min(interval, remaining))
+        until.clock.sleep(min(interval, until.remaining()))
         interval = min(LONGEST_LOOK_INTERVAL, interval * 2)

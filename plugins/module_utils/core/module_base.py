@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The base class of the modules: spec, number ranges, deadline, results and error mapping.
+"""The base class of the modules: spec, number ranges, the run's one ``Deadline``, results and error mapping.
 
 A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``KubernetesModule``
 (``kubernetes.module_base``) or ``OpenStackKubernetesModule`` (``kubernetes.openstack_module_base``), all built on
@@ -13,7 +13,9 @@ message a person can act on, never a traceback.
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import (
+    LARGEST_NUMBER,
     MAX_SECONDS,
     number_problem,
     NumberRange,
@@ -174,6 +176,14 @@ def written_result(data, writes, written):
     return result
 
 
+def run_deadline(clock, started, timeout):
+    """The run's ``Deadline``: ``timeout`` seconds after ``started``. A ``timeout`` that is not a finite number
+    in range is refused by ``check_numbers`` before ``run()``; until then the deadline is the furthest one."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not abs(timeout) <= LARGEST_NUMBER:
+        timeout = MAX_SECONDS
+    return Deadline.after(clock, timeout, started)
+
+
 class BaseModule:
     """Spec, clock, deadline, results and error mapping shared by every module.
 
@@ -199,6 +209,9 @@ class BaseModule:
             self.ansible.warn(warning)
         self.clock = clock or Clock()
         self.started = self.clock.monotonic()
+        #: the run's one deadline, from ``timeout`` (every module has it) counted from now: handed to the runner,
+        #: and through it to every service, wait and request (``core.deadline``)
+        self.deadline = run_deadline(self.clock, self.started, self.params.get("timeout"))
         self.clients = []
         #: result fields that describe what this run has written so far (a runner sets them as it writes): a
         #: failure reports them unless the failure gives its own

@@ -13,6 +13,7 @@ from dataclasses import fields
 from typing import Any, Mapping, Type, TypeVar
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
 OptionsT = TypeVar("OptionsT", bound="ModuleOptions")
 
@@ -69,12 +70,13 @@ class ModuleOptions:
 
 
 class ModuleRunner:
-    """A base of the runners: the module (its connections, exit, fail and warn), the options it built, and the
-    module's clock and start time, from which each runner's ``run()`` sets its deadline
-    (``self.started + options.timeout``)."""
+    """A base of the runners: the module (its connections, exit, fail and warn), the options it built, the
+    module's clock and start time, and the run's one deadline the module made from ``timeout``
+    (``core.deadline.Deadline``): a runner hands it on, it never computes one."""
 
     def __init__(self, module, options: ModuleOptions):
         self.module = module
         self.options = options
         self.clock: Clock = module.clock
         self.started: float = module.started
+        self.deadline: Deadline = module.deadline

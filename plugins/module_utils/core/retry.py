@@ -168,8 +168,8 @@ class RetryPolicy:
         Retry-After that crosses it ends the call at once (the server said it will not be ready).
 
         ``describe_fault(exc)`` returns a ``Fault`` for exceptions worth looking at, or None for
-        exceptions that are not API faults (they propagate unchanged).  ``deadline`` is a value of
-        ``clock.monotonic()``.  ``reauth()`` drops the cached token and is called at most once; pass
+        exceptions that are not API faults (they propagate unchanged).  ``deadline`` is the run's
+        ``core.deadline.Deadline`` (or one a step made from it).  ``reauth()`` drops the cached token and is called at most once; pass
         None when the client library already renews an expired token itself (keystoneauth does).
         Every retried fault is recorded in ``self.retried`` (status or "connection") for results, every write
         in ``self.writes`` (``done``, or ``unknown`` when it failed after a fault that may have come after the
@@ -210,7 +210,7 @@ class RetryPolicy:
                     reauth()
                     continue
                 delay = self.backoff(attempt, fault.retry_after)
-                remaining = deadline - self.clock.monotonic()
+                remaining = deadline.remaining()
                 if fault.retry_after is not None and fault.retry_after > remaining:
                     raise DeadlineExceeded(
                         "%s failed with a transient fault (%s) and the server asked to retry after %.1f s but only "

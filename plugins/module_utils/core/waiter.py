@@ -6,13 +6,13 @@
 A wait is a ``probe`` (reads the world once, returns plain data, writes nothing), optionally an ``act``
 step (makes the writes the observation calls for and returns what to judge), and a ``judge`` function
 (pure: observation and elapsed seconds in, ``Verdict`` out).  The loop owns time: it polls until the verdict
-is DONE or FAILED, or the deadline passes, and it never sleeps past the deadline.  The clock is
+is DONE or FAILED, or the run's ``Deadline`` passes, and it never sleeps past it.  The clock is
 injectable (``monotonic()`` and ``sleep()``), so waits are unit-tested in microseconds.
 """
 
 from typing import Any, Callable, Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
 DONE = "done"
 FAILED = "failed"
@@ -51,24 +51,23 @@ class WaitResult:
         return self.verdict.state == DONE and not self.timed_out
 
 
-def wait_for(probe: Callable[[float], Any], judge: Callable[[Any, float], Verdict], timeout: float,
-             poll_interval: float, clock=None, start: Optional[float] = None,
-             act: Optional[Callable[[Any, float], Any]] = None) -> WaitResult:
-    """Poll ``probe(deadline)`` and ``judge(observation, elapsed)`` until finished or timed out.
+def wait_for(probe: Callable[[Deadline], Any], judge: Callable[[Any, float], Verdict], deadline: Deadline,
+             poll_interval: float, clock=None, act: Optional[Callable[[Any, Deadline], Any]] = None) -> WaitResult:
+    """Poll ``probe(deadline)`` and ``judge(observation, elapsed)`` until finished or ``deadline`` (the run's
+    ``core.deadline.Deadline``) passes.
 
     ``act(observation, deadline)``, when given, runs after every probe: it is the one place a wait
     writes (holds, releases, deletions), and returns the observation to judge (read again after its
     writes, or a decision about it).
 
-    ``start`` lets a caller count time already spent (resolving names, say) against ``timeout``.
-    The probe receives the absolute deadline so its own retries stay inside it.  At least one
-    probe always runs, even with ``timeout=0``: a wait never reports on a guess.
+    ``elapsed`` counts from the run's start (``deadline.started``), so time already spent (resolving names, say)
+    counts against the timeout. The probe receives the deadline so its own retries stay inside it. ``clock``
+    (by default the deadline's) is the one the loop sleeps on: a clock that wakes early on a watch's events.
+    At least one probe always runs, even with no time left: a wait never reports on a guess.
     """
     if poll_interval <= 0:
         raise ValueError("poll_interval must be positive")
-    clock = clock or Clock()
-    start = clock.monotonic() if start is None else start
-    deadline = start + timeout
+    clock = clock or deadline.clock
     polls = 0
     while True:
         observation = probe(deadline)
@@ -76,10 +75,10 @@ def wait_for(probe: Callable[[float], Any], judge: Callable[[Any, float], Verdic
             observation = act(observation, deadline)
         polls += 1
         now = clock.monotonic()
-        verdict = judge(observation, now - start)
+        verdict = judge(observation, now - deadline.started)
         if verdict.finished:
-            return WaitResult(verdict, observation, False, polls, now - start)
-        remaining = deadline - now
+            return WaitResult(verdict, observation, False, polls, now - deadline.started)
+        remaining = deadline.at - now
         if remaining <= 0:
-            return WaitResult(verdict, observation, True, polls, now - start)
+            return WaitResult(verdict, observation, True, polls, now - deadline.started)
         clock.sleep(min(poll_interval, remaining))

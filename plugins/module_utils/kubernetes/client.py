@@ -5,8 +5,8 @@
 
 Option names, their ``K8S_AUTH_*`` environment variables and the order in which credentials are looked
 for follow kubernetes.core, so a user's ``module_defaults`` and variables carry over.  Every HTTP
-request the official ``kubernetes`` client sends is counted at its REST layer (whose timeout is cut
-to the time left before the caller's deadline), and every API call a module makes goes through
+request the official ``kubernetes`` client sends goes through the request guard both clients share
+(``core.request_guard``: counted, its timeout clamped to what remains of the caller's deadline), and every API call a module makes goes through
 ``KubernetesClient.call`` so the one retry policy applies.  urllib3's own retries are switched off:
 one policy, and honest request counts.
 """
@@ -14,11 +14,11 @@ one policy, and honest request counts.
 import json
 import os
 import ssl
-import threading
 import traceback
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.request_guard import RequestGuard
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.transport import failed_before_sending
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
     Fault,
@@ -44,7 +44,6 @@ except ImportError:
     K8S_IMPORT_ERROR = traceback.format_exc()
 
 DEFAULT_REQUEST_TIMEOUT = 30
-LAST_REQUEST_TIMEOUT = 1.0
 # An API that never answered gets this long (connection refused, unknown host) before the module
 # says it is unreachable: a wrong host or port should not cost the whole wait timeout.
 FIRST_CONTACT_SECONDS = 10.0
@@ -322,9 +321,7 @@ class KubernetesClient:
                                   if key in settings)
         self.api_client = kubernetes.client.ApiClient(self.configuration)
         self.api_client.user_agent = "flightcontrol.openstack"
-        self.total = 0
-        self._counting = threading.Lock()
-        self._local = threading.local()  # each thread's caller deadline: watches run in threads of their own
+        self.guard = RequestGuard(self.request_timeout)  # watches run in threads of their own: a deadline per thread
         self.contacted = False
         rest = self.api_client.rest_client
         rest.request = self._guarded(rest.request)
@@ -359,28 +356,12 @@ class KubernetesClient:
 
     @property
     def api_calls(self):
-        return self.total
-
-    @property
-    def deadline(self):
-        """The deadline of the call this thread is making (None outside a call)."""
-        return getattr(self._local, "deadline", None)
-
-    @deadline.setter
-    def deadline(self, value):
-        self._local.deadline = value
-
-    def _timeout(self):
-        if self.deadline is None:
-            return self.request_timeout
-        return min(self.request_timeout, max(LAST_REQUEST_TIMEOUT, self.deadline - self.clock.monotonic()))
+        return self.guard.total
 
     def _guarded(self, request):
         def guarded_request(*args, **kwargs):
-            with self._counting:  # watches run in threads of their own
-                self.total += 1
-            if not kwargs.get("_request_timeout"):
-                kwargs["_request_timeout"] = self._timeout()
+            self.guard.sent()
+            kwargs["_request_timeout"] = self.guard.timeout(kwargs.get("_request_timeout") or None)
             if self.impersonation:
                 kwargs["headers"] = impersonation_headers(self.impersonation, kwargs.get("headers"))
             response = request(*args, **kwargs)
@@ -389,23 +370,20 @@ class KubernetesClient:
         return guarded_request
 
     def call(self, func, what, deadline, kind=READ):
-        """Run one API call under the retry policy, within ``deadline``.  Until the API has answered
-        once, connection failures get only FIRST_CONTACT_SECONDS before the API is called unreachable.
-        ``kind``: the idempotency class (``core.retry``); the writes here are merge patches of one field
-        (``IDEMPOTENT``: a replay sets the same value)."""
-        effective = deadline
+        """Run one API call under the retry policy, within ``deadline`` (a ``core.deadline.Deadline``).  Until the
+        API has answered once, connection failures get only FIRST_CONTACT_SECONDS before the API is called
+        unreachable. ``kind``: the idempotency class (``core.retry``); the writes here are merge patches of one
+        field (``IDEMPOTENT``: a replay sets the same value)."""
         if not self.contacted:
-            effective = min(deadline, self.clock.monotonic() + FIRST_CONTACT_SECONDS)
-        self.deadline = effective
+            deadline = deadline.within(FIRST_CONTACT_SECONDS, "until the Kubernetes API first answers")
         try:
-            return self.policy.call(func, self._describe, effective, reauth=None, what=what, kind=kind)
+            with self.guard.bound(deadline):
+                return self.policy.call(func, self._describe, deadline, reauth=None, what=what, kind=kind)
         except Exception as exc:  # pylint: disable=broad-except
             fault = describe_fault(getattr(exc, "last_error", None) or exc)
             if not self.contacted and fault is not None and fault.connection_error:
                 raise UnreachableError("the Kubernetes API at %s does not answer (%s)" % (self.host, fault.description))
             raise
-        finally:
-            self.deadline = None
 
     def _describe(self, exc):
         fault = describe_fault(exc)

@@ -34,10 +34,6 @@ STATUS_HINTS = {
 }
 
 
-# How long reading a kubeconfig Secret may take when the caller gives no deadline.
-SECRET_READ_SECONDS = 60
-
-
 def kubernetes_dict_argument_spec():
     """The ``kubernetes`` dictionary option (doc fragment ``kubernetes_dict``): kubernetes.core's connection
     options and ``kubeconfig_secret``."""
@@ -57,19 +53,17 @@ def _client(module, settings, clock, params, refusal=None):
         raise ModuleFailure(refusal(exc) if refusal else "Kubernetes connection settings are invalid: %s" % (exc,))
 
 
-def connect_kubernetes(module, params, clock, clients=None, deadline=None):
+def connect_kubernetes(module, params, clock, clients, deadline):
     """A ``KubernetesClient`` from kubernetes.core-style ``params``; fails the module with a plain message
     when the client library is missing or the settings cannot be used. With ``kubeconfig_secret`` in
     ``params`` the other settings reach the cluster that holds the Secret, and the client returned talks to the
     cluster the Secret's kubeconfig names (``connect_through_secret``). Every client made is added to
-    ``clients``; ``deadline`` bounds reading the Secret."""
-    clients = [] if clients is None else clients
+    ``clients``; ``deadline`` (the run's ``Deadline``) bounds reading the Secret."""
     kube = _client(module, auth_settings(params), clock, params)
     clients.append(kube)
     if not params.get("kubeconfig_secret"):
         return kube
     ref = secret_ref(params["kubeconfig_secret"])
-    deadline = deadline if deadline is not None else clock.monotonic() + SECRET_READ_SECONDS
     workload = read_kubeconfig_secret(kube, ref, deadline)
     return connect_workload(module, workload, clock, params, clients)
 
@@ -143,12 +137,9 @@ class KubernetesModule(BaseModule):
         return kubeconfig_secrets(params)
 
     def connect(self):
-        """The client of the Kubernetes API the options name (through ``kubeconfig_secret``: read before the
-        module's ``timeout``, the one deadline of the run)."""
-        deadline = None
-        if self.params.get("timeout") is not None:
-            deadline = self.started + self.params["timeout"]
-        self.kube = connect_kubernetes(self.ansible, self.params, self.clock, self.clients, deadline)
+        """The client of the Kubernetes API the options name (through ``kubeconfig_secret``: read within the run's
+        deadline)."""
+        self.kube = connect_kubernetes(self.ansible, self.params, self.clock, self.clients, self.deadline)
         return self.kube
 
     def describe_error(self, exc):
@@ -167,10 +158,11 @@ class KubernetesDictModule(BaseModule):
     def hidden_values(params):
         return kubeconfig_secrets(params.get("kubernetes"))
 
-    def connect_kubernetes(self, deadline):
-        """The client of the Kubernetes API ``kubernetes`` names (read before ``deadline``)."""
+    def connect_kubernetes(self):
+        """The client of the Kubernetes API ``kubernetes`` names (through ``kubeconfig_secret``: read within the
+        run's deadline)."""
         return connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock, self.clients,
-                                  deadline)
+                                  self.deadline)
 
     def connect_workload(self, workload):
         """A client of the workload cluster ``workload`` (a ``WorkloadKubeconfig``) names, with the options of

@@ -29,14 +29,11 @@ class OpenStackKubernetesModule(OpenStackModule):
     def hidden_values(params):
         return OpenStackModule.hidden_values(params) | kubeconfig_secrets(params.get("kubernetes"))
 
-    def connect_kubernetes(self, deadline=None):
+    def connect_kubernetes(self):
         """The client of the Kubernetes API ``kubernetes`` names: through ``kubernetes.kubeconfig_secret``, the
-        workload cluster whose kubeconfig that Secret holds (read before ``deadline``, by default the module's
-        ``timeout``)."""
-        if deadline is None and self.params.get("timeout") is not None:
-            deadline = self.started + self.params["timeout"]
+        workload cluster whose kubeconfig that Secret holds (read within the run's deadline)."""
         return connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock, self.clients,
-                                  deadline)
+                                  self.deadline)
 
     def describe_error(self, exc):
         return super(OpenStackKubernetesModule, self).describe_error(exc) or describe_kubernetes_error(exc)

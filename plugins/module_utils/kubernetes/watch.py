@@ -206,7 +206,7 @@ class ObjectWatch:
         cuts = 0
         try:
             # a watch that could stay open less than a second before the deadline is not worth its request
-            while not self._stopped.is_set() and self.clock.monotonic() < deadline - 1.0:
+            while not self._stopped.is_set() and deadline.remaining() > 1.0:
                 if self._watch_once(index, deadline):
                     cuts = 0
                 else:
@@ -214,7 +214,7 @@ class ObjectWatch:
                     if cuts >= MAX_CUTS:
                         raise WatchNotServed("the watch of %s was cut %d times in a row without an event" % (
                             self.feeds[index].describe(), cuts))
-                    self.clock.sleep(min(0.2 * cuts, max(0.0, deadline - self.clock.monotonic())))
+                    self.clock.sleep(min(0.2 * cuts, deadline.remaining()))
         except Exception as exc:  # pylint: disable=broad-except
             if not self._stopped.is_set():
                 with self.lock:
@@ -225,7 +225,7 @@ class ObjectWatch:
     def _watch_once(self, index, deadline):
         """One watch request, read to its end; True when it brought events (or ended as planned)."""
         feed = self.feeds[index]
-        seconds = int(max(1, min(WATCH_SECONDS, deadline - self.clock.monotonic())))
+        seconds = int(max(1, min(WATCH_SECONDS, deadline.remaining())))
         try:
             response = self.kube.call(
                 lambda: self.kube.custom.list_namespaced_custom_object(

@@ -136,7 +136,7 @@ class MemberWaitRunner(ModuleRunner):
     def run(self):
         selectors = self.validate()
         options = self.options
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
         self.pool, self.lb_id = self.octavia.resolve_pool(options.pool, options.loadbalancer, deadline)
@@ -148,7 +148,7 @@ class MemberWaitRunner(ModuleRunner):
         self.wait_spec = lb_members.WaitSpec(options.state, selectors, accepted, options.wait_for_loadbalancer)
         try:
             outcome = wait_for(self.look, lambda obs, _elapsed: lb_members.judge(obs, self.wait_spec),
-                               options.timeout, options.poll_interval, clock=self.clock, start=self.started)
+                               deadline, options.poll_interval)
         except DeadlineExceeded as exc:
             raise ModuleFailure(self.deadline_text(exc), **self.result_data())
         self.report(outcome)
@@ -168,7 +168,7 @@ class MemberWaitRunner(ModuleRunner):
                              "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
                                                       lb_members.label(self.pool)))
         if outcome.succeeded:
-            self.complete_members(self.started + self.options.timeout)
+            self.complete_members(self.deadline)
             self.module.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))
         self.module.fail(self.failure_text(outcome), timed_out=outcome.timed_out, **data)
 
@@ -202,7 +202,7 @@ class MemberWaitRunner(ModuleRunner):
         if not monitor_id:
             return {"health_monitor": None}
         try:
-            monitor = self.octavia.get_health_monitor(monitor_id, self.started + self.options.timeout)
+            monitor = self.octavia.get_health_monitor(monitor_id, self.deadline)
         except DeadlineExceeded as exc:
             self.module.warn("the wait succeeded, but the pool's health monitor did not answer before the timeout "
                              "(%s); health_monitor is null" % exc)

@@ -54,7 +54,7 @@ class RegistrationRunner(ModuleRunner):
     def run(self):
         self.validate()
         options = self.options
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         self.node_source = self.module.connect_kubernetes()
         nodes = list_nodes(self.node_source, deadline, label_selector=options.node_selector)
         self.module.connect()

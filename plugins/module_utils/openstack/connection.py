@@ -4,12 +4,14 @@
 """The OpenStack connection: options compatible with openstack.cloud, request counting, retries.
 
 Option names and semantics follow openstack.cloud so a user's ``module_defaults`` and variables carry
-over.  Every HTTP request the SDK sends (token requests included) is counted at the transport, and
-every API call a module makes goes through ``OpenStackClient.call`` so the one retry policy applies.
+over.  Every HTTP request the SDK sends (token requests included) goes through the request guard both
+clients share (``core.request_guard``: counted at the transport, its timeout clamped to what remains of the
+caller's deadline), and every API call a module makes goes through ``OpenStackClient.call`` so the one retry policy applies.
 """
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.request_guard import RequestGuard
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import CREATE, READ, RetryPolicy
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
@@ -20,8 +22,6 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
 
 COLLECTION_VERSION = "0.1.0"
 DEFAULT_REQUEST_TIMEOUT = 30
-# A request started at (or just before) the deadline still gets this long to answer.
-LAST_REQUEST_TIMEOUT = 1.0
 # Options that only apply when ``cloud`` names a cloud; a ``cloud`` dict carries its own.
 CONNECTION_OPTIONS = ("auth", "auth_type", "region_name", "validate_certs", "ca_cert", "client_cert", "client_key",
                       "api_timeout")
@@ -75,35 +75,18 @@ def cloud_dict_problem(params):
     return None
 
 
-class RequestGuard:
-    """Sits at the HTTP transport: counts every request sent, and caps each request's timeout at the
-    time left before the caller's deadline, so a hung connection cannot outlive the module's wait."""
-
-    def __init__(self, clock):
-        self.clock = clock
-        self.total = 0
-        self.deadline = None
-
-    def attach(self, http_session):
-        for adapter in set(http_session.adapters.values()):
-            adapter.send = self._guarded(adapter.send)
-
-    def capped_timeout(self, timeout):
-        if self.deadline is None:
-            return timeout
-        cap = max(LAST_REQUEST_TIMEOUT, self.deadline - self.clock.monotonic())
-        if timeout is None:
-            return cap
-        if isinstance(timeout, tuple):
-            return tuple(cap if part is None else min(part, cap) for part in timeout)
-        return min(timeout, cap)
-
-    def _guarded(self, send):
+def guard_session(guard, http_session):
+    """Send every request of ``http_session`` (requests' adapters, token requests included) through ``guard``
+    (``core.request_guard``): counted, its timeout clamped to the deadline of the call being made."""
+    def guarded(send):
         def guarded_send(request, *args, **kwargs):
-            self.total += 1
-            kwargs["timeout"] = self.capped_timeout(kwargs.get("timeout"))
+            guard.sent()
+            kwargs["timeout"] = guard.timeout(kwargs.get("timeout"))
             return send(request, *args, **kwargs)
         return guarded_send
+
+    for adapter in set(http_session.adapters.values()):
+        adapter.send = guarded(adapter.send)
 
 
 def request_timeout_of(params):
@@ -124,10 +107,10 @@ class OpenStackClient:
         self.params = params
         self.clock = clock or Clock()
         self.policy = policy or RetryPolicy(clock=self.clock)
-        self.guard = RequestGuard(self.clock)
         self.request_timeout = request_timeout_of(params)
+        self.guard = RequestGuard(self.request_timeout)
         self.conn = self._connect(params, self.request_timeout)
-        self.guard.attach(self.conn.session.session)
+        guard_session(self.guard, self.conn.session.session)
 
     @staticmethod
     def _connect(params, api_timeout):
@@ -159,17 +142,15 @@ class OpenStackClient:
         return self.guard.total
 
     def call(self, func, what, deadline, kind=READ, trace=None):
-        """Run one API call under the retry policy, never retrying (or waiting on a request) past ``deadline``.
+        """Run one API call under the retry policy, never retrying (or waiting on a request) past ``deadline`` (a
+        ``core.deadline.Deadline``).
 
         ``kind`` is the call's idempotency class (``core.retry``: READ, IDEMPOTENT, CREATE) and ``trace`` a
         ``WriteTrace`` that tells the caller whether an attempt's answer was lost. No re-auth callback:
         keystoneauth already renews an expired token once when a request gets 401.
         """
-        self.guard.deadline = deadline
-        try:
+        with self.guard.bound(deadline):
             return self.policy.call(func, describe_fault, deadline, reauth=None, what=what, kind=kind, trace=trace)
-        finally:
-            self.guard.deadline = None
 
     def create(self, send, find, what, deadline, trace=None):
         """A create that is never sent twice blindly (``core.idempotency``): after a lost answer ``find()`` looks
@@ -181,5 +162,5 @@ class OpenStackClient:
                 trace.saw(exc.fault)
 
         return create_or_adopt(lambda: self.call(send, what, deadline, kind=CREATE), lambda: self.call(
-            find, "looking for what '%s' made" % what, deadline), self.clock, deadline, self.request_timeout,
+            find, "looking for what '%s' made" % what, deadline), deadline, self.request_timeout,
             what=what, on_lost=mark_lost)

@@ -131,7 +131,7 @@ class ResourceLeakAuditRunner(ModuleRunner):
 
     def run(self):
         options = self.options
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         plan_options = self.plan_options()
         self.module.connect()
         self.reader = Reader(self.module.client, deadline, plan_options.scope)

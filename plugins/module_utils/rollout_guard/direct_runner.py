@@ -179,15 +179,14 @@ class DirectRollout(ModuleRunner):
             self.refuse_unknown_provider()
         self.check_pairs(self.octavia.list_members(self.pool["id"], deadline))
         try:
-            outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
-                               start=self.started, act=self.act)
+            outcome = wait_for(self.look, self.judge, deadline, options.poll_interval, act=self.act)
             if not outcome.succeeded:
-                self.drainer.restore_after_stop()
+                self.drainer.restore_after_stop(self.deadline)
         except DeadlineExceeded as exc:
-            self.drainer.restore_after_stop()
+            self.drainer.restore_after_stop(self.deadline)
             raise ModuleFailure(str(exc), **self.result())
         except Exception as exc:  # pylint: disable=broad-except
-            self.drainer.restore_after_stop()
+            self.drainer.restore_after_stop(self.deadline)
             message = self.module.describe_error(exc) or (str(exc) if isinstance(exc, FlightcontrolError) else None)
             if message is None or not self.log.released:
                 raise

@@ -9,8 +9,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia im
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain
 
 # Seconds a stopped run takes to put drained members back in rotation (weight or admin state): a deliberate
-# extension past the run's deadline, since a member left out of rotation would leave the pool short.
+# extension past the run's deadline (``Deadline.extended``), since a member left out of rotation would leave the
+# pool short.
 RESTORE_SECONDS = 30
+RESTORE_REASON = "putting drained members back in rotation after the run stopped"
 
 
 class Drainer:
@@ -117,11 +119,12 @@ class Drainer:
                 self.log.record("restore weight" if record.method == providers.WEIGHT else "restore admin state",
                                 member=record.member)
 
-    def restore_after_stop(self):
-        """A run that stops: the drained members go back in rotation, each the way it was drained (within a short
-        deadline of their own); a failure to do so is recorded, never raised over the reason the run stopped."""
+    def restore_after_stop(self, deadline):
+        """A run that stops: the drained members go back in rotation, each the way it was drained, within the run's
+        ``deadline`` extended to at least RESTORE_SECONDS from now; a failure to do so is recorded, never raised
+        over the reason the run stopped."""
         try:
-            self.restore(None, 0, self.clock.monotonic() + RESTORE_SECONDS)
+            self.restore(None, 0, deadline.extended(RESTORE_SECONDS, RESTORE_REASON))
         except Exception as exc:  # pylint: disable=broad-except
             self.log.record("restore failed: %s" % exc)
 

@@ -73,7 +73,7 @@ class RolloutGuardRunner(ModuleRunner):
     def run(self):
         pairs = self.validate()
         module = self.module
-        deadline = self.started + self.options.timeout
+        deadline = self.deadline
         log = RolloutLog(self.clock, self.started)
         if self.options.mode == "direct":
             return DirectRollout(module, self.options, log, pairs).run(deadline)

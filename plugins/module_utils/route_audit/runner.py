@@ -203,7 +203,7 @@ class RouteAuditRunner(ModuleRunner):
     def audit_router(self):
         cidrs = self.validate()
         options = self.options
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         source, nodes, owner = self.load_nodes(cidrs, deadline)
         self.module.connect()
         api = RouterService(self.module.client)

@@ -197,7 +197,7 @@ class SecgroupRunner(ModuleRunner):
 
     def run(self):
         wanted, remote_names, remote_ids = self.validate()
-        deadline = self.started + self.options.timeout
+        deadline = self.deadline
         self.module.connect()
         api = NetworkService(self.module.client)
         group = self.find_group(api, deadline)

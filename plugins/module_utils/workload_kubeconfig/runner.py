@@ -100,12 +100,12 @@ class WorkloadKubeconfigRunner(ModuleRunner):
 
     def run(self):
         options = self.options
-        deadline = self.started + options.timeout
+        deadline = self.deadline
         given = dict(cluster=options.cluster, namespace=options.namespace, secret=options.secret)
         if options.cluster is not None:
             check_cluster(options.cluster, options.namespace, "cluster")
         ref = secret_ref(*secret_options(given))
-        workload = read_kubeconfig_secret(self.module.connect_kubernetes(deadline), ref, deadline)
+        workload = read_kubeconfig_secret(self.module.connect_kubernetes(), ref, deadline)
         self.module.hide(workload.secret_values)
         result = dict(workload.summary, secret=ref.as_dict(), dest=options.dest, changed=False)
         if options.check_api:

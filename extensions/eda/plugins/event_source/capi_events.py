@@ -156,6 +156,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi_event
     DEFAULT_GUARD_HOOK,
     EventState,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import (  # noqa: E402
     MAX_SECONDS,
@@ -177,6 +178,8 @@ CONNECTION_OPTIONS = ("kubeconfig", "context", "host", "api_key", "validate_cert
 KNOWN_OPTIONS = CONNECTION_OPTIONS + ("namespaces", "label_selector", "stuck_seconds", "tick_seconds",
                                       "hostname_format", "api_version", "standing_hook", "guard_hook")
 DISCOVERY_SECONDS = 60
+# How long one standing-hook write (with its retries) may take.
+HOOK_WRITE_SECONDS = 30
 # A threshold or a pause: above zero (zero would mean "stuck at once" or a busy loop), up to 30 days or an hour.
 SECONDS_RANGES = dict(stuck_seconds=NumberRange(above=0, maximum=MAX_SECONDS, unit=" seconds"),
                       tick_seconds=NumberRange(above=0, maximum=3600, unit=" seconds"))
@@ -244,7 +247,7 @@ def connect(options):
 
 def make_feeds(kube, options):
     """The feeds to follow (Clusters first, so that the objects of a cluster find it), after discovery."""
-    deadline = kube.clock.monotonic() + DISCOVERY_SECONDS
+    deadline = Deadline.after(kube.clock, DISCOVERY_SECONDS)
     capi = CapiService(kube)
     try:
         capi.discover(deadline)
@@ -304,7 +307,7 @@ class Runner:
             kube.call(lambda: kube.custom.patch_namespaced_custom_object(
                 feed.group, feed.version, action["namespace"], feed.plural, action["name"], body),
                 "%s of Machine %s/%s" % (action["action"], action["namespace"], action["name"]),
-                kube.clock.monotonic() + 30, kind=IDEMPOTENT)
+                Deadline.after(kube.clock, HOOK_WRITE_SECONDS), kind=IDEMPOTENT)
         except Exception as exc:  # pylint: disable=broad-except
             if getattr(exc, "status", None) == 404:
                 return

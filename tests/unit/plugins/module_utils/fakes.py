@@ -1,5 +1,10 @@
 # -*- coding: utf-8 -*-
-"""Test doubles shared by the unit tests: a clock that only moves when told, a call that follows a script."""
+"""Test doubles shared by the unit tests: a clock that only moves when told, a call that follows a script, the
+part of a module base a runner reads."""
+
+from types import SimpleNamespace
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
 
 class FakeClock:
@@ -36,3 +41,10 @@ def scripted(*outcomes):
         return outcome
     func.calls = calls
     return func
+
+
+def fake_module(clock, timeout=3600, **fields):
+    """What a runner reads of its module base (``core.options.ModuleRunner``): the clock, the start time and the
+    run's deadline, ``timeout`` seconds after it; ``fields`` add the rest a test needs."""
+    started = clock.monotonic()
+    return SimpleNamespace(clock=clock, started=started, deadline=Deadline.after(clock, timeout, started), **fields)

@@ -16,6 +16,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 class Module(object):
     clock = None
     started = 0.0
+    deadline = None
 
 
 def raising(exc):

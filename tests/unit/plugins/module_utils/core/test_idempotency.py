@@ -6,6 +6,7 @@ import random
 import pytest
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
     CREATE,
@@ -62,7 +63,7 @@ def test_reads_and_idempotent_writes_are_retried_on_every_transient_fault(kind):
     retry, clock = policy()
     func = scripted(GATEWAY_504, RESET_AFTER_SENDING, BUSY_503, RATE_429, "done")
     trace = WriteTrace()
-    assert retry.call(func, describe, clock.monotonic() + 60, kind=kind, trace=trace) == "done"
+    assert retry.call(func, describe, Deadline.after(clock, 60), kind=kind, trace=trace) == "done"
     assert len(func.calls) == 5
     assert trace.maybe_committed and len(trace.faults) == 4
 
@@ -72,7 +73,7 @@ def test_an_idempotent_write_tells_its_caller_that_the_replays_404_may_be_its_ow
     func = scripted(GATEWAY_504, NOT_FOUND)
     trace = WriteTrace()
     with pytest.raises(Boom):
-        retry.call(func, describe, clock.monotonic() + 60, kind=IDEMPOTENT, trace=trace)
+        retry.call(func, describe, Deadline.after(clock, 60), kind=IDEMPOTENT, trace=trace)
     assert trace.maybe_committed
 
 
@@ -81,7 +82,7 @@ def test_a_replay_after_faults_before_the_service_leaves_the_trace_clean():
     func = scripted(BUSY_503, REFUSED, NOT_FOUND)
     trace = WriteTrace()
     with pytest.raises(Boom):
-        retry.call(func, describe, clock.monotonic() + 60, kind=IDEMPOTENT, trace=trace)
+        retry.call(func, describe, Deadline.after(clock, 60), kind=IDEMPOTENT, trace=trace)
     assert not trace.maybe_committed and len(trace.faults) == 2
 
 
@@ -90,7 +91,7 @@ def test_a_create_is_not_replayed_after_a_fault_that_may_have_come_after_the_com
     retry, clock = policy()
     func = scripted(fault, "second")
     with pytest.raises(MaybeCommitted) as caught:
-        retry.call(func, describe, clock.monotonic() + 60, kind=CREATE, what="creating group g")
+        retry.call(func, describe, Deadline.after(clock, 60), kind=CREATE, what="creating group g")
     assert len(func.calls) == 1 and caught.value.fault is fault
     assert "creating group g met a fault after which it may have been done" in str(caught.value)
 
@@ -98,7 +99,7 @@ def test_a_create_is_not_replayed_after_a_fault_that_may_have_come_after_the_com
 def test_a_create_is_retried_after_faults_before_the_service():
     retry, clock = policy()
     func = scripted(BUSY_503, RATE_429, REFUSED, "made")
-    assert retry.call(func, describe, clock.monotonic() + 60, kind=CREATE) == "made"
+    assert retry.call(func, describe, Deadline.after(clock, 60), kind=CREATE) == "made"
     assert len(func.calls) == 4
 
 
@@ -106,8 +107,8 @@ def adopt(send, find, settle=10.0, deadline=60.0):
     retry, clock = policy()
 
     def create():
-        return retry.call(send, describe, clock.monotonic() + deadline, kind=CREATE)
-    return create_or_adopt(create, find, clock, clock.monotonic() + deadline, settle), clock
+        return retry.call(send, describe, Deadline.after(clock, deadline), kind=CREATE)
+    return create_or_adopt(create, find, Deadline.after(clock, deadline), settle), clock
 
 
 def test_a_create_whose_answer_was_lost_is_found_and_adopted_without_a_second_create():

@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
     classify,
@@ -56,7 +57,7 @@ def test_retries_transient_faults_then_returns():
     clock = FakeClock()
     policy = RetryPolicy(clock=clock, rng=random.Random(1))
     func = scripted(Boom(503), Boom(502), Boom(connection=True), "ok")
-    assert policy.call(func, describe, deadline=clock.now + 60) == "ok"
+    assert policy.call(func, describe, deadline=Deadline.after(clock, 60)) == "ok"
     assert len(func.calls) == 4
     assert policy.retried == [503, 502, "connection"]
     assert len(clock.sleeps) == 3
@@ -66,7 +67,7 @@ def test_retry_after_is_a_floor_for_the_wait():
     clock = FakeClock()
     policy = RetryPolicy(base_delay=0.1, clock=clock, rng=random.Random(2))
     func = scripted(Boom(429, retry_after=4.0), "ok")
-    policy.call(func, describe, deadline=clock.now + 60)
+    policy.call(func, describe, deadline=Deadline.after(clock, 60))
     assert clock.sleeps == [4.0]
 
 
@@ -75,7 +76,7 @@ def test_never_sleeps_past_the_deadline():
     policy = RetryPolicy(clock=clock, rng=random.Random(3))
     func = scripted(Boom(429, retry_after=30.0), "ok")
     with pytest.raises(DeadlineExceeded) as info:
-        policy.call(func, describe, deadline=clock.now + 10, what="list members")
+        policy.call(func, describe, deadline=Deadline.after(clock, 10), what="list members")
     assert clock.sleeps == []
     assert "retry after 30.0 s" in str(info.value)
     assert "list members" in str(info.value)
@@ -93,7 +94,7 @@ def test_last_backoff_is_shortened_to_end_at_the_deadline():
 
     start = clock.now
     with pytest.raises(DeadlineExceeded) as info:
-        policy.call(always_503, describe, deadline=start + 10)
+        policy.call(always_503, describe, deadline=Deadline.after(clock, 10, start))
     assert clock.now == start + 10
     assert calls[-1] == start + 10, "the last attempt is made at the deadline, not before it"
     assert "until the deadline" in str(info.value)
@@ -114,7 +115,7 @@ def test_terminal_fault_raises_at_once():
     policy = RetryPolicy(clock=clock)
     func = scripted(Boom(400), "never")
     with pytest.raises(Boom):
-        policy.call(func, describe, deadline=clock.now + 60)
+        policy.call(func, describe, deadline=Deadline.after(clock, 60))
     assert len(func.calls) == 1
     assert clock.sleeps == []
 
@@ -124,25 +125,27 @@ def test_expired_token_gets_exactly_one_reauth():
     policy = RetryPolicy(clock=clock)
     reauths = []
     func = scripted(Boom(401), "ok")
-    assert policy.call(func, describe, deadline=clock.now + 60, reauth=lambda: reauths.append(1)) == "ok"
+    assert policy.call(func, describe, deadline=Deadline.after(clock, 60), reauth=lambda: reauths.append(1)) == "ok"
     assert reauths == [1]
     func = scripted(Boom(401), Boom(401), "never")
     with pytest.raises(Boom):
-        policy.call(func, describe, deadline=clock.now + 60, reauth=lambda: reauths.append(1))
+        policy.call(func, describe, deadline=Deadline.after(clock, 60), reauth=lambda: reauths.append(1))
     assert len(func.calls) == 2
     assert reauths == [1, 1]
 
 
 def test_without_a_reauth_callback_401_is_terminal():
-    policy = RetryPolicy(clock=FakeClock())
+    clock = FakeClock()
+    policy = RetryPolicy(clock=clock)
     func = scripted(Boom(401), "never")
     with pytest.raises(Boom):
-        policy.call(func, describe, deadline=2000)
+        policy.call(func, describe, deadline=Deadline.after(clock, 1000))
     assert len(func.calls) == 1
 
 
 def test_exceptions_that_are_no_api_fault_propagate_untouched():
-    policy = RetryPolicy(clock=FakeClock())
+    clock = FakeClock()
+    policy = RetryPolicy(clock=clock)
     func = scripted(KeyError("x"))
     with pytest.raises(KeyError):
-        policy.call(func, describe, deadline=2000)
+        policy.call(func, describe, deadline=Deadline.after(clock, 1000))

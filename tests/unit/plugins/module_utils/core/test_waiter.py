@@ -10,6 +10,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waite
     wait_for,
 )
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
 
 
@@ -30,7 +31,7 @@ def by_value(observation, _elapsed):
 def test_returns_as_soon_as_done():
     clock = FakeClock()
     probe = probe_sequence([WAITING, WAITING, DONE])
-    result = wait_for(probe, by_value, timeout=60, poll_interval=5, clock=clock)
+    result = wait_for(probe, by_value, Deadline.after(clock, 60), poll_interval=5)
     assert result.succeeded and not result.timed_out
     assert result.polls == 3
     assert clock.sleeps == [5, 5]
@@ -39,14 +40,14 @@ def test_returns_as_soon_as_done():
 
 def test_failure_stops_at_once():
     clock = FakeClock()
-    result = wait_for(probe_sequence([WAITING, FAILED, DONE]), by_value, timeout=60, poll_interval=1, clock=clock)
+    result = wait_for(probe_sequence([WAITING, FAILED, DONE]), by_value, Deadline.after(clock, 60), poll_interval=1)
     assert result.verdict.state == FAILED and not result.succeeded and not result.timed_out
     assert result.polls == 2
 
 
 def test_times_out_without_sleeping_past_the_deadline():
     clock = FakeClock()
-    result = wait_for(probe_sequence([WAITING]), by_value, timeout=12, poll_interval=5, clock=clock)
+    result = wait_for(probe_sequence([WAITING]), by_value, Deadline.after(clock, 12), poll_interval=5)
     assert result.timed_out and not result.succeeded
     assert clock.sleeps == [5, 5, 2]
     assert result.polls == 4  # the last probe is at the deadline itself
@@ -55,7 +56,7 @@ def test_times_out_without_sleeping_past_the_deadline():
 
 def test_zero_timeout_still_probes_once():
     clock = FakeClock()
-    result = wait_for(probe_sequence([DONE]), by_value, timeout=0, poll_interval=5, clock=clock)
+    result = wait_for(probe_sequence([DONE]), by_value, Deadline.after(clock, 0), poll_interval=5)
     assert result.succeeded and result.polls == 1
 
 
@@ -64,15 +65,15 @@ def test_time_spent_before_the_wait_counts_and_probe_gets_deadline():
     started = clock.now
     clock.now += 8
     probe = probe_sequence([WAITING])
-    result = wait_for(probe, by_value, timeout=10, poll_interval=5, clock=clock, start=started)
+    result = wait_for(probe, by_value, Deadline.after(clock, 10, started), poll_interval=5)
     assert result.timed_out
     assert clock.sleeps == [2]
-    assert probe.seen[0] == 110.0
+    assert probe.seen[0].at == 110.0
 
 
 def test_rejects_non_positive_interval_and_unknown_verdicts():
     with pytest.raises(ValueError):
-        wait_for(probe_sequence([DONE]), by_value, timeout=1, poll_interval=0, clock=FakeClock())
+        wait_for(probe_sequence([DONE]), by_value, Deadline.after(FakeClock(), 1), poll_interval=0)
     with pytest.raises(ValueError):
         Verdict("maybe")
 
@@ -82,14 +83,14 @@ def test_the_act_step_runs_after_each_probe_and_its_answer_is_judged():
     events = []
 
     def probe(deadline):
-        events.append(("look", deadline))
+        events.append(("look", deadline.at))
         return len(events)
 
     def act(observation, deadline):
-        events.append(("act", observation, deadline))
+        events.append(("act", observation, deadline.at))
         return DONE if observation >= 3 else WAITING
 
-    result = wait_for(probe, by_value, timeout=60, poll_interval=5, clock=clock, act=act)
+    result = wait_for(probe, by_value, Deadline.after(clock, 60), poll_interval=5, act=act)
     assert result.succeeded and result.polls == 2
     assert events == [("look", 1060.0), ("act", 1, 1060.0), ("look", 1060.0), ("act", 3, 1060.0)]
     assert result.observation == DONE, "the act step's answer is what was judged"

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import (
     RESULT_WRITES,
     describe_writes,
@@ -38,20 +39,20 @@ def policy():
 
 def test_reads_are_not_writes_and_writes_that_answered_are_done():
     retry, clock = policy()
-    retry.call(scripted("ok"), describe, clock.now + 60, what="GET x")
-    retry.call(scripted(Boom(503), "ok"), describe, clock.now + 60, what="PATCH x", kind=IDEMPOTENT)
+    retry.call(scripted("ok"), describe, Deadline.after(clock, 60), what="GET x")
+    retry.call(scripted(Boom(503), "ok"), describe, Deadline.after(clock, 60), what="PATCH x", kind=IDEMPOTENT)
     assert retry.writes == [dict(call="PATCH x", outcome="done")]
 
 
 def test_a_refused_write_is_not_written_and_a_lost_answer_is_unknown():
     retry, clock = policy()
     with pytest.raises(Boom):
-        retry.call(scripted(Boom(403)), describe, clock.now + 60, what="DELETE a", kind=IDEMPOTENT)
+        retry.call(scripted(Boom(403)), describe, Deadline.after(clock, 60), what="DELETE a", kind=IDEMPOTENT)
     assert retry.writes == []
     with pytest.raises(Boom):  # 504 (maybe committed), then a 404 of the replay
-        retry.call(scripted(Boom(504), Boom(404)), describe, clock.now + 60, what="DELETE b", kind=IDEMPOTENT)
+        retry.call(scripted(Boom(504), Boom(404)), describe, Deadline.after(clock, 60), what="DELETE b", kind=IDEMPOTENT)
     with pytest.raises(MaybeCommitted):
-        retry.call(scripted(Boom(504)), describe, clock.now + 60, what="POST c", kind=CREATE)
+        retry.call(scripted(Boom(504)), describe, Deadline.after(clock, 60), what="POST c", kind=CREATE)
     assert retry.writes == [dict(call="DELETE b", outcome="unknown"), dict(call="POST c", outcome="unknown")]
 
 

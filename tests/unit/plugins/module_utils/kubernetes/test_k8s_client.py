@@ -14,8 +14,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     credential_source,
     describe_fault,
     KubernetesClient,
-    LAST_REQUEST_TIMEOUT,
     status_message,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import (  # noqa: E402
+    Deadline,
+    LAST_REQUEST_SECONDS,
 )
 
 
@@ -64,26 +67,13 @@ class StoppedClock:
 def test_request_timeout_is_api_timeout_cut_to_the_deadline():
     settings = {"host": "https://k8s.example:6443", "api_key": "token"}
     clock = StoppedClock()
-    assert KubernetesClient(settings, clock=clock)._timeout() == 30
+    assert KubernetesClient(settings, clock=clock).guard.timeout() == 30
     client = KubernetesClient(settings, clock=clock, request_timeout=5)
-    assert client._timeout() == 5
-    client.deadline = clock.now + 3
-    assert client._timeout() == 3
-    client.deadline = clock.now - 1  # past: the last request still gets a moment
-    assert client._timeout() == LAST_REQUEST_TIMEOUT
-
-
-def test_each_thread_keeps_the_deadline_of_its_own_call():
-    """A watch ending its call in another thread must not lift the cap of the call this thread is making."""
-    import threading
-    settings = {"host": "https://k8s.example:6443", "api_key": "token"}
-    clock = StoppedClock()
-    client = KubernetesClient(settings, clock=clock, request_timeout=30)
-    client.deadline = clock.now + 3
-    other = threading.Thread(target=lambda: setattr(client, "deadline", None))
-    other.start()
-    other.join()
-    assert client._timeout() == 3
+    assert client.guard.timeout() == 5
+    with client.guard.bound(Deadline.after(clock, 3)):
+        assert client.guard.timeout() == 3
+    with client.guard.bound(Deadline.after(clock, -1)):  # past: the last request still gets a moment
+        assert client.guard.timeout() == LAST_REQUEST_SECONDS
 
 
 def test_missing_kubeconfig_file_is_a_config_error(tmp_path):

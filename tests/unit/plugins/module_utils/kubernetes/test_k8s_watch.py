@@ -2,7 +2,6 @@
 
 import json
 import threading
-import time
 
 import pytest
 
@@ -11,6 +10,7 @@ kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client.exceptions import ApiException  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock  # noqa: E402
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline  # noqa: E402
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (  # noqa: E402
     BOOKMARK,
     DELETE,
@@ -79,11 +79,12 @@ class FakeKube:
 
 def follow(kube, until, seconds=5.0):
     changes = []
-    watch = ObjectWatch(kube, [Feed("cluster.x-k8s.io", "v1beta2", "machines", "Machine", "default")], Clock(),
+    clock = Clock()
+    watch = ObjectWatch(kube, [Feed("cluster.x-k8s.io", "v1beta2", "machines", "Machine", "default")], clock,
                         lambda o, now: changes.append((o["metadata"]["name"], o["metadata"]["resourceVersion"])))
-    watch.start(time.monotonic() + seconds)
-    deadline = time.monotonic() + seconds
-    while not until(watch) and time.monotonic() < deadline:
+    deadline = Deadline.after(clock, seconds)
+    watch.start(deadline)
+    while not until(watch) and not deadline.expired():
         watch.wait_for_change(0.05)
     watch.stop()
     return watch, changes

@@ -8,7 +8,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.lb_member_
     MemberWaitOptions,
     MemberWaitRunner,
 )
-from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock, fake_module
 
 
 class Octavia:
@@ -25,8 +25,7 @@ class Octavia:
 
 def runner(answer, timeout=60):
     clock = FakeClock()
-    module = SimpleNamespace(clock=clock, started=clock.monotonic(), warnings=[],
-                             client=SimpleNamespace(request_timeout=30))
+    module = fake_module(clock, timeout, warnings=[], client=SimpleNamespace(request_timeout=30))
     module.warn = module.warnings.append
     options = MemberWaitOptions(pool="p", loadbalancer=None, members=None, state="present", operating_status=None,
                                 wait_for_loadbalancer=True, report_health_monitor=True, timeout=timeout,
@@ -41,7 +40,7 @@ def test_the_monitor_is_read_within_the_modules_deadline():
                            "max_retries_down": 3})
     data = run.monitor_data()
     assert data["health_monitor"]["delay"] == 10
-    assert run.octavia.deadlines == [run.started + 60]  # the module's deadline, not one request timeout from now
+    assert run.octavia.deadlines == [run.deadline] and run.deadline.at == run.started + 60  # the module's deadline, not one request timeout from now
 
 
 def test_a_monitor_that_does_not_answer_in_time_leaves_the_success_standing_with_a_warning():

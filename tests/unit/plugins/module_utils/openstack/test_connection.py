@@ -8,6 +8,11 @@ import requests
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as sdk_exceptions
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import (
+    Deadline,
+    LAST_REQUEST_SECONDS,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.request_guard import RequestGuard
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import secret_values
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import connection as osc
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack import http, sdk
@@ -41,7 +46,7 @@ def test_describe_fault_for_keystoneauth_and_connection_errors():
 
 def test_request_guard_caps_timeouts_at_the_deadline_and_counts():
     clock = FakeClock(start=100.0)
-    guard = osc.RequestGuard(clock)
+    guard = RequestGuard(30)
     sent = []
 
     class Adapter:
@@ -52,16 +57,16 @@ def test_request_guard_caps_timeouts_at_the_deadline_and_counts():
     session = requests.Session()
     adapter = Adapter()
     session.adapters = {"http://": adapter, "https://": adapter}
-    guard.attach(session)
+    osc.guard_session(guard, session)
     request = requests.Request("GET", "http://x").prepare()
     assert adapter.send(request, timeout=30) == "response"
-    guard.deadline = 110.0
-    adapter.send(request, timeout=30)
-    adapter.send(request, timeout=None)
-    adapter.send(request, timeout=(5, 60))
-    clock.now = 120.0  # past the deadline: the last request still gets a moment
-    adapter.send(request, timeout=30)
-    assert sent == [30, 10.0, 10.0, (5, 10.0), osc.LAST_REQUEST_TIMEOUT]
+    with guard.bound(Deadline.after(clock, 10)):
+        adapter.send(request, timeout=30)
+        adapter.send(request, timeout=None)
+        adapter.send(request, timeout=(5, 60))
+        clock.now = 120.0  # past the deadline: the last request still gets a moment
+        adapter.send(request, timeout=30)
+    assert sent == [30, 10.0, 10.0, (5, 10.0), LAST_REQUEST_SECONDS]
     assert guard.total == 5
 
 

@@ -57,6 +57,7 @@ class NoRequests:
 
     clock = None
     started = 0.0
+    deadline = None
 
     def connect(self):
         raise AssertionError("a request was about to be made")

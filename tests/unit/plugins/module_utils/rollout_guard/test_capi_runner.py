@@ -15,7 +15,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import capi_samples as s
-from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock, fake_module
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.rollout_guard.rollout_options import (
     rollout_options,
 )
@@ -74,7 +74,7 @@ class World:
 
 def rollout(check_mode=False):
     clock = FakeClock()
-    module = SimpleNamespace(clock=clock, started=clock.monotonic())
+    module = fake_module(clock)
     runner = CapiRollout(module, rollout_options(check_mode=check_mode), RolloutLog(clock, module.started))
     world = World()
     runner.kube = SimpleNamespace(call=world.call, custom=world)

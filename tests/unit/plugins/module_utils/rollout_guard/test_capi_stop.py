@@ -4,7 +4,6 @@ The old Machine waits for its pre-terminate hooks; the guard takes its member ou
 through Nova only then, waits for SHUTOFF, and only then takes its pre-terminate hook off."""
 
 import copy
-from types import SimpleNamespace
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import (
     STOP_ASKED,
@@ -17,7 +16,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils import capi_samples as s
-from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock, fake_module
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.rollout_guard.rollout_options import (
     rollout_options,
 )
@@ -95,7 +94,7 @@ class World:
 def rollout(check_mode=False, version="v1.32.0", **options):
     clock = FakeClock()
     warnings = []
-    module = SimpleNamespace(clock=clock, started=clock.monotonic(), client=None, warn=warnings.append)
+    module = fake_module(clock, client=None, warn=warnings.append)
     options = dict(dict(drain=True, drain_timeout=0), **options)
     runner = CapiRollout(module, rollout_options(check_mode=check_mode, **options), RolloutLog(clock, module.started))
     world = World()

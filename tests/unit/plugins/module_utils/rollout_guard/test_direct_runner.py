@@ -3,13 +3,12 @@
 member once its replacement serves, and never while the load balancer is busy or in check mode."""
 
 import copy
-from types import SimpleNamespace
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import parse_selector
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.direct_runner import DirectRollout
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
-from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock, fake_module
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.rollout_guard.rollout_options import (
     rollout_options,
 )
@@ -44,7 +43,7 @@ class FakeOctavia:
 
 def direct(octavia, check_mode=False):
     clock = FakeClock()
-    module = SimpleNamespace(clock=clock, started=clock.monotonic())
+    module = fake_module(clock)
     runner = DirectRollout(module, rollout_options(check_mode=check_mode), RolloutLog(clock, module.started),
                            [(parse_selector("old-1"), parse_selector("new-1"))])
     runner.octavia, runner.pool, runner.lb_id = octavia, {"id": "pool-1", "healthmonitor_id": None}, "lb-1"

@@ -4,7 +4,6 @@ are idle or drain_timeout passed, then release; weights go back when the pool ca
 drained members, and when the run stops before releasing them."""
 
 import copy
-from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +12,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.me
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import drain, plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.direct_runner import DirectRollout
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.report import RolloutLog
-from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
+from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock, fake_module
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.rollout_guard.rollout_options import (
     rollout_options,
 )
@@ -86,7 +85,7 @@ class DrainOctavia:
 
 def direct(octavia, check_mode=False, provider="amphora"):
     clock = FakeClock()
-    module = SimpleNamespace(clock=clock, started=clock.monotonic())
+    module = fake_module(clock)
     options = rollout_options(check_mode=check_mode, mode="direct", min_healthy_members=2, drain=True)
     runner = DirectRollout(module, options, RolloutLog(clock, module.started), [(parse_selector("old-1"),
                                                                                  parse_selector("new-1"))])

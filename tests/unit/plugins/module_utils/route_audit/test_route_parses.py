@@ -31,7 +31,7 @@ def _runner(monkeypatch, seen, fail=False):
             raise ModuleFailure("stopped")
         return {}
     monkeypatch.setattr(route_runner.RouteAuditRunner, "audit_router", audit_router)
-    return route_runner.RouteAuditRunner(types.SimpleNamespace(clock=None, started=0.0), None)
+    return route_runner.RouteAuditRunner(types.SimpleNamespace(clock=None, started=0.0, deadline=None), None)
 
 
 def test_two_runs_in_one_process_share_no_parse(monkeypatch):
