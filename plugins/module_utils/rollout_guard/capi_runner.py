@@ -60,6 +60,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
 HOOK_VALUE = "flightcontrol.openstack"
 # Holds and releases done inside one poll before the module looks again.
 ACTS_PER_POLL = 4
+# Why a stopped run's release of pre-terminate hooks may go past the run's deadline (``Deadline.extended``): a
+# Machine whose server was asked to stop, kept by its hook, would keep a dead etcd member.
+RELEASE_REASON = "releasing the Machines whose server a stopped run asked to stop"
 
 
 @dataclass
@@ -391,7 +394,7 @@ class CapiRollout(ModuleRunner):
     def release_after_stop(self):
         """A run that stops: Machines whose server it asked to stop are released to KCP (the server is going
         down; holding it would keep a dead etcd member); a failure to do so is recorded, never raised."""
-        deadline = self.clock.monotonic() + RELEASE_SECONDS
+        deadline = self.deadline.extended(RELEASE_SECONDS, RELEASE_REASON)
         for record in self.stopper.to_release_after_stop():
             try:
                 self.patch_machine(record.machine, None, deadline, [self.terminate_hook])
@@ -478,16 +481,15 @@ class CapiRollout(ModuleRunner):
         self.targets = self.resolve(deadline)
         if options.start:
             self.progress.started_after = rollout_time(self.clock.utc_now())
-        self.follow(self.started + options.timeout)
+        self.follow(deadline)
         outcome = None
         try:
-            outcome = wait_for(self.look, self.judge, options.timeout, options.poll_interval, clock=self.clock,
-                               start=self.started, act=self.act)
+            outcome = wait_for(self.look, self.judge, deadline, options.poll_interval, act=self.act)
         except DeadlineExceeded as exc:
             raise ModuleFailure("%s. %s" % (exc, self.held_text()), **self.result())
         finally:
             if outcome is None or not outcome.succeeded:
-                self.drainer.restore_after_stop()
+                self.drainer.restore_after_stop(self.deadline)
                 if not self.check_mode:
                     self.release_after_stop()
             if self.watch is not None:
