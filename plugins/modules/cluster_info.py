@@ -134,11 +134,11 @@ healthy:
   returned: success
   type: bool
 api_calls:
-  description: HTTP requests sent to the Kubernetes API.
+  description: HTTP requests sent to the Kubernetes API, retries and authentication requests included.
   returned: always
   type: int
 elapsed:
-  description: Seconds the module ran.
+  description: Seconds the task took.
   returned: always
   type: float
 retried_faults:

@@ -261,7 +261,7 @@ elapsed:
   returned: always
   type: float
 api_calls:
-  description: HTTP requests sent to the Kubernetes API.
+  description: HTTP requests sent to the Kubernetes API, retries and authentication requests included.
   returned: always
   type: int
 retried_faults:

@@ -211,8 +211,10 @@ moving:
   type: list
   elements: str
 writes:
-  description: When the task failed after writing, each write it made (C(call)) and its C(outcome) (C(done), or
-    C(unknown) when its answer was lost).
+  description:
+    - When the task failed after writing, each write request it made (C(call)) and its C(outcome) (C(done), or
+      C(unknown) when its answer was lost); at most 200 (RV(writes_total) counts them all when there are more).
+    - Such a failed task also says C(changed=true).
   returned: on failure after a write
   type: list
   elements: dict
@@ -229,7 +231,7 @@ elapsed:
   returned: always
   type: float
 api_calls:
-  description: HTTP requests sent to the Kubernetes API.
+  description: HTTP requests sent to the Kubernetes API, retries and authentication requests included.
   returned: always
   type: int
 retried_faults:

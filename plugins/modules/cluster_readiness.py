@@ -207,11 +207,11 @@ support:
   returned: success and blocking failures
   type: dict
 api_calls:
-  description: HTTP requests sent to the Kubernetes and OpenStack APIs.
+  description: HTTP requests sent to the Kubernetes and OpenStack APIs, retries and authentication requests included.
   returned: always
   type: int
 elapsed:
-  description: Seconds the module ran.
+  description: Seconds the task took.
   returned: always
   type: float
 retried_faults:

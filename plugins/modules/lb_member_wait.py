@@ -290,12 +290,12 @@ polls:
   type: int
   sample: 3
 elapsed:
-  description: Seconds the module ran.
+  description: Seconds the task took.
   returned: always
   type: float
   sample: 12.4
 api_calls:
-  description: HTTP requests the module sent to OpenStack, token requests and retries included.
+  description: HTTP requests sent to OpenStack, retries and authentication requests included.
   returned: always
   type: int
   sample: 8
@@ -305,7 +305,7 @@ timed_out:
   type: bool
   sample: true
 retried_faults:
-  description: The transient faults that were retried (HTTP status, or C(connection)).
+  description: Transient faults that were retried (HTTP status or C(connection)).
   returned: always
   type: list
   elements: raw

@@ -218,11 +218,11 @@ elapsed:
   returned: always
   type: float
 api_calls:
-  description: HTTP requests made to OpenStack and Kubernetes (authentication included).
+  description: HTTP requests sent to OpenStack and Kubernetes, retries and authentication requests included.
   returned: always
   type: int
 retried_faults:
-  description: Transient faults that were retried.
+  description: Transient faults that were retried (HTTP status or C(connection)).
   returned: always
   type: list
   elements: raw

@@ -437,11 +437,11 @@ pool:
   returned: when the pool was found
   type: dict
 elapsed:
-  description: Seconds the module ran.
+  description: Seconds the task took.
   returned: always
   type: float
 api_calls:
-  description: HTTP requests sent to OpenStack and Kubernetes, retries included.
+  description: HTTP requests sent to OpenStack and Kubernetes, retries and authentication requests included.
   returned: always
   type: int
 retried_faults:

@@ -459,7 +459,7 @@ elapsed:
   returned: always
   type: float
 api_calls:
-  description: HTTP requests made to OpenStack (authentication included).
+  description: HTTP requests sent to OpenStack and Kubernetes, retries and authentication requests included.
   returned: always
   type: int
 retried_faults:

@@ -321,7 +321,8 @@ not_done:
 writes:
   description:
     - When the task failed after writing, each write request it made (C(call)) and its C(outcome) (C(done), or
-      C(unknown) when its answer was lost).
+      C(unknown) when its answer was lost); at most 200 (RV(writes_total) counts them all when there are more).
+    - Such a failed task also says C(changed=true).
   returned: on failure after a write
   type: list
   elements: dict
@@ -343,7 +344,7 @@ elapsed:
   returned: always
   type: float
 api_calls:
-  description: HTTP requests made to OpenStack (authentication included).
+  description: HTTP requests sent to OpenStack, retries and authentication requests included.
   returned: always
   type: int
 retried_faults:

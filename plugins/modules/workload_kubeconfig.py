@@ -158,11 +158,11 @@ dest:
   type: str
   sample: /run/user/1000/prod-eu-1.kubeconfig
 api_calls:
-  description: HTTP requests sent to the Kubernetes APIs (the management cluster's and the workload cluster's).
+  description: HTTP requests sent to the Kubernetes APIs (the management cluster's and the workload cluster's), retries and authentication requests included.
   returned: always
   type: int
 elapsed:
-  description: Seconds the module took.
+  description: Seconds the task took.
   returned: always
   type: float
 retried_faults:
