@@ -259,8 +259,10 @@ minicloud-down: ## Stop the minicloud test cloud
 minicloud-status: venv ## Show the minicloud test cloud's status
 	$(VENV)/bin/python -m minicloud status
 
-demo: venv dev-collection ## Run the demo (tools/demo/run.py)
-	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) $(VENV)/bin/python tools/demo/run.py
+# LB_PROVIDER=ovn runs the demo on a load balancer of the ovn provider (default: amphora).
+LB_PROVIDER ?= amphora
+demo: venv dev-collection ## Run the demo (tools/demo/run.py); LB_PROVIDER=amphora|ovn
+	ANSIBLE_COLLECTIONS_PATH=$(DEV_COLLECTIONS) LB_PROVIDER=$(LB_PROVIDER) $(VENV)/bin/python tools/demo/run.py
 
 VENVBENCH := .venv-bench
 

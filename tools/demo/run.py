@@ -8,6 +8,13 @@ balancer only) while the Octavia emulator loses every new member (the amphora v2
 in PENDING_CREATE and stops, naming it, with every old member still serving.  Then the emulator recovers
 and the same playbook, draining each old member before it lets its Machine go, finishes the rollout healthy.  minicloud's record of the pool proves that serving
 members never dropped, and a load generator through the VIP counts the requests that failed.  Exit status 0 means the story went as told.
+
+``LB_PROVIDER=ovn`` (``make demo LB_PROVIDER=ovn``; default ``amphora``) tells the same story on a load balancer of
+the ``ovn`` provider. ovn-octavia-provider has no PENDING window: a member is ACTIVE at once, and with a health
+monitor ONLINE until OVN's own service monitor says otherwise. So there the new member is lost the OVN way: its
+server does not answer on the API port (minicloud's ``backend-down`` for that member only, set as soon as the new
+Machine appears), OVN's health checks find it and the member goes ACTIVE/ERROR. The guard stops once it has not
+served for ``member_timeout``, naming it; then the server answers again and OVN's checks bring it back ONLINE.
 """
 
 import json
@@ -34,6 +41,8 @@ LOAD_BALANCER = "k8s-clusterapi-cluster-%s-%s-kubeapi" % (NAMESPACE, CLUSTER)
 POOL = LOAD_BALANCER + "-6443"
 LOAD = "demo"  # the load generator through the VIP
 STEPS = 8
+PROVIDERS = ("amphora", "ovn")
+NEW_MACHINE_SECONDS = 120  # how long the ovn story waits for the rollout's new Machine
 
 
 def say(text=""):
@@ -72,7 +81,9 @@ def indent(text, prefix="      | "):
     return "\n".join(prefix + line for line in lines)
 
 
-def run_playbook(cloud, collections, extra):
+def run_playbook(cloud, collections, extra, meanwhile=None):
+    """Run the playbook; ``meanwhile(proc)``, if given, runs while it does (what the world does meanwhile).
+    Returns (rc, output, seconds)."""
     variables = dict(cluster_name=CLUSTER, cluster_namespace=NAMESPACE, kubeconfig=str(cloud.kubeconfig),
                      openstack_cloud="minicloud", ansible_python_interpreter=sys.executable, **extra)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml),
@@ -83,10 +94,16 @@ def run_playbook(cloud, collections, extra):
     cmd = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-e", "@%s" % handle.name, str(PLAYBOOK)]
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        with tempfile.TemporaryFile("w+") as out:  # a file, not a pipe: nobody reads while ``meanwhile`` runs
+            with subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, env=env) as proc:
+                if meanwhile is not None:
+                    meanwhile(proc)
+                proc.wait()
+            out.seek(0)
+            output = out.read()
     finally:
         os.unlink(handle.name)
-    return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started
+    return proc.returncode, output, time.monotonic() - started
 
 
 def custom_objects(cloud):
@@ -122,11 +139,22 @@ def show_members(lbapi, pool_id):
         say("      member %-28s %-15s %s" % (name, provisioning, operating))
 
 
+def provider_asked():
+    """The load balancer provider asked for (``LB_PROVIDER``, default amphora); exits on anything else before
+    any write."""
+    provider = (os.environ.get("LB_PROVIDER") or "amphora").strip().lower()
+    if provider not in PROVIDERS:
+        say("LB_PROVIDER=%s: choose one of %s" % (provider, ", ".join(PROVIDERS)))
+        sys.exit(2)
+    return provider
+
+
 def main():
+    provider = provider_asked()
     cloud = Minicloud()
     started_here = False
     rows = []
-    say("flightcontrol.openstack demo: a control-plane rollout that must not lose the API")
+    say("flightcontrol.openstack demo: a control-plane rollout that must not lose the API (provider %s)" % provider)
     say("=" * 84)
 
     step(1, "minicloud: real Keystone, Neutron, Octavia and nova-api, an emulated Kubernetes API with CAPI")
@@ -144,7 +172,7 @@ def main():
             (collections / "ansible_collections" / "flightcontrol").mkdir(parents=True)
             (collections / "ansible_collections" / "flightcontrol" / "openstack").symlink_to(REPO)
         try:
-            ok = story(cloud, collections, rows)
+            ok = story(cloud, collections, rows, provider)
         finally:
             cloud.load_stop(LOAD)
             cloud.set_octavia_mode("normal")
@@ -164,24 +192,27 @@ def main():
     return 0 if ok else 1
 
 
-def story(cloud, collections, rows):
-    lbapi, pool_id = seed_cluster(cloud)
-    first_ok = first_rollout(cloud, collections, rows, lbapi, pool_id)
+def story(cloud, collections, rows, provider):
+    lbapi, pool_id = seed_cluster(cloud, provider)
+    first_ok = first_rollout(cloud, collections, rows, lbapi, pool_id, provider)
     recover(cloud, lbapi, pool_id)
-    second_ok, machines, summary = second_rollout(cloud, collections, rows)
+    second_ok, machines, summary = second_rollout(cloud, collections, rows, provider)
     afterwards(cloud, lbapi, pool_id, machines, summary)
     step(8, "Clean up the demo cluster")
     return first_ok and second_ok
 
 
-def seed_cluster(cloud):
+def seed_cluster(cloud, provider):
     """Steps 2 and 3: the cluster behind its load balancer, traffic through the VIP, an old CAPO and an Octavia
-    that loses new members; ``(load balancer API, pool id)``."""
-    step(2, "A Cluster API cluster: three control-plane Machines on real servers behind a real Octavia LB")
+    that loses new members (amphora: the emulator's ``lost-member``; ovn: see ``lose_new_member``);
+    ``(load balancer API, pool id)``."""
+    step(2, "A Cluster API cluster: three control-plane Machines on real servers behind a real Octavia LB (%s)"
+         % provider)
     if any(c.get("name") == CLUSTER for c in cloud.list_capi_clusters(namespace=NAMESPACE)):
         cloud.delete_capi_openstack(CLUSTER, namespace=NAMESPACE)
         cloud.delete_capi_cluster(CLUSTER, namespace=NAMESPACE)
-    created = cloud.create_capi_cluster(CLUSTER, control_plane=3, namespace=NAMESPACE, openstack=True, monitor=True)
+    created = cloud.create_capi_cluster(CLUSTER, control_plane=3, namespace=NAMESPACE, openstack=True, monitor=True,
+                                        lb_provider=provider)
     pool_id = created["openstack"]["pool_id"]
     lbapi = cloud.connect().load_balancer
     show_members(lbapi, pool_id)
@@ -189,18 +220,38 @@ def seed_cluster(cloud):
     say("      traffic through the VIP (minicloud load): 10 requests a second from 2 clients on a new connection each,")
     say("      4 keep-alive clients (one connection each, as client-go) at 5 a second each, and a watch")
 
-    step(3, "CAPO as before v0.14 (waits for the load balancer only); the Octavia emulator loses new members")
     set_capo_wait(cloud, "lb")
-    cloud.set_octavia_mode("lost-member", members=POOL + "-*", delay=0.2)
+    if provider == "ovn":
+        step(3, "CAPO as before v0.14 (waits for the load balancer only); the new server will not answer on 6443")
+        say("      ovn-octavia-provider makes a member ACTIVE at once: only OVN's own health checks can find a new")
+        say("      member whose server does not answer; its operating status then goes ERROR")
+    else:
+        step(3, "CAPO as before v0.14 (waits for the load balancer only); the Octavia emulator loses new members")
+        cloud.set_octavia_mode("lost-member", members=POOL + "-*", delay=0.2)
     say("      without a guard, KCP would now delete an old Machine as soon as the LB says ACTIVE")
     return lbapi, pool_id
 
 
-def first_rollout(cloud, collections, rows, lbapi, pool_id):
+def lose_new_member(cloud, proc):
+    """ovn: as soon as the rollout's new Machine appears (before CAPO adds its member), its server stops
+    answering on the API port (minicloud's ``backend-down`` for its member only), until the playbook ends."""
+    old = set(name for name, _h, _d in control_plane(cloud))
+    deadline = time.monotonic() + NEW_MACHINE_SECONDS
+    while proc.poll() is None and time.monotonic() < deadline:
+        new = [name for name, _h, _d in control_plane(cloud) if name not in old]
+        if new:
+            cloud.set_octavia_mode("backend-down", members="%s-%s" % (POOL, new[0]), delay=0.2)
+            say("      new Machine %s: its server does not answer on 6443 (its member: backend down)" % new[0])
+            return
+        time.sleep(0.2)
+
+
+def first_rollout(cloud, collections, rows, lbapi, pool_id, provider):
     """Step 4: the playbook starts the rollout and stops, holding every Machine; whether it did."""
     step(4, "ansible-playbook %s (start the rollout, member_timeout 20 s)" % PLAYBOOK.relative_to(REPO))
     since = time.time()
-    rc, output, took = run_playbook(cloud, collections, dict(start_rollout=True, member_timeout=20))
+    meanwhile = (lambda proc: lose_new_member(cloud, proc)) if provider == "ovn" else None
+    rc, output, took = run_playbook(cloud, collections, dict(start_rollout=True, member_timeout=20), meanwhile)
     say(indent(output))
     machines = control_plane(cloud)
     held = [name for name, hold, _deleting in machines if hold]
@@ -209,24 +260,28 @@ def first_rollout(cloud, collections, rows, lbapi, pool_id):
     show_members(lbapi, pool_id)
     rows.append(("rollout with CAPO<0.14 and a lost member", "stopped after %.0f s (rc %d)" % (took, rc),
                  "%d held, 0 released" % len(held), summary["minServing"], *failed_requests(cloud, since)))
-    return rc != 0 and "PENDING_CREATE" in output and len(held) == 3 and summary["minServing"] >= 3
+    stuck = "ACTIVE/ERROR" if provider == "ovn" else "PENDING_CREATE"
+    return rc != 0 and stuck in output and len(held) == 3 and summary["minServing"] >= 3
 
 
 def recover(cloud, lbapi, pool_id):
-    """Step 5: the emulator provisions the lost member (waited for, up to a minute)."""
-    step(5, "The emulator recovers: the lost member is provisioned")
+    """Step 5: the emulator recovers (amphora: the lost member is provisioned; ovn: the server answers again and
+    OVN's checks bring the member back ONLINE); waited for, up to a minute."""
+    step(5, "The fault ends: the lost member is provisioned, or its server answers again")
     cloud.set_octavia_mode("normal", delay=0.2)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(p != "ACTIVE" for _n, p, _o in members(lbapi, pool_id)):
+    while time.monotonic() < deadline and any((p, o) != ("ACTIVE", "ONLINE") for _n, p, o in members(lbapi, pool_id)):
         time.sleep(0.5)
     show_members(lbapi, pool_id)
 
 
-def second_rollout(cloud, collections, rows):
+def second_rollout(cloud, collections, rows, provider):
     """Step 6: the playbook follows the rollout to its end; whether it did, the control plane's Machines and
     minicloud's summary of the pool's history."""
     step(6, "The same playbook again, following the rollout already started, draining each old member first")
-    say("      (-e drain=true: weight 0 before release, so no request reaches an API server whose etcd member is gone)")
+    say("      (-e drain=true: %s before release, then its server stopped, so no request reaches an API server"
+        % ("admin_state_up false (OVN reads no weight)" if provider == "ovn" else "weight 0"))
+    say("      whose etcd member is gone)")
     since = time.time()
     rc2, output, took = run_playbook(cloud, collections, dict(start_rollout=False, member_timeout=120, drain=True,
                                                               drain_timeout=10))
