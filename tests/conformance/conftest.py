@@ -7,9 +7,14 @@ core, KubeadmControlPlane, kubeadm bootstrap and CAPD (in-memory backend) manage
 MINICLOUD_UPSTREAM_STATE_DIR to use one that is up already (it is then left running). The first run on a machine
 builds the upstream programs (tools/upstream/build.sh; cached outside the repository).
 
+The tier runs on Cluster API v1.13 (the plane's default). CONFORMANCE_CAPI_VERSION=v1.12 (``make conformance-v1.12``)
+brings the cloud up on v1.12 and runs only the tests marked ``every_capi_release`` (the guarded rollout, the pause
+and unpause, the move): the promises users of each supported release rely on.
+
 The helpers are the integration tests' own (``inprocess``, ``cloud_driver``, ``playbook_runner``).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +33,28 @@ from playbook_runner import REPO  # noqa: E402
 # A cold start on a machine without the build cache builds seven programs first.
 UP_TIMEOUT = 3600
 STATE_ENV = "MINICLOUD_UPSTREAM_STATE_DIR"
+CAPI_ENV = "CONFORMANCE_CAPI_VERSION"
+DEFAULT_CAPI = "v1.13"
+EVERY_RELEASE = "every_capi_release"
+
+
+def capi_version():
+    """The Cluster API release the tier runs on (CONFORMANCE_CAPI_VERSION, v1.13 by default)."""
+    return os.environ.get(CAPI_ENV) or DEFAULT_CAPI
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "%s: runs on every Cluster API release the plane builds (%s=v1.12 runs "
+                                       "only these)" % (EVERY_RELEASE, CAPI_ENV))
+
+
+def pytest_collection_modifyitems(config, items):
+    """On a release other than the default, only the tests marked ``every_capi_release``."""
+    if capi_version() == DEFAULT_CAPI:
+        return
+    kept = [item for item in items if item.get_closest_marker(EVERY_RELEASE)]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    items[:] = kept
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +67,8 @@ def upstream(tmp_path_factory):
         if given:
             cloud.process("status")
         else:
-            cloud.process("up", "--kubernetes", "upstream", "--port-offset", "auto", "--timeout", UP_TIMEOUT)
+            cloud.process("up", "--kubernetes", "upstream", "--capi-version", capi_version(), "--port-offset", "auto",
+                          "--timeout", UP_TIMEOUT)
         yield cloud
     finally:
         if not given:
@@ -55,8 +83,8 @@ def kubeconfig(upstream):
 @pytest.fixture(scope="session")
 def upstream_bin():
     """The folder of the built upstream programs (kubectl, clusterctl, ...)."""
-    out = subprocess.run(["bash", str(REPO / "tools" / "upstream" / "build.sh"), "--dir"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(["bash", str(REPO / "tools" / "upstream" / "build.sh"), "--capi", capi_version(), "--dir"],
+                         capture_output=True, text=True, check=True)
     return Path(out.stdout.strip())
 
 
@@ -103,6 +131,25 @@ def capi_cluster(upstream):
     yield created
     upstream.api.set_octavia_mode("normal")
     upstream.api.delete_capi_cluster(created["name"], created["namespace"])
+
+
+ROLLOUT_HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/flightcontrol-rollout"
+
+
+@pytest.fixture
+def settled(upstream, kubectl, capi_cluster):
+    """For a test that rolls the shared cluster or injects a fault into it: what it may leave behind when it
+    fails halfway is taken away after it, so the next test starts from a cluster that rolls: the Octavia
+    emulator back to normal (a lost-member mode left on loses every new member of the tests after), and no
+    rollout hook of ours left on a Machine (a held Machine blocks the control plane until a guard releases it)."""
+    yield capi_cluster
+    upstream.api.set_octavia_mode("normal", delay=0.2)
+    out = kubectl("get", "machines.v1beta2.cluster.x-k8s.io", "-n", capi_cluster["namespace"], "-l",
+                  "cluster.x-k8s.io/cluster-name=%s" % capi_cluster["name"], "-o", "json")
+    for machine in json.loads(out.stdout)["items"]:
+        if ROLLOUT_HOOK in (machine["metadata"].get("annotations") or {}):
+            kubectl("annotate", "machines.v1beta2.cluster.x-k8s.io", machine["metadata"]["name"], "-n",
+                    capi_cluster["namespace"], ROLLOUT_HOOK + "-")
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
 # -*- coding: utf-8 -*-
-"""The collection's Cluster API promises against Cluster API v1.12's own controllers.
+"""The collection's Cluster API promises against Cluster API's own controllers (v1.13; the tests marked
+``every_capi_release`` run on v1.12 too: ``make conformance-v1.12``).
 
 cluster_info and cluster_pause_ack read what the real controllers write (v1beta2, and v1beta1 through the real
 conversion webhook); rollout_guard holds and releases Machines of the real KubeadmControlPlane, whether it starts
@@ -44,6 +45,7 @@ def test_cluster_info_reads_what_the_real_controllers_wrote(run_module, capi_clu
     assert len(machines) == 3 and all(m["node_name"] for m in machines), machines
 
 
+@pytest.mark.every_capi_release
 @pytest.mark.parametrize("api_version", ["v1beta2", "v1beta1"])
 def test_pause_and_unpause_are_acknowledged_by_the_real_controllers(run_module, capi_cluster, api_version):
     base = {"name": capi_cluster["name"], "namespace": capi_cluster["namespace"], "api_version": api_version,
@@ -58,7 +60,9 @@ def test_pause_and_unpause_are_acknowledged_by_the_real_controllers(run_module, 
     assert again["changed"] is False, again
 
 
-def test_a_rollout_the_guard_starts_releases_old_machines_one_at_a_time(run_module, upstream, kubectl, capi_cluster):
+@pytest.mark.every_capi_release
+def test_a_rollout_the_guard_starts_releases_old_machines_one_at_a_time(run_module, upstream, kubectl, settled):
+    capi_cluster = settled
     before = {m["metadata"]["name"] for m in machines(kubectl, capi_cluster)}
     result = run_module("rollout_guard", guard_args(capi_cluster, start=True))
     assert not result.get("failed"), result
@@ -68,7 +72,8 @@ def test_a_rollout_the_guard_starts_releases_old_machines_one_at_a_time(run_modu
     assert summary["samples"] > 0 and summary["minServing"] >= 3, summary
 
 
-def test_a_rollout_someone_else_starts_is_held_and_released_safely(run_module, upstream, kubectl, capi_cluster):
+def test_a_rollout_someone_else_starts_is_held_and_released_safely(run_module, upstream, kubectl, settled):
+    capi_cluster = settled
     before = {m["metadata"]["name"] for m in machines(kubectl, capi_cluster)}
     # what `clusterctl alpha rollout restart` writes: the rollout time now
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -82,8 +87,10 @@ def test_a_rollout_someone_else_starts_is_held_and_released_safely(run_module, u
     assert summary["minServing"] >= 3, summary
 
 
+@pytest.mark.every_capi_release
 def test_a_lost_member_stops_the_rollout_with_every_old_machine_held_then_it_resumes(
-        run_module, upstream, kubectl, capi_cluster):
+        run_module, upstream, kubectl, settled):
+    capi_cluster = settled
     before = {m["metadata"]["name"] for m in machines(kubectl, capi_cluster)}
     upstream.api.set_octavia_mode("lost-member", members=capi_cluster["pool"] + "-*", delay=0.2)
     stopped = run_module("rollout_guard", guard_args(capi_cluster, start=True, member_timeout=20))

@@ -20,7 +20,8 @@ def rulebook(upstream, collections_path, tmp_path):
     yield from rulebooks(upstream, collections_path, tmp_path)
 
 
-def test_a_rollout_someone_else_starts_is_guarded_by_the_rulebook(rulebook, upstream, kubectl, capi_cluster):
+def test_a_rollout_someone_else_starts_is_guarded_by_the_rulebook(rulebook, upstream, kubectl, settled):
+    capi_cluster = settled
     name, namespace = capi_cluster["name"], capi_cluster["namespace"]
     before = {m["metadata"]["name"] for m in machines(kubectl, capi_cluster)}
     # the pool as the inventory's compose gives it: the in-memory infrastructure cluster has no CAPO status
@@ -29,7 +30,9 @@ def test_a_rollout_someone_else_starts_is_guarded_by_the_rulebook(rulebook, upst
     try:
         run.wait_for(READY, 240)
         wait_standing(upstream, name, namespace)
-        now = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)
+        # what `clusterctl alpha rollout restart` writes: the rollout time now, already past when the control
+        # plane reads it (a time still to come is rolled only at the control plane's next event or resync)
+        now = datetime.datetime.now(datetime.timezone.utc)
         kubectl("patch", "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io", capi_cluster["kcp"], "-n",
                 namespace, "--type", "merge",
                 "-p", json.dumps({"spec": {"rollout": {"after": now.strftime("%Y-%m-%dT%H:%M:%SZ")}}}))

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""roles/cluster_move with the real clusterctl (v1.12, built with the other Cluster API programs) between the
+"""roles/cluster_move with the real clusterctl (the plane's release, v1.13 or v1.12, built with the other Cluster API programs) between the
 cloud's two real management clusters: the main kube-apiserver and the move target's, each with Cluster API's
 four managers. The provider's block-move annotation is set and removed by the test, as CAPZ would."""
 
@@ -13,6 +13,9 @@ import uuid
 import pytest
 
 import playbook_runner
+from conftest import capi_version
+
+pytestmark = pytest.mark.every_capi_release
 
 BLOCK_MOVE = "clusterctl.cluster.x-k8s.io/block-move"
 
@@ -80,7 +83,7 @@ def paused_condition(obj):
 
 def test_a_move_stopped_at_its_timeout_stops_clusterctl_and_leaves_the_source_live(upstream, kubectl, target_kubectl,
                                                                                    moving, run_role):
-    """clusterctl v1.12 pauses the cluster and waits for block-move; the role's timeout must stop clusterctl
+    """clusterctl (v1.12 and v1.13 alike) pauses the cluster and waits for block-move; the role's timeout must stop clusterctl
     itself, or it moves the cluster away after the role has unpaused it on the source."""
     name, namespace = moving["name"], moving["namespace"]
     kubectl("annotate", "devcluster", name, "-n", namespace, "%s=true" % BLOCK_MOVE)
@@ -126,7 +129,7 @@ def test_the_real_clusterctl_waits_for_block_move_and_the_targets_controllers_ac
     run = outcome["run"]
     got = run.result
     assert got["failed"] is False, run.output
-    assert got["version"].startswith("1.12.")
+    assert got["version"].startswith(capi_version()[1:] + "."), got["version"]
     assert "Waiting for all resources to be ready to move" in got["move"]["stdout"] + got["move"]["stderr"]
     unpause = got["target_unpause"]
     assert unpause["acknowledged"] is True and unpause["cluster"]["paused"] is False

@@ -447,6 +447,7 @@ class CapiRollout(ModuleRunner):
                 and not self.check_mode)
 
     def start_rollout(self, current_kcp, deadline):
+        self.until_rollout_time()
         targets = self.targets
         group, version = targets.kcp_group_version
         patched = self.capi.patch_object(
@@ -456,6 +457,17 @@ class CapiRollout(ModuleRunner):
         self.saw_own_write(KCP_FEED, patched)
         self.progress.started = True
         self.log.record("start")
+
+    def until_rollout_time(self):
+        """Wait (a second at most) until the rollout time has passed. KubeadmControlPlane rolls the Machines
+        created before ``rollout.after`` only once that time is past, and does not requeue for a time still to
+        come: written early and reconciled at once, the rollout would wait for the next event or the controller's
+        resync (10 minutes by default)."""
+        for dummy in range(10):
+            ahead = (self.progress.started_after - self.clock.utc_now()).total_seconds()
+            if ahead < 0:
+                return
+            self.clock.sleep(min(ahead + 0.05, 1.1))
 
     def note_gone(self, snapshot):
         """Record released Machines whose member (and the Machine) left."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from minicloud.cli.common import port_offset, print_json
 from minicloud.octavia_provider.modes import MODES
 from minicloud.runtime.control import Minicloud
-from minicloud.core.settings import KUBERNETES_KINDS, Settings, free_port_offset
+from minicloud.core.settings import CAPI_VERSIONS, KUBERNETES_KINDS, Settings, free_port_offset
 
 
 def cmd_up(cloud: Minicloud, args) -> int:
@@ -13,7 +13,7 @@ def cmd_up(cloud: Minicloud, args) -> int:
     if offset == "auto":  # a state folder keeps the offset it was first set up with
         offset = 0 if Settings.load(cloud.state) else free_port_offset()
     status, summary = cloud.up(port_offset=offset, fresh=args.fresh, timeout=args.timeout, max_routes=args.max_routes,
-                               kubernetes=args.kubernetes)
+                               kubernetes=args.kubernetes, capi_version=args.capi_version)
     print(summary)
     print_status(status)
     return 0
@@ -81,6 +81,9 @@ def add_verbs(verbs) -> None:
                    help="the Kubernetes control plane: emulated (minicloud's own, the default) or upstream (etcd, "
                         "kube-apiserver and Cluster API's managers built from their Go modules on the first run); "
                         "kept in the state folder")
+    p.add_argument("--capi-version", choices=CAPI_VERSIONS,
+                   help="the Cluster API release the upstream control plane runs: v1.13 (the default) or v1.12 "
+                        "(built on its first use); kept in the state folder")
     p.set_defaults(func=cmd_up)
 
     p = verbs.add_parser("down", help="stop the processes minicloud started")

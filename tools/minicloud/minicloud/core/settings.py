@@ -28,6 +28,10 @@ DEFAULT_MAX_ROUTES = 30  # Neutron's default
 EMULATED = "emulated"  # minicloud's own Kubernetes API and CAPI controllers (minicloud.kube)
 UPSTREAM = "upstream"  # etcd, kube-apiserver and Cluster API's managers built from their Go modules
 KUBERNETES_KINDS = (EMULATED, UPSTREAM)
+# the Cluster API release the upstream plane runs (tools/upstream: clusterapi, clusterapi-v1.12); the first is the
+# default
+CAPI_VERSIONS = ("v1.13", "v1.12")
+DEFAULT_CAPI_VERSION = CAPI_VERSIONS[0]
 
 
 def free_port_offset(rng: random.Random | None = None) -> int:
@@ -60,6 +64,8 @@ class Settings:
     max_routes: int = DEFAULT_MAX_ROUTES
     # which Kubernetes control plane serves the ``kubernetes`` port (KUBERNETES_KINDS)
     kubernetes: str = EMULATED
+    # the Cluster API release of the upstream plane (CAPI_VERSIONS); the emulated plane ignores it
+    capi_version: str = DEFAULT_CAPI_VERSION
 
     @property
     def upstream(self) -> bool:
@@ -83,4 +89,7 @@ class Settings:
     def load(cls, state: StateDir) -> Settings | None:
         if not state.settings_file.exists():
             return None
-        return cls(**json.loads(state.settings_file.read_text()))
+        saved = json.loads(state.settings_file.read_text())
+        if saved.get("kubernetes") == UPSTREAM:  # a folder set up before v1.13 was the default ran v1.12
+            saved.setdefault("capi_version", "v1.12")
+        return cls(**saved)

@@ -96,14 +96,16 @@ class Minicloud:
     # -- lifecycle ---------------------------------------------------------------------
 
     def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0,
-           max_routes: int | None = None, kubernetes: str | None = None) -> tuple[CloudStatus, str]:
+           max_routes: int | None = None, kubernetes: str | None = None,
+           capi_version: str | None = None) -> tuple[CloudStatus, str]:
         """Start the services (idempotent). ``fresh`` resets the data to the state right
         after the first initialisation. ``max_routes`` sets Neutron's per-router route limit
         (default 30, kept in the state folder). ``kubernetes``: ``emulated`` (default) or ``upstream`` (the real
-        control plane, :mod:`minicloud.upstream`), fixed at the first ``up``. Returns the status and a one-line
-        summary."""
+        control plane, :mod:`minicloud.upstream`), fixed at the first ``up``; ``capi_version``: the Cluster API
+        release the upstream plane runs, ``v1.13`` (default) or ``v1.12``, fixed at the first ``up`` too.
+        Returns the status and a one-line summary."""
         return self._lifecycle.up(port_offset=port_offset, fresh=fresh, timeout=timeout, max_routes=max_routes,
-                                  kubernetes=kubernetes)
+                                  kubernetes=kubernetes, capi_version=capi_version)
 
     def down(self, purge: bool = False) -> list[str]:
         """Stop the processes this state folder started (logs stay unless ``purge``)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from minicloud.core import clouds
 from minicloud.core.paths import StateDir
-from minicloud.core.settings import EMULATED, HOST, Settings
+from minicloud.core.settings import CAPI_VERSIONS, DEFAULT_CAPI_VERSION, EMULATED, HOST, Settings
 from minicloud.dataplane import plane as dataplane
 from minicloud.runtime import processes
 from minicloud.services import all_services
@@ -146,20 +146,22 @@ class Lifecycle:
     # -- up ----------------------------------------------------------------------------
 
     def up(self, port_offset: int = 0, fresh: bool = False, timeout: float = 90.0,
-           max_routes: int | None = None, kubernetes: str | None = None) -> tuple[CloudStatus, str]:
+           max_routes: int | None = None, kubernetes: str | None = None,
+           capi_version: str | None = None) -> tuple[CloudStatus, str]:
         """Start whatever is not running. Returns the status and a one-line summary.
 
         The first ``up`` of a state folder initialises the data (cold start) and keeps a
         template of it; ``fresh`` throws the data away and restores that template.
         ``max_routes`` (kept in the settings) is Neutron's per-router route limit; changing it
-        restarts Neutron. ``kubernetes`` (``emulated``, the default, or ``upstream``) is fixed when the
-        state folder is first set up.
+        restarts Neutron. ``kubernetes`` (``emulated``, the default, or ``upstream``) and ``capi_version``
+        (the upstream plane's Cluster API release, ``v1.13`` by default) are fixed when the state folder is
+        first set up.
         """
         self.state.root.mkdir(parents=True, exist_ok=True)
         with self._lock():
             started = time.monotonic()
             deadline = started + timeout
-            settings = self._settings(port_offset, kubernetes)
+            settings = self._settings(port_offset, kubernetes, capi_version)
             if max_routes is not None and max_routes != settings.max_routes:
                 settings = self._change_max_routes(settings, max_routes)
             current = self.status()
@@ -271,15 +273,24 @@ class Lifecycle:
         marker = (folder or self.state.root) / INITIALIZED_MARKER
         marker.write_text("\n".join(sorted(s.name for s in services)) + "\n")
 
-    def _settings(self, port_offset: int, kubernetes: str | None = None) -> Settings:
+    def _settings(self, port_offset: int, kubernetes: str | None = None, capi_version: str | None = None) -> Settings:
+        if capi_version is not None and capi_version not in CAPI_VERSIONS:
+            raise MinicloudError(f"capi_version {capi_version!r}: the upstream plane runs Cluster API "
+                                 f"{' or '.join(CAPI_VERSIONS)}")
         existing = Settings.load(self.state)
         if existing is None:
-            settings = Settings(port_offset=port_offset, kubernetes=kubernetes or EMULATED)
+            settings = Settings(port_offset=port_offset, kubernetes=kubernetes or EMULATED,
+                                capi_version=capi_version or DEFAULT_CAPI_VERSION)
             settings.save(self.state)
             return settings
         if kubernetes and existing.kubernetes != kubernetes:
             raise MinicloudError(
                 f"{self.state.root} was set up with the {existing.kubernetes} Kubernetes control plane; "
+                "run 'down --purge' to start over with another"
+            )
+        if capi_version and existing.capi_version != capi_version:
+            raise MinicloudError(
+                f"{self.state.root} was set up with Cluster API {existing.capi_version}; "
                 "run 'down --purge' to start over with another"
             )
         if port_offset and existing.port_offset != port_offset:

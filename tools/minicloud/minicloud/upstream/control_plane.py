@@ -175,8 +175,8 @@ class UpstreamControlPlane:
     def up(self, deadline: float) -> None:
         """Start whatever is not running and wait until the API answers and every manager serves."""
         with open(self.state.log("upstream-build"), "a") as log:
-            built = binaries.build(log=log)
-        folders = binaries.module_folders()
+            built = binaries.build(self.settings.capi_version, log=log)
+        folders = binaries.module_folders(self.settings.capi_version)
         providers = manifests.providers(folders["sigs.k8s.io/cluster-api"], folders["sigs.k8s.io/cluster-api/test"])
         if self.plane.main:
             self._start(ETCD, self._etcd_argv(built))
@@ -184,7 +184,8 @@ class UpstreamControlPlane:
         apiserver = self._name(APISERVER)
         self._start(apiserver, self._apiserver_argv(built))
         self._wait(apiserver, self.ready, deadline)
-        crds = self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"], binaries.versions(), deadline)
+        crds = self._apply_manifests(providers, folders["sigs.k8s.io/cluster-api"],
+                                    binaries.versions(self.settings.capi_version), deadline)
         self._wait(apiserver, lambda: self._served(crds), deadline)
         certs = self._webhook_cert_dir()
         names = self.provider_names()
@@ -310,7 +311,7 @@ class UpstreamControlPlane:
 
     def components(self) -> list[Component]:
         """Each component with its pinned version, its process (pid or '-') and endpoint."""
-        pinned = binaries.versions()
+        pinned = binaries.versions(self.settings.capi_version)
         core, test = pinned.get("sigs.k8s.io/cluster-api", "?"), pinned.get("sigs.k8s.io/cluster-api/test", "?")
         known = {ETCD: (pinned.get("go.etcd.io/etcd/server/v3", "?"), f"http://{HOST}:{self.settings.port('etcd')}"),
                  self._name(APISERVER): (pinned.get("k8s.io/kubernetes", "?"), self.api_url),
