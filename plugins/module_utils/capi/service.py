@@ -8,7 +8,7 @@ plain dicts (what the API sent), so the decision modules never see client classe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_GROUPS,
