@@ -75,8 +75,17 @@ class Stopper:
 
     def to_release_after_stop(self):
         """Records whose server this run asked to stop but whose hook it has not taken off yet (a run that stops:
-        the server is going down, so keeping its etcd member only costs the control plane a member)."""
-        return [r for r in self.records.values() if r.requested_at is not None and r.released_at is None]
+        the server is going down, so keeping its etcd member only costs the control plane a member). Not those
+        whose stop outlasted drain_stop_timeout with drain_stop_timeout_action=fail: the run stopped to keep
+        them held, as its message says."""
+        return [r for r in self.records.values() if r.requested_at is not None and r.released_at is None
+                and not self.held_on_timeout(r)]
+
+    def held_on_timeout(self, record):
+        """Whether ``record``'s Machine stays held: its stop is older than drain_stop_timeout and the action on a
+        timeout is ``fail``."""
+        return (self.options.drain_stop_timeout_action == terminate.ON_TIMEOUT_FAIL and
+                self.now() - record.requested_at >= self.options.drain_stop_timeout)
 
     def report(self):
         return [record.to_dict() for record in self.records.values()]

@@ -10,6 +10,11 @@ servers' API endpoints, in the controllers' process): one JSON file in the state
   Nova's ``shutdown_timeout``, a forced stop, or a server with no guest).
 
 An instance with no entry has no guest here (a seeded server that is not a control-plane server's).
+
+A fault (:meth:`PowerFile.ignore_acpi`): ``"ignoresAcpi": true`` in an entry makes the guest ignore ACPI shutdowns
+(a guest without ACPI support, or hung): Nova's clean stop then waits its whole ``shutdown_timeout`` and powers it
+off hard (:mod:`minicloud.services.nova_compute`). Lifted, the guest takes the next ACPI event Nova sends (libvirt
+sends it again every few seconds until the timeout).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from minicloud.dataplane.endpoints import FOLDER
 
 RUNNING, SHUTTING_DOWN, OFF = "running", "shutting-down", "off"
+IGNORES_ACPI = "ignoresAcpi"
 STATES = (RUNNING, SHUTTING_DOWN, OFF)
 POLL = 0.05  # how often a wait looks at the file
 
@@ -71,9 +77,23 @@ class PowerFile:
             current = (data.get(instance) or {}).get("state")
             if expected is not None and current not in expected:
                 return False
-            if current != state:
-                data[instance] = {"state": state, "changed": round(time.time(), 3)}
+            if current != state:  # other keys (a fault) stay
+                data[instance] = {**(data.get(instance) or {}), "state": state, "changed": round(time.time(), 3)}
             return True
+
+    def ignore_acpi(self, instance: str, ignore: bool = True) -> None:
+        """The fault: the guest of ``instance`` ignores ACPI shutdowns (``ignore``), or takes them again."""
+        with self._locked() as data:
+            entry = data.setdefault(instance, {})
+            if ignore:
+                entry[IGNORES_ACPI] = True
+            else:
+                entry.pop(IGNORES_ACPI, None)
+                if not entry:
+                    data.pop(instance)
+
+    def ignores_acpi(self, instance: str) -> bool:
+        return bool((self.snapshot().get(instance) or {}).get(IGNORES_ACPI))
 
     def forget(self, instance: str) -> None:
         with self._locked() as data:

@@ -14,6 +14,11 @@ stays ``powering-off``. :func:`start` listens on that transport as host ``minicl
   task_state None (status ``SHUTOFF``);
 - start: power the guest on; vm_state ``active``, power_state ``RUNNING`` (1), task_state None.
 
+A guest that ignores ACPI (the power file's fault, :meth:`minicloud.dataplane.power.PowerFile.ignore_acpi`) is
+sent the shutdown again and again, as libvirt's ``_clean_shutdown`` does, until ``shutdown_timeout``: the instance
+stays ``powering-off`` (status ACTIVE) that long, then is powered off hard; lifted meanwhile, the guest takes the
+next one and shuts down in order.
+
 The guests are the control-plane servers' API endpoints (:mod:`minicloud.dataplane.servers`), reached through
 the power file (:mod:`minicloud.dataplane.power`). Every other cast to the host stays unanswered, as before.
 """
@@ -24,7 +29,7 @@ import logging
 import time
 from pathlib import Path
 
-from minicloud.dataplane.power import OFF, RUNNING, SHUTTING_DOWN, PowerFile
+from minicloud.dataplane.power import OFF, POLL, RUNNING, SHUTTING_DOWN, PowerFile
 
 LOG = logging.getLogger(__name__)
 HOST = "minicloud"  # the host of the seeded instances (services/nova.py)
@@ -58,12 +63,25 @@ class ComputeEndpoint:
         if not clean or self.power.state(uuid) not in (RUNNING, SHUTTING_DOWN):
             self.power.set(uuid, OFF)
             return "powered off" if clean else "forced"
-        self.power.set(uuid, SHUTTING_DOWN)
-        if self.power.wait(uuid, (OFF,), self.shutdown_timeout) == OFF:
-            return "the guest shut down"
+        deadline = time.monotonic() + self.shutdown_timeout
+        if self.acpi_taken(uuid, deadline):
+            self.power.set(uuid, SHUTTING_DOWN, expected=(RUNNING, SHUTTING_DOWN))
+            if self.power.wait(uuid, (OFF,), max(0.0, deadline - time.monotonic())) == OFF:
+                return "the guest shut down"
+        if self.power.state(uuid) is None:
+            return "the guest is gone"
         self.power.set(uuid, OFF)  # the guest did not shut down in time: destroyed
         self.power.wait(uuid, (OFF,), HARD_OFF_SECONDS)
         return f"powered off hard after {self.shutdown_timeout:g} s"
+
+    def acpi_taken(self, uuid: str, deadline: float) -> bool:
+        """Whether the guest takes an ACPI shutdown before ``deadline``: at once, unless it ignores ACPI (the
+        fault), then once the fault is lifted; False when it ignored them all, or is gone."""
+        while self.power.ignores_acpi(uuid):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL * 4)
+        return self.power.state(uuid) is not None
 
     def start_instance(self, context, instance):
         from nova.compute import power_state, task_states, vm_states
