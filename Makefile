@@ -114,6 +114,25 @@ $(VENV311)/.installed: requirements.txt constraints/py311.in constraints/py311.t
 	$(VENV311)/bin/python tools/ci/ansible_test_pip_bootstrap.py
 	@touch $@
 
+VENVDOCS := .venv-docs
+
+venv-docs: $(VENVDOCS)/.installed ## Create/refresh .venv-docs (Python 3.12): antsibull-docs and pandoc (constraints/docs.txt)
+
+# Apart from .venv: antsibull-docs' docutils and sphinx pins do not fit the dev tools'.
+$(VENVDOCS)/.installed: constraints/docs.txt | $(VENV)/.installed
+	$(call need_python,$(PY312),3.12,PY312)
+	@if [ ! -x $(VENVDOCS)/bin/python ]; then rm -rf $(VENVDOCS); $(PY312) -m venv $(VENVDOCS); fi
+	$(call pip_install,$(VENVDOCS),-r constraints/docs.txt)
+	@touch $@
+
+docsite: venv-docs ## Write docs/docsite/rst (Ansible's docs site) from docs/*.md
+	$(VENVDOCS)/bin/python tools/docsite/md_to_rst.py
+
+docs-lint: venv-docs dev-collection ## docs/docsite/rst is what docs/ makes, and antsibull-docs lint-collection-docs passes
+	$(VENVDOCS)/bin/python tools/docsite/md_to_rst.py --check
+	PATH=$(CURDIR)/$(VENVDOCS)/bin:$$PATH $(VENVDOCS)/bin/antsibull-docs lint-collection-docs --plugin-docs \
+	    $(DEV_COLLECTION_LINK)
+
 lock: ## Re-resolve and rewrite the exact pins (constraints/dev.txt, constraints/py311.txt)
 	$(call need_python,$(PY312),3.12,PY312)
 	$(call need_python,$(PY311),3.11,PY311)

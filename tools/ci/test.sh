@@ -72,7 +72,7 @@ tools/ci/clouds.sh start "${clouds[@]}"
 
 "${step}" venv-py311 "${make}" venv-py311
 "${step}" "checks (changelog-lint, lint, typecheck, sanity, units-py312, units-py311 side by side)" \
-    "${make}" -j3 --output-sync=target changelog-lint lint typecheck sanity units-py312 units-py311
+    "${make}" -j3 --output-sync=target changelog-lint lint docs-lint typecheck sanity units-py312 units-py311
 "${step}" packaging "${make}" packaging
 "${step}" code-shape "${make}" code-shape
 

@@ -1,4 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The layer every module stands on: module base, clock, retry policy, waiter, results, errors."""
+# PRIVATE to flightcontrol.openstack: not a public API. What this package holds may change in any release without
+# notice; only this collection's own plugins import it (docs/architecture.md, "Private to the collection").
+"""The layer every module stands on: module base, clock, the run's deadline and the request guard, retry policy, waiter,
+results, errors."""
