@@ -95,7 +95,8 @@ def openstack_clusters(store: Store) -> list[ClusterContext]:
     for kcp in store.list(KCP)[0]:
         cluster = (kcp["metadata"].get("labels") or {}).get(CLUSTER_NAME_LABEL)
         osc = store.find(OSC, kcp["metadata"]["namespace"], cluster) if cluster else None
-        if osc and seed.OPENSTACK_ANNOTATION in (osc["metadata"].get("annotations") or {}):
+        if osc and seed.OPENSTACK_ANNOTATION in (osc["metadata"].get("annotations") or {}) \
+                and capo_fields.load_balancer(osc):  # one whose status lost its load balancer: nothing to roll
             result.append(ClusterContext(store, kcp, osc))
     return result
 
