@@ -1,0 +1,239 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The decisions of fleet_wave, pure: the waves of a fleet run from their spec, the fleet's order, a cluster's
+gate verdict from the signals measured after its soak, a wave's verdict and budget, and the summary.
+
+Wave spec: a list whose entries are either a number of clusters (``3``: this wave takes the next 3) or a share of
+the fleet (``"25%"``: this wave takes the fleet up to a quarter done, rounded up). ``[1, 3, "25%", "100%"]`` on 30
+clusters gives waves of 1, 3, 4 and 22. A wave that would be empty is dropped (small fleets); the waves must
+cover the fleet. Budget: how many clusters of a wave may fail (its rollout or its gate) before the fleet halts,
+a number or a share of the wave (``"10%"``, rounded down), one per wave; 0 where none is given."""
+
+import math
+
+DONE = "done"
+FAILED = "failed"
+OUTCOMES = (DONE, FAILED)
+
+PENDING = "pending"    # a wave with a cluster not finished
+PASSED = "passed"      # every cluster finished, failures within budget
+HALTED = "halted"      # failures above budget
+
+DEFAULT_CANARY_LABEL = "flightcontrol.openstack/canary"
+
+
+class PlanError(ValueError):
+    """A spec that cannot be planned: refused before any change."""
+
+
+def _share(entry, what):
+    """``"25%"`` -> 25.0; None when ``entry`` is no share."""
+    if not isinstance(entry, str) or not entry.strip().endswith("%"):
+        return None
+    try:
+        value = float(entry.strip()[:-1])
+    except ValueError:
+        raise PlanError("%s %r is not a number of clusters or a percentage" % (what, entry))
+    if not 0 < value <= 100 or math.isnan(value):
+        raise PlanError("%s %r: a percentage must be above 0 and at most 100" % (what, entry))
+    return value
+
+
+def _count(entry, what):
+    if isinstance(entry, bool):
+        raise PlanError("%s %r is not a number of clusters or a percentage" % (what, entry))
+    try:
+        value = int(entry)
+    except (TypeError, ValueError):
+        raise PlanError("%s %r is not a number of clusters or a percentage" % (what, entry))
+    if str(entry).strip() != str(value) and not isinstance(entry, int):
+        raise PlanError("%s %r is not a whole number" % (what, entry))
+    return value
+
+
+def wave_sizes(spec, fleet_size):
+    """The size of each wave of ``spec`` over ``fleet_size`` clusters (empty waves dropped)."""
+    if not isinstance(spec, (list, tuple)) or not spec:
+        raise PlanError("waves must be a non-empty list, e.g. [1, 3, \"25%\", \"100%\"]")
+    sizes, done, last_share = [], 0, 0.0
+    for index, entry in enumerate(spec, 1):
+        what = "waves[%d]" % index
+        share = _share(entry, what)
+        if share is not None:
+            if share < last_share:
+                raise PlanError("%s %r is below an earlier wave's %s%%: shares say how far the fleet is done, they "
+                                "only grow" % (what, entry, ("%g" % last_share)))
+            last_share = share
+            size = max(0, int(math.ceil(fleet_size * share / 100.0 - 1e-9)) - done)
+        else:
+            count = _count(entry, what)
+            if count < 1:
+                raise PlanError("%s is %d: a wave takes at least one cluster" % (what, count))
+            size = min(count, fleet_size - done)
+        done += size
+        sizes.append(size)
+    if done < fleet_size:
+        raise PlanError("waves %s cover %d of the %d clusters of the fleet: end with \"100%%\" (or add a wave)" % (
+            list(spec), done, fleet_size))
+    return sizes
+
+
+def wave_budgets(budgets, sizes):
+    """The budget of each wave (kept in step with ``sizes``, empty waves included)."""
+    given = list(budgets) if isinstance(budgets, (list, tuple)) else ([budgets] if budgets is not None else [])
+    if len(given) > len(sizes):
+        raise PlanError("budgets has %d entries for %d waves" % (len(given), len(sizes)))
+    result = []
+    for index, size in enumerate(sizes):
+        entry = given[index] if index < len(given) else 0
+        what = "budgets[%d]" % (index + 1)
+        share = _share(entry, what) if isinstance(entry, str) and entry.strip().endswith("%") else None
+        budget = int(math.floor(size * share / 100.0 + 1e-9)) if share is not None else _count(entry, what)
+        if budget < 0:
+            raise PlanError("%s is %d: a budget is a number of clusters that may fail, 0 or more" % (what, budget))
+        if budget > size:
+            raise PlanError("%s is %d, above the %d cluster(s) of wave %d" % (what, budget, size, index + 1))
+        result.append(budget)
+    return result
+
+
+def is_canary(labels, canary_label):
+    """``key`` (any value) or ``key=value``."""
+    key, sep, value = (canary_label or "").partition("=")
+    if not key or key not in (labels or {}):
+        return False
+    return not sep or str((labels or {})[key]) == value
+
+
+def fleet_order(clusters, canary_label=DEFAULT_CANARY_LABEL):
+    """Host names in rollout order: canaries first, then the rest, each in the inventory's order (host names
+    sorted, as the capi_clusters inventory lists them). ``clusters``: ``[{host, labels}]``."""
+    names = [c.get("host") for c in clusters]
+    if any(not name for name in names):
+        raise PlanError("every cluster of the fleet needs a host name")
+    if len(set(names)) != len(names):
+        raise PlanError("the fleet names a cluster twice: %s" % sorted(n for n in set(names) if names.count(n) > 1))
+    ordered = sorted(clusters, key=lambda c: c["host"])
+    canaries = [c["host"] for c in ordered if is_canary(c.get("labels"), canary_label)]
+    return canaries + [c["host"] for c in ordered if c["host"] not in canaries]
+
+
+def build_plan(clusters, spec, budgets=None, soak=0, canary_label=DEFAULT_CANARY_LABEL):
+    """The plan of a fleet run: ``{waves: [{wave, clusters, budget}], soak, spec, canary_label, fleet}``."""
+    if not clusters:
+        raise PlanError("the fleet has no cluster")
+    if soak is None or soak < 0:
+        raise PlanError("soak is %s: the seconds a wave soaks before its gate must be 0 or more" % soak)
+    order = fleet_order(clusters, canary_label)
+    sizes = wave_sizes(spec, len(order))
+    limits = wave_budgets(budgets, sizes)
+    waves, start = [], 0
+    for size, budget in zip(sizes, limits):
+        if size:
+            waves.append(dict(wave=len(waves) + 1, clusters=order[start:start + size], budget=budget))
+        start += size
+    return dict(waves=waves, soak=soak, spec=list(spec), canary_label=canary_label, fleet=len(order))
+
+
+def same_plan(recorded, planned):
+    """Why a recorded plan is not the one computed now (None when it is)."""
+    for key in ("waves", "soak", "spec"):
+        if recorded.get(key) != planned.get(key):
+            return "its %s differ" % key
+    return None
+
+
+def wave_of(plan, host):
+    for wave in plan["waves"]:
+        if host in wave["clusters"]:
+            return wave["wave"]
+    return None
+
+
+def my_clusters(plan, mine):
+    """This executor's clusters (``mine``, its slice of the inventory) in the fleet's order, each with its wave;
+    a host the plan does not have is refused."""
+    missing = sorted(set(mine) - set(c for w in plan["waves"] for c in w["clusters"]))
+    if missing:
+        raise PlanError("%s not in the fleet run's plan (another fleet, or the fleet changed since the run began)"
+                        % ", ".join(missing))
+    return [dict(host=c, wave=w["wave"]) for w in plan["waves"] for c in w["clusters"] if c in mine]
+
+
+def gate_verdict(signals):
+    """A cluster's gate from what was measured after its soak. ``signals``: ``kcp`` {replicas, ready_replicas},
+    ``machines`` [{name, ready}], ``members`` {serving, message}, ``readyz`` {status, message}, ``critical_before``
+    and ``critical_after`` (codes of critical cluster_readiness findings). Returns ``{passed, reasons}``."""
+    reasons = []
+    kcp = signals.get("kcp") or {}
+    if kcp.get("replicas") is None or kcp.get("ready_replicas") != kcp.get("replicas"):
+        reasons.append("KubeadmControlPlane ready %s/%s" % (kcp.get("ready_replicas"), kcp.get("replicas")))
+    not_ready = [m.get("name") for m in signals.get("machines") or [] if m.get("ready") is not True]
+    if not_ready:
+        reasons.append("Nodes not Ready: %s" % ", ".join(str(n) for n in not_ready))
+    members = signals.get("members") or {}
+    if members.get("serving") is not True:
+        reasons.append("API members not all serving: %s" % (members.get("message") or "not measured"))
+    readyz = signals.get("readyz") or {}
+    if readyz.get("status") != 200:
+        reasons.append("/readyz through the load balancer answered %s" % (
+            readyz.get("status") if readyz.get("status") not in (None, -1) else readyz.get("message") or "nothing"))
+    new = sorted(set(signals.get("critical_after") or []) - set(signals.get("critical_before") or []))
+    if new:
+        reasons.append("new critical cluster_readiness finding(s): %s" % ", ".join(new))
+    return dict(passed=not reasons, reasons=reasons)
+
+
+def wave_verdict(plan, outcomes, wave):
+    """``{wave, state, clusters, finished, failed, budget, started_at, finished_at}`` of wave number ``wave``."""
+    [entry] = [w for w in plan["waves"] if w["wave"] == wave]
+    mine = [outcomes[c] for c in entry["clusters"] if c in outcomes]
+    failed = sorted(c for c in entry["clusters"] if (outcomes.get(c) or {}).get("outcome") == FAILED)
+    finished = [c for c in entry["clusters"] if (outcomes.get(c) or {}).get("outcome") in OUTCOMES]
+    state = HALTED if len(failed) > entry["budget"] else (PASSED if len(finished) == len(entry["clusters"])
+                                                          else PENDING)
+    starts = [o["started_at"] for o in mine if o.get("started_at")]
+    ends = [o["finished_at"] for o in mine if o.get("finished_at")]
+    return dict(wave=wave, state=state, clusters=list(entry["clusters"]), finished=len(finished), failed=failed,
+                budget=entry["budget"], started_at=min(starts) if starts else None,
+                finished_at=max(ends) if len(ends) == len(entry["clusters"]) and ends else None)
+
+
+def may_start(plan, outcomes, wave, halted):
+    """Whether a cluster of wave ``wave`` may start: ``(state, message)``, state ``go``, ``wait`` or ``halted``."""
+    if halted:
+        return HALTED, "the fleet is halted"
+    for earlier in range(1, wave):
+        verdict = wave_verdict(plan, outcomes, earlier)
+        if verdict["state"] == HALTED:
+            return HALTED, "wave %d failed: %s" % (earlier, ", ".join(verdict["failed"]))
+        if verdict["state"] == PENDING:
+            left = [c for c in verdict["clusters"] if (outcomes.get(c) or {}).get("outcome") not in OUTCOMES]
+            return "wait", "waiting for wave %d: %d of %d finished (left: %s)" % (
+                earlier, verdict["finished"], len(verdict["clusters"]), ", ".join(left))
+    return "go", "waves before %d passed" % wave
+
+
+def halt_reason(verdict):
+    return "wave %d: %d cluster(s) failed, budget %d (%s)" % (
+        verdict["wave"], len(verdict["failed"]), verdict["budget"], ", ".join(verdict["failed"]))
+
+
+def summary(plan, outcomes):
+    """One entry per wave and the fleet's counts."""
+    waves = [wave_verdict(plan, outcomes, w["wave"]) for w in plan["waves"]]
+    counts = dict(done=sum(1 for o in outcomes.values() if o.get("outcome") == DONE),
+                  failed=sum(1 for o in outcomes.values() if o.get("outcome") == FAILED))
+    counts["not_started"] = plan["fleet"] - counts["done"] - counts["failed"]
+    return dict(waves=waves, counts=counts, fleet=plan["fleet"])
+
+
+def wave_line(verdict, seconds=None):
+    """``wave 2: 3 cluster(s), gate passed, 41 s``."""
+    gate = dict(passed="gate passed", halted="halted (%d failed, budget %d)" % (len(verdict["failed"]),
+                                                                                verdict["budget"]),
+                pending="%d of %d finished" % (verdict["finished"], len(verdict["clusters"])))[verdict["state"]]
+    took = ", %.0f s" % seconds if seconds is not None else ""
+    return "wave %d: %d cluster(s) (%s), %s%s" % (verdict["wave"], len(verdict["clusters"]),
+                                                 ", ".join(verdict["clusters"]), gate, took)

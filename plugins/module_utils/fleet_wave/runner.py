@@ -1,0 +1,246 @@
+# -*- coding: utf-8 -*-
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner of fleet_wave: a fleet run's waves, shared by every executor (AWX job slice) of the run through its
+records on the management cluster (``fleet_wave.records``); ``fleet_wave.plan`` decides. The module file gives
+the argument spec.
+
+- ``plan``: the waves from the whole fleet, recorded once (the first executor's plan; the others adopt it and
+  are refused when theirs differs); this executor's clusters in the fleet's order.
+- ``await``: before a cluster: wait until every earlier wave of the whole fleet passed its gate; fail at once
+  when the fleet is halted.
+- ``record``: after a cluster: its outcome and gate verdict; halt the fleet when its wave failed above budget.
+- ``status``: the summary. ``lift``: remove the halt (and forget the failed clusters of the halted run)."""
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.fleet_halt import halt_message
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave.plan import (
+    build_plan,
+    DONE,
+    FAILED,
+    gate_verdict,
+    HALTED,
+    halt_reason,
+    may_start,
+    my_clusters,
+    PlanError,
+    same_plan,
+    summary,
+    wave_line,
+    wave_of,
+    wave_verdict,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave.records import (
+    FleetRecords,
+    iso,
+    run_problem,
+)
+
+
+@dataclass(frozen=True)
+class FleetWaveOptions(ModuleOptions):
+    """What fleet_wave was asked (with check mode): the runner reads nothing else."""
+
+    action: str
+    run: str
+    records_namespace: str
+    clusters: Optional[list]
+    mine: Optional[list]
+    waves: Optional[list]
+    budgets: Optional[list]
+    soak: int
+    canary_label: str
+    cluster: Optional[str]
+    outcome: Optional[str]
+    reason: Optional[str]
+    gate: Optional[dict]
+    started_at: Optional[str]
+    by: Optional[str]
+    retry_failed: bool
+    timeout: int
+    poll_interval: float
+    check_mode: bool = False
+
+
+class FleetWaveRunner(ModuleRunner):
+    """fleet_wave's work. ``module`` is the module base it runs in (a ``KubernetesModule``); ``options`` what was
+    asked."""
+
+    def __init__(self, module, options):
+        super().__init__(module, options)
+        self.records = None
+
+    def deadline_of_run(self):
+        handed = getattr(self, "deadline", None)
+        return handed if handed is not None else self.started + self.options.timeout
+
+    def seconds_left(self, deadline):
+        if hasattr(deadline, "remaining"):
+            return deadline.remaining()
+        return deadline - self.clock.monotonic()
+
+    def planned(self):
+        options = self.options
+        try:
+            return build_plan(options.clusters or [], options.waves, options.budgets, options.soak,
+                              options.canary_label)
+        except PlanError as exc:
+            raise ModuleFailure("%s; nothing was changed" % exc)
+
+    def validate(self):
+        options = self.options
+        problem = run_problem(options.run)
+        if problem:
+            raise ModuleFailure(problem + "; nothing was changed")
+        needs = dict(plan=("clusters", "waves"), record=("cluster", "outcome"), **{"await": ("cluster",)})
+        missing = [name for name in needs.get(options.action, ()) if getattr(options, name) in (None, [], "")]
+        if missing:
+            raise ModuleFailure("action=%s needs %s; nothing was changed" % (options.action, " and ".join(missing)))
+        return self.planned() if options.action == "plan" else None
+
+    def run(self):
+        options = self.options
+        plan = self.validate()
+        deadline = self.deadline_of_run()
+        self.records = FleetRecords(self.module.connect(), options.records_namespace, options.run)
+        act = dict(plan=lambda: self.plan(plan, deadline), record=lambda: self.record(deadline),
+                   status=lambda: self.status(deadline), lift=lambda: self.lift(deadline),
+                   **{"await": lambda: self.wait(deadline)})[options.action]
+        return self.module.exit(**act())
+
+    def base(self, **result):
+        options = self.options
+        return dict(dict(changed=False, run=options.run, record=dict(namespace=options.records_namespace,
+                                                                     name=self.records.name)), **result)
+
+    # -- plan ---------------------------------------------------------------------------------------------------
+
+    def plan(self, planned, deadline):
+        options = self.options
+        record = self.records.read(deadline)
+        finished = record is not None and summary(record["plan"], record["outcomes"])["counts"]["not_started"] == 0
+        changed = False
+        if record is None or (finished and not self.records.halt(deadline)):
+            changed = True
+            if not options.check_mode:
+                record = self.records.start(planned, deadline, replace=record if finished else None)
+            else:
+                record = dict(plan=planned, outcomes={})
+        differs = same_plan(record["plan"], planned)
+        if differs:
+            raise ModuleFailure("fleet run %s is in progress with another plan (%s): finish it, give another run, or "
+                                "remove its record (kubectl delete configmap -n %s %s); nothing was changed" % (
+                                    options.run, differs, options.records_namespace, self.records.name),
+                                **self.base(plan=record["plan"]))
+        try:
+            mine = my_clusters(record["plan"], options.mine if options.mine is not None else [])
+        except PlanError as exc:
+            raise ModuleFailure("%s; nothing was changed" % exc, **self.base(plan=record["plan"]))
+        for entry in mine:
+            entry["outcome"] = (record["outcomes"].get(entry["host"]) or {}).get("outcome")
+        halt = self.records.halt(deadline)
+        if halt:
+            self.module.warn(halt_message(halt))
+        return self.base(changed=changed, plan=record["plan"], mine=mine, halt=halt,
+                         adopted=not changed, lines=self.lines(record))
+
+    # -- await --------------------------------------------------------------------------------------------------
+
+    def wait(self, deadline):
+        options = self.options
+        polls, started = 0, self.clock.monotonic()
+        while True:
+            record, halt = self.records.read(deadline), self.records.halt(deadline)
+            polls += 1
+            if record is None and options.check_mode:
+                return self.base(wave=None, state="go", message="check mode: no record (the plan was not written)",
+                                 waited=0.0, polls=polls, halt=halt, skip=False, now=self.clock.time())
+            if record is None:
+                raise ModuleFailure("fleet run %s has no record (ConfigMap %s/%s): run action=plan first" % (
+                    options.run, options.records_namespace, self.records.name), **self.base())
+            wave = wave_of(record["plan"], options.cluster)
+            if wave is None:
+                raise ModuleFailure("%s is not in fleet run %s" % (options.cluster, options.run), **self.base())
+            previous = (record["outcomes"].get(options.cluster) or {}).get("outcome")
+            state, message = may_start(record["plan"], record["outcomes"], wave, halt is not None)
+            waited = round(self.clock.monotonic() - started, 1)
+            result = self.base(wave=wave, state=state, message=message, waited=waited, polls=polls, halt=halt,
+                               skip=previous == DONE, now=self.clock.time())
+            if state == HALTED:
+                raise ModuleFailure("%s not started: %s" % (options.cluster, halt_message(halt) if halt else message),
+                                    **result)
+            if state == "go" or options.check_mode:
+                return result
+            left = self.seconds_left(deadline)
+            if left <= 0:
+                raise ModuleFailure("%s not started after %.0f s: %s" % (options.cluster, waited, message), **result)
+            self.clock.sleep(min(options.poll_interval, left))
+
+    # -- record -------------------------------------------------------------------------------------------------
+
+    def record(self, deadline):
+        options = self.options
+        gate = gate_verdict(options.gate) if options.outcome == DONE and options.gate is not None else None
+        outcome = FAILED if options.outcome == FAILED or (gate is not None and not gate["passed"]) else DONE
+        reasons = ([options.reason] if options.reason else []) + (gate["reasons"] if gate else [])
+        now = self.clock.time()
+        entry = dict(outcome=outcome, reasons=reasons, gate=gate, by=options.by, finished_at=now,
+                     started_at=float(options.started_at) if options.started_at else now)
+
+        def change(outcomes):
+            outcomes[options.cluster] = entry
+        record = self.records.read(deadline) if options.check_mode else self.records.update(change, deadline)
+        if record is None:
+            raise ModuleFailure("fleet run %s has no record: run action=plan first" % options.run, **self.base())
+        if options.check_mode:
+            change(record["outcomes"])
+        wave = wave_of(record["plan"], options.cluster)
+        if wave is None:
+            raise ModuleFailure("%s is not in fleet run %s" % (options.cluster, options.run), **self.base())
+        verdict = wave_verdict(record["plan"], record["outcomes"], wave)
+        halt = self.records.halt(deadline)
+        if verdict["state"] == HALTED and halt is None and not options.check_mode:
+            halt = self.records.write_halt(wave, halt_reason(verdict), verdict["failed"], now, options.by, deadline)
+        return self.base(changed=not options.check_mode, cluster=options.cluster, outcome=outcome, reasons=reasons,
+                         gate=gate, wave=verdict, halt=halt, halted=verdict["state"] == HALTED or halt is not None)
+
+    # -- status, lift -------------------------------------------------------------------------------------------
+
+    def lines(self, record):
+        result = []
+        for verdict in summary(record["plan"], record["outcomes"])["waves"]:
+            took = (verdict["finished_at"] - verdict["started_at"]) if verdict["finished_at"] and verdict[
+                "started_at"] else None
+            result.append(wave_line(verdict, took))
+        return result
+
+    def status(self, deadline):
+        record, halt = self.records.read(deadline), self.records.halt(deadline)
+        if record is None:
+            return self.base(summary=None, lines=[], halt=halt, outcomes={})
+        fleet = summary(record["plan"], record["outcomes"])
+        for verdict in fleet["waves"]:
+            for key in ("started_at", "finished_at"):
+                verdict[key] = iso(verdict[key]) if verdict[key] else None
+        return self.base(summary=dict(fleet, halted=halt is not None), lines=self.lines(record), halt=halt,
+                         outcomes=record["outcomes"])
+
+    def lift(self, deadline):
+        options = self.options
+        halt = self.records.halt(deadline)
+        forgotten = []
+        if halt is None:
+            return self.base(halt=None, lifted=False, forgotten=forgotten)
+        if halt.get("run") == options.run and options.retry_failed:
+            record = self.records.read(deadline)
+            forgotten = sorted(h for h, o in ((record or {}).get("outcomes") or {}).items()
+                               if o.get("outcome") == FAILED)
+            if forgotten and not options.check_mode:
+                self.records.update(lambda outcomes: [outcomes.pop(h, None) for h in forgotten], deadline)
+        if not options.check_mode:
+            self.records.lift(deadline)
+        return self.base(changed=True, halt=halt, lifted=not options.check_mode, forgotten=forgotten)

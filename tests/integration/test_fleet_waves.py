@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+"""playbooks/fleet_rollout.yml in waves, run the way AWX runs a sliced job: three ansible-playbook processes at
+once, each limited to its slice of one capi_clusters inventory. A cluster of the second wave gets a member that
+never serves: its rollout stops, the wave fails above its budget (0), the fleet halts (ConfigMap
+flightcontrol-fleet-halt), and no cluster of the third wave is touched (never its Lease) by any slice. A second
+actor (cluster_lease, as every role takes it) is refused while the halt stands; fleet_resume.yml lifts it. Bad wave
+specs are refused before any record is written."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client as k8s_client
+
+from leases import lease
+from playbook_runner import REPO
+from rollouts import kube_api
+
+BIN = str(Path(sys.executable).parent)
+CANARY = "flightcontrol.openstack/canary"
+
+
+def configmap(cloud, name, namespace):
+    with kube_api(cloud) as api:
+        try:
+            return k8s_client.CoreV1Api(api).read_namespaced_config_map(name, namespace)
+        except k8s_client.ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+
+def label_canary(cloud, name, namespace):
+    with kube_api(cloud) as api:
+        k8s_client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            "cluster.x-k8s.io", "v1beta2", namespace, "clusters", name, {"metadata": {"labels": {CANARY: "true"}}})
+
+
+def start_slice(cloud, collections_path, workdir, playbook, inventory, limit, extra_vars):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR="1",
+               OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), ANSIBLE_INVENTORY_UNPARSED_FAILED="true",
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, PATH=BIN + os.pathsep + os.environ["PATH"])
+    args = [BIN + "/ansible-playbook", "-i", str(inventory), str(REPO / "playbooks" / playbook),
+            "-e", json.dumps(extra_vars)]
+    if limit:
+        args += ["--limit", ",".join(limit)]
+    log = open(workdir / ("%s-%d.log" % (playbook, len(list(workdir.glob("*.log"))))), "w+")
+    return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, text=True), log
+
+
+def finish(proc, log, timeout=600):
+    rc = proc.wait(timeout=timeout)
+    log.seek(0)
+    return rc, log.read()
+
+
+@pytest.fixture
+def wave_fleet(minicloud):
+    """Six clusters with one control-plane machine each, in a namespace of their own; the fourth a canary."""
+    suffix = uuid.uuid4().hex[:6]
+    prefix, namespace = "fw%s" % suffix, "fleet-wave-%s" % suffix
+    minicloud.normal()
+    seeded = {"clusters": []}
+    try:
+        seeded = minicloud.api.create_capi_fleet(6, prefix=prefix, namespaces=[namespace])
+        names = [c["name"] for c in seeded["clusters"]]
+        label_canary(minicloud, names[3], namespace)
+        yield namespace, names
+    finally:
+        minicloud.normal()
+        with kube_api(minicloud) as api:
+            core = k8s_client.CoreV1Api(api)
+            for name in ("flightcontrol-fleet-halt", "flightcontrol-fleet-run-t" + suffix):
+                try:
+                    core.delete_namespaced_config_map(name, namespace)
+                except k8s_client.ApiException:
+                    pass
+        for cluster in seeded["clusters"]:
+            minicloud.api.delete_capi_cluster(cluster["name"], cluster["namespace"])
+
+
+def test_waves_halt_every_slice_before_a_later_wave(minicloud, wave_fleet, collections_path, tmp_path, run_module):
+    namespace, names = wave_fleet
+    hosts = sorted("%s/%s" % (namespace, name) for name in names)
+    canary = "%s/%s" % (namespace, names[3])
+    run = "t" + namespace.rsplit("-", 1)[1]
+    inventory = tmp_path / "fleet.capi_clusters.yml"
+    inventory.write_text(yaml.safe_dump({"plugin": "flightcontrol.openstack.capi_clusters",
+                                         "kubeconfig": str(minicloud.state_dir / "kubeconfig"),
+                                         "namespaces": [namespace]}))
+    common = {"fleet_cloud": "minicloud", "fleet_kubeconfig": str(minicloud.state_dir / "kubeconfig"),
+              "fleet_run": run, "fleet_records_namespace": namespace, "fleet_soak": 1, "fleet_poll_interval": 1,
+              "control_plane_rollout_member_timeout": 10, "control_plane_rollout_poll_interval": 1}
+
+    # Bad specs: refused before any record is written.
+    for waves, words in (([1, 3], "cover 4 of the 6 clusters"), ([1, "120%"], "at most 100")):
+        proc, log = start_slice(minicloud, collections_path, tmp_path, "fleet_rollout.yml", inventory, None,
+                                dict(common, fleet_waves=waves))
+        rc, output = finish(proc, log)
+        assert rc != 0 and words in output, output[-3000:]
+        assert configmap(minicloud, "flightcontrol-fleet-run-" + run, namespace) is None
+    proc, log = start_slice(minicloud, collections_path, tmp_path, "fleet_rollout.yml", inventory, None,
+                            dict(common, fleet_waves=[1, "100%"], fleet_budgets=[2]))
+    rc, output = finish(proc, log)
+    assert rc != 0 and "above the 1 cluster(s) of wave 1" in output, output[-3000:]
+
+    # Waves [1, 1, "100%"]: the canary, then the first in inventory order, then the rest. The second wave's
+    # cluster never gets a serving member.
+    order = [canary] + [h for h in hosts if h != canary]
+    stuck, later = order[1], order[2:]
+    minicloud.octavia("lost-member", members="k8s-clusterapi-cluster-%s-kubeapi-6443-*" % stuck.replace("/", "-"),
+                      delay=0.2)
+    slices = [hosts[i::3] for i in range(3)]
+    running = [start_slice(minicloud, collections_path, tmp_path, "fleet_rollout.yml", inventory, part,
+                           dict(common, fleet_waves=[1, 1, "100%"])) for part in slices]
+    results = [finish(proc, log) for proc, log in running]
+    outputs = "\n=====\n".join(output for rc, output in results)
+    assert all(rc != 0 for rc, output in results), outputs[-6000:]
+
+    halt = configmap(minicloud, "flightcontrol-fleet-halt", namespace)
+    assert halt is not None, outputs[-6000:]
+    assert halt.data["run"] == run and halt.data["wave"] == "2" and json.loads(halt.data["failed"]) == [stuck]
+    record = json.loads(configmap(minicloud, "flightcontrol-fleet-run-" + run, namespace).data["outcomes"])
+    assert sorted(record) == sorted([canary, stuck]), record
+    assert record[canary]["outcome"] == "done" and record[canary]["gate"]["passed"], record[canary]
+    assert record[stuck]["outcome"] == "failed"
+    for host in later:  # no slice touched a cluster of the third wave: not even its Lease was taken
+        assert lease(minicloud, host.split("/")[1], namespace) is None, host
+    assert outputs.count("not started: The fleet is halted") >= 1, outputs[-6000:]
+
+    # A second actor honours the halt before starting on a cluster.
+    refused = run_module("cluster_lease", dict(name=later[0].split("/")[1], namespace=namespace,
+                                               holder={"id": "by-hand"}, halt_namespace=namespace,
+                                               kubeconfig=str(minicloud.state_dir / "kubeconfig")))
+    assert refused.result.get("failed") and "The fleet is halted" in refused.result["msg"], refused.result
+    assert lease(minicloud, later[0].split("/")[1], namespace) is None
+
+    # Lifted only by the explicit action; the failed cluster is forgotten, to be retried.
+    proc, log = start_slice(minicloud, collections_path, tmp_path, "fleet_resume.yml", "localhost,", None,
+                            {"fleet_records_namespace": namespace, "fleet_kubeconfig": common["fleet_kubeconfig"]})
+    rc, output = finish(proc, log)
+    assert rc == 0, output[-3000:]
+    assert "Lifted the halt of run %s (wave 2" % run in output and "to be retried: %s" % stuck in output, output
+    assert configmap(minicloud, "flightcontrol-fleet-halt", namespace) is None
+    record = json.loads(configmap(minicloud, "flightcontrol-fleet-run-" + run, namespace).data["outcomes"])
+    assert sorted(record) == [canary]
+    taken = run_module("cluster_lease", dict(name=later[0].split("/")[1], namespace=namespace,
+                                             holder={"id": "by-hand"}, halt_namespace=namespace,
+                                             kubeconfig=str(minicloud.state_dir / "kubeconfig")))
+    assert taken.result.get("acquired"), taken.result
