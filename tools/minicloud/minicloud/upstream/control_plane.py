@@ -42,6 +42,9 @@ CAPO = "capo-load-balancer"
 PROXY = "kubernetes-api-proxy"
 SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/24"
 FIELD_MANAGER = "minicloud"
+# ClusterClass and managed topologies (alpha, off by default in v1.12 and v1.13): the core manager's topology
+# controllers and the ClusterClass templates' webhooks (KubeadmControlPlaneTemplate, DevClusterTemplate) need it
+FEATURE_GATES = "ClusterTopology=true"
 
 
 @dataclass(frozen=True)
@@ -238,7 +241,7 @@ class UpstreamControlPlane:
         return [built.path(provider.binary), "--kubeconfig", str(self.internal_kubeconfig), "--leader-elect=false",
                 "--webhook-port", str(webhook), "--webhook-cert-dir", str(certs),
                 "--health-addr", f"{HOST}:{health}", "--diagnostics-address", "0", "--v", "1",
-                "--sync-period", self.plane.sync_period]
+                "--sync-period", self.plane.sync_period, "--feature-gates", FEATURE_GATES]
 
     def _webhook_cert_dir(self) -> Path:
         certs = self.folder / "webhook-certs"
