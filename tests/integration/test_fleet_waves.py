@@ -95,7 +95,10 @@ def test_waves_halt_every_slice_before_a_later_wave(minicloud, wave_fleet, colle
                                          "namespaces": [namespace]}))
     common = {"fleet_cloud": "minicloud", "fleet_kubeconfig": str(minicloud.state_dir / "kubeconfig"),
               "fleet_run": run, "fleet_records_namespace": namespace, "fleet_soak": 1, "fleet_poll_interval": 1,
-              "control_plane_rollout_member_timeout": 10, "control_plane_rollout_poll_interval": 1}
+              "control_plane_rollout_member_timeout": 10, "control_plane_rollout_poll_interval": 1,
+              # the VIPs are on minicloud's loopback data plane: the gate's /readyz goes where each listens
+              "fleet_readyz_urls": dict((h, "https://%s/readyz" % minicloud.api.lb_vip(
+                  "k8s-clusterapi-cluster-%s-kubeapi" % h.replace("/", "-"))) for h in hosts)}
 
     # Bad specs: refused before any record is written.
     for waves, words in (([1, 3], "cover 4 of the 6 clusters"), ([1, "120%"], "at most 100")):

@@ -157,7 +157,7 @@ class FleetWaveRunner(ModuleRunner):
             record, halt = self.records.read(deadline), self.records.halt(deadline)
             polls += 1
             if record is None and options.check_mode:
-                return self.base(wave=None, state="go", message="check mode: no record (the plan was not written)",
+                return self.base(wave=None, state="go", why="check mode: no record (the plan was not written)",
                                  waited=0.0, polls=polls, halt=halt, skip=False, now=self.clock.time())
             if record is None:
                 raise ModuleFailure("fleet run %s has no record (ConfigMap %s/%s): run action=plan first" % (
@@ -168,7 +168,7 @@ class FleetWaveRunner(ModuleRunner):
             previous = (record["outcomes"].get(options.cluster) or {}).get("outcome")
             state, message = may_start(record["plan"], record["outcomes"], wave, halt is not None)
             waited = round(self.clock.monotonic() - started, 1)
-            result = self.base(wave=wave, state=state, message=message, waited=waited, polls=polls, halt=halt,
+            result = self.base(wave=wave, state=state, why=message, waited=waited, polls=polls, halt=halt,
                                skip=previous == DONE, now=self.clock.time())
             if state == HALTED:
                 raise ModuleFailure("%s not started: %s" % (options.cluster, halt_message(halt) if halt else message),
