@@ -29,7 +29,8 @@ def _capi_cluster(cloud: Minicloud, args) -> None:
                                              api_version=args.api_version, namespace=args.namespace,
                                              openstack=args.openstack, monitor=args.monitor,
                                              load_balancer=not args.no_load_balancer, drift=args.drift,
-                                             lb_provider=args.lb_provider, capo_api_version=args.capo_api_version))
+                                             lb_provider=args.lb_provider, capo_api_version=args.capo_api_version,
+                                             class_name=args.cluster_class))
     elif args.cluster_action == "kubeconfig":
         print(cloud.workload_kubeconfig(args.name, namespace=args.namespace), end="")
     elif args.cluster_action == "delete":
@@ -113,6 +114,10 @@ def _add_capi_cluster(areas) -> None:
                         help="CAPO API the OpenStackCluster and OpenStackMachines are written in: v1beta1 (CAPO "
                              "v0.14, default) or v1beta2 (CAPO v0.15: installs its CRDs first, v1beta2 stored and "
                              "served, v1beta1 served through conversion; emulated plane only)")
+    create.add_argument("--class", dest="cluster_class", metavar="CLASS",
+                        help="a ClusterClass cluster: the class CLASS (made with its templates in the namespace if "
+                             "missing) and a Cluster with spec.topology, reconciled by the real topology controller; "
+                             "upstream plane only (up --kubernetes upstream), with --openstack")
     _add_openstack_options(create)
     delete = actions.add_parser("delete", help="remove every object of the cluster, and its own API")
     delete.add_argument("name")

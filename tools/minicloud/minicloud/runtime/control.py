@@ -40,6 +40,7 @@ from minicloud.seeding import openstack as seed
 from minicloud.traffic import hidden_extensions
 from minicloud.traffic.faults import FaultRule
 from minicloud.traffic.store import TrafficStore
+from minicloud.upstream import classes as upstream_classes
 from minicloud.upstream import clusters as upstream_clusters
 from minicloud.upstream.control_plane import UpstreamControlPlane
 
@@ -457,7 +458,8 @@ class Minicloud:
     def create_capi_cluster(self, name: str, control_plane: int = 1, workers: int = 0, api_version: str = "v1beta2",
                             namespace: str = "default", openstack: bool = False, monitor: bool = False,
                             load_balancer: bool = True, drift: list[str] | None = None,
-                            lb_provider: str | None = None, capo_api_version: str = "v1beta1") -> dict:
+                            lb_provider: str | None = None, capo_api_version: str = "v1beta1",
+                            class_name: str | None = None) -> dict:
         """Seed a provisioned CAPI cluster on OpenStack (Cluster, KCP, MachineDeployment, Machines,
         KubeadmConfigs, OpenStackCluster/Machines, Secrets, Nodes), CAPI kinds written at ``api_version``.
 
@@ -472,9 +474,14 @@ class Minicloud:
         ``spec.apiServerLoadBalancer.provider`` names it (None: Octavia's default, amphora).
         ``capo_api_version``: ``v1beta1`` (CAPO v0.14's shapes) or ``v1beta2``: the OpenStackCluster and
         OpenStackMachines as CAPO v0.15 writes them, after installing v0.15's CRDs on the plane (v1beta2 stored and
-        served, v1beta1 served through conversion; :meth:`install_capo_crds`)."""
+        served, v1beta1 served through conversion; :meth:`install_capo_crds`).
+        ``class_name``: a ClusterClass cluster (the class and its templates, a Cluster with ``spec.topology``,
+        reconciled by the real topology controller): the upstream plane only."""
         capo.check_provider(lb_provider)
         check_capo_api_version(capo_api_version)
+        if class_name is not None and not self._upstream():
+            raise MinicloudError("--class: ClusterClass clusters run on the real control plane only (start the cloud "
+                                 "with 'up --kubernetes upstream'); the emulated plane has no topology controller")
         if self._upstream():
             if capo_api_version != "v1beta1":
                 raise MinicloudError(
@@ -482,7 +489,7 @@ class Minicloud:
                     "has no OpenStackCluster (CAPD's in-memory DevCluster is its infrastructure, the OpenStack side "
                     "an annotation), so there is no CAPO object to write in v1beta2")
             return self._create_upstream_cluster(name, namespace, control_plane, workers, api_version, openstack,
-                                                 monitor, load_balancer, drift, lb_provider)
+                                                 monitor, load_balancer, drift, lb_provider, class_name)
         kinds = drifts.check_kinds(drift or [])
         if kinds and not openstack:
             raise MinicloudError("drift needs openstack: there is nothing to drift without OpenStack resources")
@@ -516,7 +523,7 @@ class Minicloud:
         return UpstreamControlPlane(self.state, settings) if settings is not None and settings.upstream else None
 
     def _create_upstream_cluster(self, name, namespace, control_plane, workers, api_version, openstack, monitor,
-                                 load_balancer, drift, lb_provider=None) -> dict:
+                                 load_balancer, drift, lb_provider=None, class_name=None) -> dict:
         unsupported = {"workers": workers, "drift": drift, "api_version other than v1beta2": api_version != "v1beta2",
                        "no openstack": not openstack, "no load balancer": not load_balancer}
         refused = [what for what, value in unsupported.items() if value]
@@ -524,8 +531,13 @@ class Minicloud:
             raise MinicloudError(f"a cluster on the upstream control plane is created with its OpenStack side and "
                                  f"a load balancer, control-plane Machines only, in v1beta2; not with "
                                  f"{', '.join(refused)}")
+        if class_name is not None:
+            try:
+                upstream_classes.check_class_name(class_name)
+            except ValueError as exc:
+                raise MinicloudError(str(exc)) from None
         return upstream_clusters.create(self._upstream(), self._internal(), self._write_instances, name, namespace,
-                                        control_plane, monitor, provider=lb_provider)
+                                        control_plane, monitor, provider=lb_provider, class_name=class_name)
 
     def _seed_capi_clusters(self, plans: list[ClusterPlan], timeout: float = 300.0,
                             phases: dict | None = None) -> list[dict]:

@@ -7,6 +7,11 @@ KubeadmControlPlane of ``control_plane`` replicas over a DevMachineTemplate that
 second, and the annotation ``minicloud.test/openstack`` naming the API load balancer (listener 6443, pool,
 optional TCP health monitor, no member yet), network and subnet that minicloud created as CAPO does: the
 control-plane Machines get their servers and members from :mod:`minicloud.upstream.capo_lb` as KCP makes them.
+
+With ``class_name``, the cluster is a ClusterClass cluster instead (:mod:`minicloud.upstream.classes`): the class and
+its templates are applied in the cluster's namespace (kept when the cluster is deleted: other clusters may use
+them), the Cluster carries ``spec.topology`` and the same annotation, and the real topology controller makes the
+DevCluster and the KubeadmControlPlane (named ``<cluster>-<random>``, found through ``spec.controlPlaneRef``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import urllib.error
 from minicloud.kube.controllers import capo
 from minicloud.seeding import cluster_network
 from minicloud.seeding import openstack as seed
-from minicloud.upstream import capo_lb
+from minicloud.upstream import capo_lb, classes
 
 KUBERNETES_VERSION = "v1.34.0"
 POD_NETWORK = "10.244.0.0/16"
@@ -70,11 +75,37 @@ def cluster_objects(name: str, namespace: str, control_plane: int, openstack: di
     return [*namespace_object, template, infra, kcp, cluster]
 
 
+def class_cluster_objects(name: str, namespace: str, control_plane: int, openstack: dict, class_name: str,
+                          version: str = KUBERNETES_VERSION) -> list[dict]:
+    """A ClusterClass cluster's objects, in order: its namespace, the class and its templates, the Cluster."""
+    namespace_object = [] if namespace == "default" else [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    cluster = classes.topology_cluster(
+        name, namespace, class_name, version, control_plane,
+        {"pods": {"cidrBlocks": [POD_NETWORK]}, "services": {"cidrBlocks": [SERVICE_NETWORK]}},
+        {capo_lb.ANNOTATION: json.dumps(openstack)})
+    sans = ["localhost", "127.0.0.1"]
+    return [*namespace_object, *classes.class_objects(class_name, namespace, PROVISIONING, CRI_SOCKET, sans), cluster]
+
+
+def _control_plane_name(plane, name: str, namespace: str, class_name: str | None) -> str | None:
+    """The KubeadmControlPlane's name: fixed for a plain cluster, the topology controller's for a class cluster
+    (None until it has set ``spec.controlPlaneRef``)."""
+    if class_name is None:
+        return kcp_name(name)
+    cluster = plane.request("GET", f"{capo_lb.CAPI}/namespaces/{namespace}/clusters/{name}")
+    return ((cluster.get("spec") or {}).get("controlPlaneRef") or {}).get("name")
+
+
 def create(plane, conn, write_instances, name: str, namespace: str = "default", control_plane: int = 1,
-           monitor: bool = False, timeout: float = 300.0, provider: str | None = None) -> dict:
+           monitor: bool = False, timeout: float = 300.0, provider: str | None = None,
+           class_name: str | None = None) -> dict:
     """Create the OpenStack side (network, subnet, router, security groups, the API load balancer without
-    members) and the Cluster API objects, then wait until KCP has ``control_plane`` ready replicas and the pool
-    as many ACTIVE members. ``plane``: an :class:`~minicloud.upstream.control_plane.UpstreamControlPlane`."""
+    members) and the Cluster API objects (with ``class_name``: a ClusterClass of that name and a Cluster with
+    ``spec.topology``), then wait until KCP has ``control_plane`` ready replicas and the pool as many ACTIVE
+    members. ``plane``: an :class:`~minicloud.upstream.control_plane.UpstreamControlPlane`."""
+    if class_name is not None:
+        classes.check_class_name(class_name)
     external = cluster_network.external_network(conn)
     spec = {"namespace": namespace, "cluster": name, "machines": [], "workers": []}
     [resources] = capo.seed_networks(conn, [spec], write_instances, external)
@@ -83,19 +114,34 @@ def create(plane, conn, write_instances, name: str, namespace: str = "default", 
     resources.update(capo.run_load_balancer_steps(conn, steps, timeout)[key])
     openstack = {"lb_id": resources["loadbalancer"]["id"], "pool_id": resources["pool_id"],
                  "network": resources["network"]["name"], "subnet_id": resources["network"]["subnets"][0]["id"]}
-    for obj in cluster_objects(name, namespace, control_plane, openstack):
+    objects = (cluster_objects(name, namespace, control_plane, openstack) if class_name is None
+               else class_cluster_objects(name, namespace, control_plane, openstack, class_name))
+    for obj in objects:
         plane.apply(obj)
-    path = f"{capo_lb.CONTROL_PLANE}/namespaces/{namespace}/kubeadmcontrolplanes/{kcp_name(name)}"
+    found = {}
 
     def settled() -> bool:
-        status = plane.request("GET", path).get("status", {})
+        found["kcp"] = found.get("kcp") or _control_plane_name(plane, name, namespace, class_name)
+        if not found["kcp"]:
+            return False
+        path = f"{capo_lb.CONTROL_PLANE}/namespaces/{namespace}/kubeadmcontrolplanes/{found['kcp']}"
+        try:
+            status = plane.request("GET", path).get("status", {})
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:  # the topology controller has named it, not made it yet
+                return False
+            raise
         active = [m for m in conn.load_balancer.members(openstack["pool_id"]) if m.provisioning_status == "ACTIVE"]
         return status.get("readyReplicas") == control_plane and len(active) == control_plane
 
     seed.wait_until(f"cluster {key}: {control_plane} ready control-plane Machine(s) with ACTIVE members", settled,
                     timeout, interval=0.5)
-    return {"name": name, "namespace": namespace, "kcp": kcp_name(name), "openstack": resources,
-            "annotation": openstack}
+    result = {"name": name, "namespace": namespace, "kcp": found["kcp"], "openstack": resources,
+              "annotation": openstack}
+    if class_name is not None:
+        result["class"] = class_name
+        result["version"] = KUBERNETES_VERSION
+    return result
 
 
 def delete(plane, conn, admin, write_instances, name: str, namespace: str = "default",
