@@ -20,6 +20,7 @@ ANNOTATED = [
     "module_utils/octavia",
     "module_utils/capi",
     "module_utils/capi_clusters",
+    "module_utils/core",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

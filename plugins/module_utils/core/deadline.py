@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one deadline of a run.
@@ -17,8 +16,10 @@ the pre-terminate hook of Machines whose server it stopped. Plugins that are not
 event source) make their own with ``Deadline.after``.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Union
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 
@@ -41,7 +42,7 @@ class Deadline:
     reason: str = ""
 
     @classmethod
-    def after(cls, clock: Clock, seconds: float, started: Optional[float] = None) -> "Deadline":
+    def after(cls, clock: Clock, seconds: float, started: float | None = None) -> Deadline:
         """The deadline ``seconds`` after ``started`` (by default now)."""
         start = clock.monotonic() if started is None else started
         return cls(started=start, at=start + seconds, clock=clock)
@@ -62,7 +63,7 @@ class Deadline:
         """Seconds since the run began."""
         return self.clock.monotonic() - self.started
 
-    def clamp(self, request_timeout: Optional[float]) -> float:
+    def clamp(self, request_timeout: float | None) -> float:
         """One request's own timeout: ``request_timeout`` (None: no limit of its own), at most what remains, and
         never less than ``LAST_REQUEST_SECONDS`` (a request started at the deadline still gets an answer's time)."""
         cap = max(LAST_REQUEST_SECONDS, self.at - self.clock.monotonic())
@@ -75,11 +76,11 @@ class Deadline:
             return tuple(self.clamp(part) for part in timeout)
         return self.clamp(timeout)
 
-    def within(self, seconds: float, reason: str) -> "Deadline":
+    def within(self, seconds: float, reason: str) -> Deadline:
         """A deadline for a step that must end within ``seconds`` from now, and never after this one."""
         return Deadline(self.started, min(self.at, self.clock.monotonic() + seconds), self.clock, reason)
 
-    def extended(self, seconds: float, reason: str) -> "Deadline":
+    def extended(self, seconds: float, reason: str) -> Deadline:
         """A deliberate extension: a deadline for a step (named by ``reason``) that gets at least ``seconds`` from
         now, past this deadline if need be; never sooner than this one."""
         return Deadline(self.started, max(self.at, self.clock.monotonic() + seconds), self.clock, reason)

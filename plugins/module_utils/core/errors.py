@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The collection's own error classes, in one place.
@@ -8,12 +7,16 @@ Services, plans and clients raise these; none of them knows about Ansible.  The 
 and its ``data`` as result fields, so a user never sees a traceback for them.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class FlightcontrolError(Exception):
     """An error with a message a person can act on; ``data`` goes into the failed result."""
 
-    def __init__(self, message, **data):
-        super(FlightcontrolError, self).__init__(message)
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
         self.data = data
 
 
@@ -36,8 +39,8 @@ class UnreachableError(FlightcontrolError):
 class DeadlineExceeded(FlightcontrolError):
     """A transient fault persisted until the caller's deadline; ``last_error`` is the fault."""
 
-    def __init__(self, message, last_error=None, attempts=0):
-        super(DeadlineExceeded, self).__init__(message)
+    def __init__(self, message: str, last_error: BaseException | None = None, attempts: int = 0) -> None:
+        super().__init__(message)
         self.last_error = last_error
         self.attempts = attempts
 
@@ -55,8 +58,8 @@ class RuleError(PlanError):
 class RouteRejected(FlightcontrolError):
     """Neutron refused a route change (HTTP 400 other than the route limit)."""
 
-    def __init__(self, message, status=None, kind=None):
-        super(RouteRejected, self).__init__(message)
+    def __init__(self, message: str, status: int | None = None, kind: str | None = None) -> None:
+        super().__init__(message)
         self.status = status
         self.kind = kind
 
@@ -69,15 +72,15 @@ class RouterChanged(FlightcontrolError):
     """A plain router update lost the race (HTTP 412): the router must be read again. ``after_lost_answer``:
     the 412 came after an attempt whose answer was lost, so the new revision may be our own update."""
 
-    def __init__(self, message, after_lost_answer=False):
-        super(RouterChanged, self).__init__(message)
+    def __init__(self, message: str, after_lost_answer: bool = False) -> None:
+        super().__init__(message)
         self.after_lost_answer = after_lost_answer
 
 
 class KeptChanging(FlightcontrolError):
     """An If-Match update was refused (HTTP 412) on every attempt: the object kept changing under it."""
 
-    def __init__(self, message, current=None, attempts=0):
-        super(KeptChanging, self).__init__(message)
+    def __init__(self, message: str, current: Any = None, attempts: int = 0) -> None:
+        super().__init__(message)
         self.current = current
         self.attempts = attempts

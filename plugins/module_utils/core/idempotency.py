@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Creates that are never sent twice blindly.
@@ -14,25 +13,34 @@ nothing: the time one request is given (``api_timeout``) has passed once more si
 attempt still being worked on by the service had that long to show.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import MaybeCommitted
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
 FIRST_LOOK_INTERVAL = 0.25
 LONGEST_LOOK_INTERVAL = 2.0
 
 
+@dataclass(eq=False)
 class Created:
     """The object a create made: ``adopted`` when it was found after a lost answer rather than returned by the
     create itself (it is ours all the same: nothing else asked for it in this run); ``lost_answers`` counts
     the faults after which the create's fate was unknown."""
 
-    def __init__(self, value, adopted=False, lost_answers=0):
-        self.value = value
-        self.adopted = adopted
-        self.lost_answers = lost_answers
+    value: Any
+    adopted: bool = False
+    lost_answers: int = 0
 
 
-def create_or_adopt(send, find, deadline, settle, what="create", on_lost=None):
+def create_or_adopt(send: Callable[[], Any], find: Callable[[], Any], deadline: Deadline, settle: float,
+                    what: str = "create", on_lost: Callable[[MaybeCommitted], Any] | None = None) -> Created:
     """Run ``send()`` (a create under the ``CREATE`` class); after ``MaybeCommitted``, call ``find()`` (a read
     returning the object or None) until it finds the object or ``settle`` seconds passed, then send again.
     ``on_lost(exc)`` is told of each ``MaybeCommitted``.
@@ -57,7 +65,7 @@ def create_or_adopt(send, find, deadline, settle, what="create", on_lost=None):
                     last_error=exc.last_error, attempts=lost)
 
 
-def _look(find, until):
+def _look(find: Callable[[], Any], until: Deadline) -> Any:
     """``find()`` until it returns something or ``until`` (a ``Deadline``) passes; the object or None."""
     interval = FIRST_LOOK_INTERVAL
     while True:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The base class of the modules: spec, number ranges, the run's one ``Deadline``, results and error mapping.
@@ -9,6 +8,10 @@ A runner subclasses ``OpenStackModule`` (``openstack.module_base``), ``Kubernete
 ``self.exit(...)`` or ``self.fail(...)``; the collection's errors (``core.errors``) become ``fail_json`` with a
 message a person can act on, never a traceback.
 """
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -57,10 +60,11 @@ IGNORED_COMPAT_OPTIONS = {
 }
 
 
-def ignored_option_warnings(connection_spec, own_spec, params):
+def ignored_option_warnings(connection_spec: Mapping[str, Any], own_spec: Mapping[str, Any],
+                            params: Mapping[str, Any] | None) -> list[str]:
     """A warning for each option of ``IGNORED_COMPAT_OPTIONS`` that ``params`` sets, where the connection spec
     (not the module's own ``own_spec``) declares it: at the top level or in a ``kubernetes`` dictionary."""
-    places = [("", connection_spec, params or {})]
+    places: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = [("", connection_spec, params or {})]
     kube = (params or {}).get("kubernetes")
     if isinstance(kube, dict) and "kubernetes" in connection_spec:
         places.append(("kubernetes.", connection_spec["kubernetes"].get("options") or {}, kube))
@@ -73,7 +77,7 @@ def ignored_option_warnings(connection_spec, own_spec, params):
     return warnings
 
 
-def option_ranges(number_ranges):
+def option_ranges(number_ranges: Mapping[str, NumberRange]) -> dict[str, NumberRange]:
     """The ranges a module's numbers are judged by: the connection options', the module's own
     (``number_ranges``), and ``SHARED_RANGES`` over both."""
     ranges = dict(CONNECTION_RANGES)
@@ -82,11 +86,12 @@ def option_ranges(number_ranges):
     return ranges
 
 
-def number_problems(spec, params, ranges, prefix=""):
+def number_problems(spec: Mapping[str, Any], params: Mapping[str, Any] | None, ranges: Mapping[str, NumberRange],
+                    prefix: str = "") -> list[str]:
     """Every refusal of a number in ``params`` (options of ``spec``, suboptions included): NaN and
     infinities, anything beyond +-LARGEST_NUMBER and what ``ranges`` (option name -> NumberRange) refuses
     (``core.options.number_problem``)."""
-    problems = []
+    problems: list[str] = []
     for name, option in spec.items():
         value = (params or {}).get(name)
         if value is None:
@@ -113,24 +118,24 @@ class _MaskingAnsibleModule(AnsibleModule):
     masks before it logs its invocation (syslog or the journal): AnsibleModule logs the parameters while it
     is made, with only the ``no_log`` options masked."""
 
-    def __init__(self, hidden_values, **kwargs):
+    def __init__(self, hidden_values: Callable[[Mapping[str, Any]], set[str]], **kwargs: Any) -> None:
         self._hidden_values = hidden_values
-        super(_MaskingAnsibleModule, self).__init__(**kwargs)
+        super().__init__(**kwargs)
 
-    def _log_invocation(self):
+    def _log_invocation(self) -> None:
         self.no_log_values.update(self._hidden_values(self.params))
-        super(_MaskingAnsibleModule, self)._log_invocation()
+        super()._log_invocation()
 
-    def _set_internal_properties(self):
+    def _set_internal_properties(self) -> None:
         """After the parameters are read and before ansible-core validates them: an option with suboptions given
         a value of another shape fails here with a message, not with a traceback from ansible-core's fallbacks."""
-        super(_MaskingAnsibleModule, self)._set_internal_properties()
+        super()._set_internal_properties()
         problems = suboption_shape_problems(self.argument_spec, self.params)
         if problems:
             self.fail_json(msg="; ".join(problems))
 
 
-def suboption_shape_problems(spec, params):
+def suboption_shape_problems(spec: Mapping[str, Any], params: Any) -> list[str]:
     """The options with suboptions in ``spec`` whose value in ``params`` (under the name or an alias) is neither
     a dictionary nor a string Ansible could read as one (a list of those for ``type: list``). Pure."""
     problems = []
@@ -153,7 +158,7 @@ MESSAGE_WRITES = 5
 RESULT_WRITES = 200
 
 
-def describe_writes(writes):
+def describe_writes(writes: list[dict[str, str]]) -> str:
     """The writes in words: each call, marked when its answer was lost."""
     words = ["%s%s" % (w["call"], " (answer lost: may or may not be done)" if w["outcome"] != "done" else "")
              for w in writes[:MESSAGE_WRITES]]
@@ -162,7 +167,7 @@ def describe_writes(writes):
     return "; ".join(words)
 
 
-def written_result(data, writes, written):
+def written_result(data: dict[str, Any], writes: list[dict[str, str]], written: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` of a failure, with ``changed: true``, ``writes`` and ``written``'s fields (``data`` wins) when
     ``writes`` holds a write that was done or may have been."""
     if not writes:
@@ -176,7 +181,7 @@ def written_result(data, writes, written):
     return result
 
 
-def run_deadline(clock, started, timeout):
+def run_deadline(clock: Clock, started: float, timeout: Any) -> Deadline:
     """The run's ``Deadline``: ``timeout`` seconds after ``started``. A ``timeout`` that is not a finite number
     in range is refused by ``check_numbers`` before ``run()``; until then the deadline is the furthest one."""
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not abs(timeout) <= LARGEST_NUMBER:
@@ -192,12 +197,12 @@ class BaseModule:
     errors of their client libraries in ``describe_error``.
     """
 
-    argument_spec = {}
-    module_kwargs = {}
+    argument_spec: dict[str, Any] = {}
+    module_kwargs: dict[str, Any] = {}
     #: option name -> NumberRange, checked (with NaN, infinities and magnitude for every number) before run()
-    number_ranges = {}
+    number_ranges: dict[str, NumberRange] = {}
 
-    def __init__(self, clock=None):
+    def __init__(self, clock: Clock | None = None) -> None:
         spec = self.connection_argument_spec()
         spec.update(self.argument_spec)
         self.spec = spec
@@ -212,43 +217,43 @@ class BaseModule:
         #: the run's one deadline, from ``timeout`` (every module has it) counted from now: handed to the runner,
         #: and through it to every service, wait and request (``core.deadline``)
         self.deadline = run_deadline(self.clock, self.started, self.params.get("timeout"))
-        self.clients = []
+        self.clients: list[Any] = []
         #: result fields that describe what this run has written so far (a runner sets them as it writes): a
         #: failure reports them unless the failure gives its own
-        self.written = {}
+        self.written: dict[str, Any] = {}
 
     @staticmethod
-    def connection_argument_spec():
+    def connection_argument_spec() -> dict[str, Any]:
         return {}
 
     @staticmethod
-    def hidden_values(params):
+    def hidden_values(params: Mapping[str, Any]) -> set[str]:
         """Secrets inside options that are not ``no_log`` as a whole (``core.secrets``): masked in the
         invocation log and in results."""
         return set()
 
-    def _complete(self, data):
+    def _complete(self, data: dict[str, Any]) -> dict[str, Any]:
         api_calls = sum(client.api_calls for client in self.clients)
         # every result carries retried_faults, also a refusal before any client was made (then empty)
         retried = [fault for client in self.clients for fault in client.policy.retried]
         return complete(data, self.started, self.clock.monotonic(), api_calls, retried)
 
-    def exit(self, **data):
+    def exit(self, **data: Any) -> None:
         self.ansible.exit_json(**self._complete(data))
 
-    def warn(self, message):
+    def warn(self, message: str) -> None:
         """A warning in the result (Ansible shows it with the task)."""
         self.ansible.warn(message)
 
-    def writes(self):
+    def writes(self) -> list[dict[str, str]]:
         """Every write the registered clients made so far, in order (``core.retry``: ``call`` and ``outcome``)."""
-        policies = []
+        policies: list[Any] = []
         for client in self.clients:
             if all(client.policy is not known for known in policies):
                 policies.append(client.policy)
         return [write for policy in policies for write in getattr(policy, "writes", [])]
 
-    def fail(self, msg, **data):
+    def fail(self, msg: str, **data: Any) -> None:
         """Fail with ``msg``. Once anything was written (or may have been: a write whose answer was lost), the
         result says ``changed: true``, lists the writes (``writes``) and carries ``self.written``, whatever
         the failure: the reads that follow a write fail like any other."""
@@ -258,19 +263,19 @@ class BaseModule:
         data = written_result(data, writes, self.written)
         self.ansible.fail_json(msg=msg, **self._complete(data))
 
-    def run(self):
+    def run(self) -> None:
         raise NotImplementedError
 
-    def describe_error(self, exc):
+    def describe_error(self, exc: Exception) -> str | None:
         """A message for an exception of a client library, or None to let it propagate."""
         return None
 
-    def check_numbers(self):
+    def check_numbers(self) -> None:
         problems = number_problems(self.spec, self.params, option_ranges(self.number_ranges))
         if problems:
             raise ModuleFailure("; ".join(problems) + "; nothing was changed")
 
-    def __call__(self):
+    def __call__(self) -> None:
         try:
             self.check_numbers()
             self.run()

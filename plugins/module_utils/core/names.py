@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Names and patterns: the one rule every option that names objects follows (``servers``, members, nodes).
@@ -19,8 +18,11 @@ Kubernetes names (``name_problem``) and Cluster API clusters (``cluster_problems
 Pure: names in, no API access.
 """
 
+from __future__ import annotations
+
 import fnmatch
 import re
+from typing import Collection
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 
@@ -36,17 +38,17 @@ RULE = ("an entry that is exactly an existing name means that object only; other
         "that matched only through '?' or '[...]'")
 
 
-def is_pattern(entry):
+def is_pattern(entry: object) -> bool:
     """Whether ``entry`` may be a glob pattern on names: it has ``*`` (rule 2). An entry that is also an existing
     object's name is that name (``how_matched``)."""
     return WILDCARD in str(entry)
 
 
-def _star_only(entry):
+def _star_only(entry: object) -> re.Pattern[str]:
     return re.compile("^" + ".*".join(re.escape(part) for part in str(entry).split(WILDCARD)) + "$", re.DOTALL)
 
 
-def how_matched(name, entry, existing_names=()):
+def how_matched(name: str | None, entry: object, existing_names: Collection[str] = ()) -> str | None:
     """How the object called ``name`` matches ``entry``: EXACT, WILDCARD_MATCH, CLASS_MATCH or None (no match).
     ``existing_names``: every name that exists, so an entry that is one of them means that object only."""
     name, entry = name or "", str(entry)
@@ -61,7 +63,7 @@ def how_matched(name, entry, existing_names=()):
     return None
 
 
-def destructible(how):
+def destructible(how: str | None) -> bool:
     """Whether an object that matched so may be deleted (rule 4)."""
     return how in (EXACT, WILDCARD_MATCH)
 
@@ -77,7 +79,7 @@ _NAME_KINDS = dict(
 )
 
 
-def name_problem(option, value, kind="subdomain"):
+def name_problem(option: str, value: object, kind: str = "subdomain") -> str | None:
     """Why ``value`` can never name a Kubernetes object (the API server's own rules), or None (also for None: not
     given). ``kind``: ``subdomain`` (most objects, 253 characters), ``label`` (namespaces, 63) or ``qualified``
     (the name part of an annotation key, 63, upper case and ``_`` allowed)."""
@@ -90,14 +92,15 @@ def name_problem(option, value, kind="subdomain"):
     return None
 
 
-def cluster_problems(name, namespace, name_option="name", namespace_option="namespace"):
+def cluster_problems(name: str | None, namespace: str | None, name_option: str = "name",
+                     namespace_option: str = "namespace") -> list[str]:
     """Why a Cluster API cluster ``name`` (None: not given) in ``namespace`` can never exist: a list, empty when
     both are valid Kubernetes names (a name, a namespace)."""
     found = [name_problem(name_option, name), name_problem(namespace_option, namespace, "label")]
     return [p for p in found if p]
 
 
-def cluster_reference_problem(option, text):
+def cluster_reference_problem(option: str, text: str | None) -> str | None:
     """Why ``text`` names no Cluster API cluster, or None: ``namespace/name``, or CAPO's cluster resource name
     ``namespace-name`` (valid when some ``-`` of it splits it into a valid namespace and name)."""
     text = "" if text is None else str(text)
@@ -112,7 +115,8 @@ def cluster_reference_problem(option, text):
             % (option, text))
 
 
-def check_cluster(name, namespace, name_option="name", namespace_option="namespace"):
+def check_cluster(name: str | None, namespace: str | None, name_option: str = "name",
+                  namespace_option: str = "namespace") -> None:
     """Refuse, before any request, a cluster that can never exist (``cluster_problems``)."""
     problems = cluster_problems(name, namespace, name_option, namespace_option)
     if problems:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a module was asked, and the runner it is handed to: each runner declares a frozen dataclass of the
@@ -8,12 +7,17 @@ itself, to the runner (a ``ModuleRunner``). The runner reads nothing else of the
 The one judgement of a number option (``number_problem``: NaN, infinities, magnitude, the option's
 ``NumberRange``) is here too, for the modules (``module_base.number_problems``) and the event source alike."""
 
+from __future__ import annotations
+
 import math
-from dataclasses import fields
-from typing import Any, Mapping, Type, TypeVar
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Mapping, Type, TypeVar
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
 
 OptionsT = TypeVar("OptionsT", bound="ModuleOptions")
 
@@ -24,14 +28,18 @@ LARGEST_NUMBER = 10 ** 9
 MAX_SECONDS = 30 * 24 * 3600
 
 
+@dataclass(eq=False)
 class NumberRange:
     """The values a number option accepts: ``minimum`` (inclusive) or ``above`` (exclusive), ``maximum``,
     and a ``hint`` added to the refusal."""
 
-    def __init__(self, minimum=None, maximum=None, above=None, hint=None, unit=""):
-        self.minimum, self.maximum, self.above, self.hint, self.unit = minimum, maximum, above, hint, unit
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None
+    hint: str | None = None
+    unit: str = ""
 
-    def problem(self, name, value):
+    def problem(self, name: str, value: float) -> str | None:
         """The refusal of ``value`` for option ``name`` in words, or None when it is accepted."""
         if self.above is not None and not value > self.above:
             wanted = "more than %s%s" % (_amount(self.above), self.unit)
@@ -44,11 +52,11 @@ class NumberRange:
         return "%s must be %s, got %s%s" % (name, wanted, value, " (%s)" % self.hint if self.hint else "")
 
 
-def _amount(number):
+def _amount(number: float) -> str:
     return "zero" if number == 0 else str(number)
 
 
-def number_problem(label, number, number_range=None):
+def number_problem(label: str, number: float, number_range: NumberRange | None = None) -> str | None:
     """The refusal of ``number`` (an int or float, after conversion: Ansible's float options take 'nan' and
     'inf') for option ``label``, or None: NaN and infinities, anything beyond +-LARGEST_NUMBER, and what
     ``number_range`` refuses."""
@@ -65,7 +73,7 @@ class ModuleOptions:
 
     @classmethod
     def from_params(cls: Type[OptionsT], params: Mapping[str, Any], **run: Any) -> OptionsT:
-        names = [f.name for f in fields(cls) if f.name not in run]
+        names = [f.name for f in fields(cls) if f.name not in run]  # type: ignore[arg-type]  # subclasses are dataclasses
         return cls(**dict(((name, params[name]) for name in names), **run))
 
 
@@ -74,7 +82,7 @@ class ModuleRunner:
     module's clock and start time, and the run's one deadline the module made from ``timeout``
     (``core.deadline.Deadline``): a runner hands it on, it never computes one."""
 
-    def __init__(self, module, options: ModuleOptions):
+    def __init__(self, module: BaseModule, options: ModuleOptions) -> None:
         self.module = module
         self.options = options
         self.clock: Clock = module.clock

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one per-request guard of both API clients (``openstack.connection.OpenStackClient`` wraps requests'
@@ -8,9 +7,11 @@ remains of the deadline of the call the sending thread is making (``Deadline.cla
 cannot outlive the run. Each thread has its own call: a watch thread ending its call leaves the main thread's
 request under its own deadline."""
 
+from __future__ import annotations
+
 import threading
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Iterator
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline, Timeout
 
@@ -18,14 +19,14 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadl
 class RequestGuard:
     """Counts requests and clamps their timeouts; ``default_timeout`` is the client's ``api_timeout``."""
 
-    def __init__(self, default_timeout: Optional[float] = None):
+    def __init__(self, default_timeout: float | None = None) -> None:
         self.default_timeout = default_timeout
         self.total = 0
         self._counting = threading.Lock()
         self._local = threading.local()
 
     @property
-    def deadline(self) -> Optional[Deadline]:
+    def deadline(self) -> Deadline | None:
         """The deadline of the call this thread is making (None outside a call)."""
         return getattr(self._local, "deadline", None)
 

@@ -1,12 +1,14 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Result helpers: every module returns ``changed``, ``elapsed`` and ``api_calls`` the same way."""
 
-from typing import Iterable, Optional
+from __future__ import annotations
+
+from typing import Any, Iterable
 
 
-def complete(data: dict, started: float, now: float, api_calls: int, retried: Optional[Iterable] = None) -> dict:
+def complete(data: dict[str, Any], started: float, now: float, api_calls: int,
+             retried: Iterable[int | str] | None = None) -> dict[str, Any]:
     """Add the fields every result carries to ``data`` and return it."""
     result = dict(data)
     result.setdefault("changed", False)

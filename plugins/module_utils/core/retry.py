@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One retry policy for every API call a module makes.
@@ -30,15 +29,22 @@ a cloud.  Classification of exceptions is done by ``classify``, a pure function 
 and headers that callers extract from whatever library raised.
 """
 
+from __future__ import annotations
+
 import email.utils
 import random
 import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     FlightcontrolError,
 )
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
 TRANSIENT_STATUS = frozenset([429, 502, 503, 504])
 # A gateway's answer that may come after the service behind it did the work.
@@ -53,6 +59,7 @@ REAUTH = "reauth"
 FATAL = "fatal"
 
 
+@dataclass(eq=False)
 class Fault:
     """What a failed call looked like, independent of the client library that raised it.
 
@@ -60,31 +67,29 @@ class Fault:
     the service cannot have seen it. ``maybe_committed`` says whether the service may have done the
     request all the same."""
 
-    def __init__(self, status=None, retry_after=None, connection_error=False, description="",
-                 before_sending=False):
-        self.status = status
-        self.retry_after = retry_after
-        self.connection_error = connection_error
-        self.description = description
-        self.before_sending = before_sending
+    status: int | None = None
+    retry_after: float | None = None
+    connection_error: bool = False
+    description: str = ""
+    before_sending: bool = False
 
     @property
-    def maybe_committed(self):
+    def maybe_committed(self) -> bool:
         if self.connection_error:
             return not self.before_sending
         return self.status in MAYBE_COMMITTED_STATUS
 
 
+@dataclass(eq=False)
 class WriteTrace:
     """What the attempts of one write met: ``maybe_committed`` once any fault left it unknown whether an
     attempt was done (then a 404 of a DELETE, a 409 of a create or a 412 of an If-Match PUT may be the
     answer to our own earlier attempt, not somebody else's change)."""
 
-    def __init__(self):
-        self.maybe_committed = False
-        self.faults = []
+    maybe_committed: bool = False
+    faults: list[str] = field(default_factory=list)
 
-    def saw(self, fault):
+    def saw(self, fault: Fault) -> None:
         self.faults.append(fault.description)
         if fault.maybe_committed:
             self.maybe_committed = True
@@ -93,13 +98,13 @@ class WriteTrace:
 class MaybeCommitted(FlightcontrolError):
     """A create met a fault after which it may or may not have been done; it was not sent again."""
 
-    def __init__(self, message, fault=None, last_error=None):
-        super(MaybeCommitted, self).__init__(message)
+    def __init__(self, message: str, fault: Fault | None = None, last_error: BaseException | None = None) -> None:
+        super().__init__(message)
         self.fault = fault
         self.last_error = last_error
 
 
-def parse_retry_after(value, now_epoch=None):
+def parse_retry_after(value: object, now_epoch: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date), or None."""
     if value is None:
         return None
@@ -120,7 +125,7 @@ def parse_retry_after(value, now_epoch=None):
     return max(0.0, when.timestamp() - now_epoch)
 
 
-def classify(fault, can_reauth):
+def classify(fault: Fault, can_reauth: bool) -> str:
     """Decide what to do with a fault: RETRY, REAUTH (only while ``can_reauth``) or FATAL."""
     if fault.connection_error:
         return RETRY
@@ -138,26 +143,29 @@ class RetryPolicy:
     server is a floor, never shortened by jitter.
     """
 
-    def __init__(self, base_delay=0.5, max_delay=20.0, clock=None, rng=None):
+    def __init__(self, base_delay: float = 0.5, max_delay: float = 20.0, clock: Clock | None = None,
+                 rng: random.Random | None = None) -> None:
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.clock = clock or Clock()
         self.rng = rng or random.Random()
-        self.retried = []
-        self.writes = []
+        self.retried: list[int | str] = []
+        self.writes: list[dict[str, str]] = []
 
-    def _record_write(self, what, kind, outcome):
+    def _record_write(self, what: str, kind: str, outcome: str) -> None:
         if kind != READ:
             self.writes.append(dict(call=what, outcome=outcome))
 
-    def backoff(self, attempt, retry_after=None):
+    def backoff(self, attempt: int, retry_after: float | None = None) -> float:
         ceiling = min(self.max_delay, self.base_delay * (2 ** attempt))
         delay = self.rng.uniform(0, ceiling)
         if retry_after is not None:
             delay = max(delay, retry_after)
         return delay
 
-    def call(self, func, describe_fault, deadline, reauth=None, what="API call", kind=READ, trace=None):
+    def call(self, func: Callable[[], Any], describe_fault: Callable[[BaseException], Fault | None],
+             deadline: Deadline, reauth: Callable[[], Any] | None = None, what: str = "API call", kind: str = READ,
+             trace: WriteTrace | None = None) -> Any:
         """Run ``func()`` until it succeeds, a fault is terminal, or the deadline is reached.
 
         ``kind`` is the call's idempotency class (``READ``, ``IDEMPOTENT``, ``CREATE``); ``trace``, a
@@ -185,7 +193,9 @@ class RetryPolicy:
         self._record_write(what, kind, "done")
         return answer
 
-    def _attempts(self, func, describe_fault, deadline, reauth, what, kind, trace, seen):
+    def _attempts(self, func: Callable[[], Any], describe_fault: Callable[[BaseException], Fault | None],
+                  deadline: Deadline, reauth: Callable[[], Any] | None, what: str, kind: str,
+                  trace: WriteTrace | None, seen: WriteTrace) -> Any:
         attempt = 0
         reauth_done = False
         while True:
@@ -207,6 +217,7 @@ class RetryPolicy:
                             what, fault.description), fault=fault, last_error=exc)
                 if decision == REAUTH:
                     reauth_done = True
+                    assert reauth is not None  # classify gives REAUTH only when there is one
                     reauth()
                     continue
                 delay = self.backoff(attempt, fault.retry_after)

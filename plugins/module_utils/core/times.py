@@ -1,15 +1,15 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Times as the APIs write them, and spans of time as people read them. Pure."""
 
+from __future__ import annotations
+
 import datetime
-from typing import Optional
 
 UTC = datetime.timezone.utc
 
 
-def parse_utc(text: Optional[str]) -> Optional[datetime.datetime]:
+def parse_utc(text: str | None) -> datetime.datetime | None:
     """An aware UTC datetime of an ISO 8601 time as OpenStack writes it (``2026-05-01T10:00:00Z``, with or
     without the Z, fractions or an offset, ``T`` or a space between date and time; a time without an offset is
     UTC), None when there is none or it cannot be read."""

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a failed connection says about whether the request went out.
@@ -10,9 +9,15 @@ come after the service did the work. keystoneauth re-raises requests' errors as 
 original is found along the exception chain.
 """
 
+from __future__ import annotations
+
+from typing import Tuple, Type
+
+BeforeSending = Tuple[Type[BaseException], ...]
+
 try:
     import urllib3
-    BEFORE_SENDING = (urllib3.exceptions.ConnectTimeoutError, ConnectionRefusedError)  # NewConnectionError too
+    BEFORE_SENDING: BeforeSending = (urllib3.exceptions.ConnectTimeoutError, ConnectionRefusedError)  # NewConnectionError too
 except ImportError:  # pragma: no cover - both clients need it
     BEFORE_SENDING = (ConnectionRefusedError,)
 
@@ -25,11 +30,11 @@ except ImportError:  # pragma: no cover
 _LONGEST_CHAIN = 10
 
 
-def failed_before_sending(exc):
+def failed_before_sending(exc: BaseException | None) -> bool:
     """True when ``exc`` (or an error it was raised from) says the connection failed before the request was
     sent."""
-    seen = []
-    todo = [exc]
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
     while todo and len(seen) < _LONGEST_CHAIN:
         current = todo.pop(0)
         if current is None or any(current is s for s in seen):

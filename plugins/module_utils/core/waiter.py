@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one waiting loop every module uses.
@@ -10,7 +9,12 @@ is DONE or FAILED, or the run's ``Deadline`` passes, and it never sleeps past it
 injectable (``monotonic()`` and ``sleep()``), so waits are unit-tested in microseconds.
 """
 
-from typing import Any, Callable, Optional
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 
@@ -19,40 +23,43 @@ FAILED = "failed"
 WAITING = "waiting"
 
 
+@dataclass(eq=False)
 class Verdict:
     """The decision about one observation."""
 
-    def __init__(self, state: str, message: str = ""):
-        if state not in (DONE, FAILED, WAITING):
-            raise ValueError("unknown verdict state %r" % (state,))
-        self.state = state
-        self.message = message
+    state: str
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        if self.state not in (DONE, FAILED, WAITING):
+            raise ValueError(f"unknown verdict state {self.state!r}")
 
     @property
-    def finished(self):
+    def finished(self) -> bool:
         return self.state in (DONE, FAILED)
 
-    def __repr__(self):
-        return "Verdict(%s, %r)" % (self.state, self.message)
+    def __repr__(self) -> str:
+        return f"Verdict({self.state}, {self.message!r})"
 
 
+@dataclass(eq=False)
 class WaitResult:
     """How a wait ended: the last verdict and observation, whether it timed out, polls, elapsed."""
 
-    def __init__(self, verdict: Verdict, observation: Any, timed_out: bool, polls: int, elapsed: float):
-        self.verdict = verdict
-        self.observation = observation
-        self.timed_out = timed_out
-        self.polls = polls
-        self.elapsed = elapsed
+    verdict: Verdict
+    observation: Any
+    timed_out: bool
+    polls: int
+    elapsed: float
 
     @property
-    def succeeded(self):
+    def succeeded(self) -> bool:
         return self.verdict.state == DONE and not self.timed_out
 
 
 def wait_for(probe: Callable[[Deadline], Any], judge: Callable[[Any, float], Verdict], deadline: Deadline,
-             poll_interval: float, clock=None, act: Optional[Callable[[Any, Deadline], Any]] = None) -> WaitResult:
+             poll_interval: float, clock: Clock | None = None,
+             act: Callable[[Any, Deadline], Any] | None = None) -> WaitResult:
     """Poll ``probe(deadline)`` and ``judge(observation, elapsed)`` until finished or ``deadline`` (the run's
     ``core.deadline.Deadline``) passes.
 

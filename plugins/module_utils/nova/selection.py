@@ -69,6 +69,7 @@ def select(servers: list[dict[str, Any]], selectors: Iterable[str] | None) -> Se
     existing = set(s.get("name") or "" for s in servers)
     matched: dict[str, list[tuple[str, str]]] = {}
     hit = set()
+    how: str | None
     for server in servers:
         for selector in selectors:
             if selector == server["id"] or (is_uuid(selector) and normalize_uuid(selector) == normalize_uuid(server["id"])):
