@@ -251,6 +251,18 @@ class CapiService:
             lambda: self.kube.custom.patch_namespaced_custom_object(group, version, namespace, plural, name, body),
             what, deadline, kind=IDEMPOTENT)
 
+    def patch_cluster(self, cluster: dict[str, Any], body: Any, what: str, deadline: Deadline,
+                      dry_run: bool = False) -> dict[str, Any]:
+        """Merge-patch the Cluster (in the version it was read in) with ``body``; with ``dry_run`` the API runs
+        every stage (schema pruning, webhooks) and persists nothing: its answer is the Cluster as it would be."""
+        metadata = cluster["metadata"]
+        group, version = cluster["apiVersion"].rsplit("/", 1)
+        extra = {"dry_run": "All"} if dry_run else {}
+        return self.kube.call(
+            lambda: self.kube.custom.patch_namespaced_custom_object(
+                group, version, metadata["namespace"], "clusters", metadata["name"], body, **extra),
+            what, deadline, kind=IDEMPOTENT)
+
     def set_paused(self, cluster: dict[str, Any], paused: bool, deadline: Deadline) -> dict[str, Any]:
         """Merge-patch ``spec.paused`` (only that field: a concurrent change elsewhere is kept)."""
         metadata = cluster["metadata"]

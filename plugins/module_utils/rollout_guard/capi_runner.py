@@ -56,6 +56,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_gu
     RELEASE_SECONDS,
     Stopper,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.topology_start import TopologyStart
 
 HOOK_VALUE = "flightcontrol.openstack"
 # Holds and releases done inside one poll before the module looks again.
@@ -158,7 +159,7 @@ class CapiRollout(ModuleRunner):
         self.stopper = Stopper(options, self.clock, log, None, False, "no server stop asked (drain_stop_server)")
         self.server_stop = {"asked": False, "holds_pre_terminate": False, "reason": self.stopper.disabled_why}
         self.progress = CapiProgress(min_healthy=self.options.min_healthy_members)
-        self.kube = self.capi = self.octavia = self.targets = self._drainer = None
+        self.kube = self.capi = self.octavia = self.targets = self._drainer = self.starter = None
         self.provider = None  # the load balancer's provider, read at the start when draining
         self.watch = None  # the control plane (feed KCP_FEED) and its Machines (MACHINE_FEED), while watched
         self.observed_with = None
@@ -174,6 +175,9 @@ class CapiRollout(ModuleRunner):
         contract = choose_version(self.capi.served, options.api_version)
         cluster = self.capi.get_cluster(options.cluster, options.namespace, contract, deadline)
         namespace = cluster["metadata"]["namespace"]
+        self.starter = TopologyStart(self.capi, cluster)  # a ClusterClass cluster starts through the Cluster
+        if options.start:
+            self.starter.check(self.clock.utc_now(), deadline)
         cp_ref = dig(cluster, "spec", "controlPlaneRef")
         kcp = self.capi.get_ref(cp_ref, namespace, contract, deadline)
         if kcp is None:
@@ -449,12 +453,14 @@ class CapiRollout(ModuleRunner):
     def start_rollout(self, current_kcp, deadline):
         self.until_rollout_time()
         targets = self.targets
-        group, version = targets.kcp_group_version
-        patched = self.capi.patch_object(
-            group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
-            rollout_after_patch(current_kcp, self.progress.started_after),
-            "starting the rollout of %s" % targets.kcp_label, deadline)
-        self.saw_own_write(KCP_FEED, patched)
+        through, dummy = self.starter.start(current_kcp, self.progress.started_after, deadline)
+        if through != "cluster":
+            group, version = targets.kcp_group_version
+            patched = self.capi.patch_object(
+                group, version, targets.namespace, targets.kcp_plural, targets.kcp_name,
+                rollout_after_patch(current_kcp, self.progress.started_after),
+                "starting the rollout of %s" % targets.kcp_label, deadline)
+            self.saw_own_write(KCP_FEED, patched)
         self.progress.started = True
         self.log.record("start")
 

@@ -26,10 +26,15 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     replica_counts,
     rollout_after,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import topology
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo.machine import server_of_provider_id
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.terminate import (
     pre_terminate_phase,
 )
+
+
+TOPOLOGY_START = "cluster"
+CONTROL_PLANE_START = "control_plane"
 
 
 def format_time(moment):
@@ -41,6 +46,16 @@ def rollout_time(now):
     plane rolls the Machines created before that time: a Machine created in the second the run started (just
     seeded, just scaled) is rolled too."""
     return now.replace(microsecond=0) + datetime.timedelta(seconds=1)
+
+
+def rollout_start(cluster, kcp, moment):
+    """Where and how the rollout starts: ``(target, merge patch)``. On a topology-managed Cluster (a ClusterClass
+    cluster) the topology controller owns the control plane's spec, so the rollout starts through the Cluster's
+    ``spec.topology.controlPlane.rollout.after`` (target ``cluster``, Cluster API v1.13+), which it copies to the
+    control plane; otherwise through the control plane's own rollout time (target ``control_plane``)."""
+    if topology.is_managed(cluster):
+        return TOPOLOGY_START, topology.rollout_after_patch(format_time(moment))
+    return CONTROL_PLANE_START, rollout_after_patch(kcp, moment)
 
 
 def rollout_after_patch(kcp, moment):

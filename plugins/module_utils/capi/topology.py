@@ -1,0 +1,98 @@
+# Copyright: flightcontrol.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ClusterClass (managed topology) clusters, pure: is a Cluster topology-managed, by which class, and how a
+control-plane rollout starts on it.
+
+A Cluster with ``spec.topology`` is reconciled by Cluster API's topology controller, which owns the spec of the
+control plane it made from the class (server-side apply, field manager ``capi-topology``): a change written to
+the KubeadmControlPlane is not the way to start anything there. Cluster API's source (``api/core/v1beta2/
+cluster_types.go``, ``ControlPlaneTopology``):
+
+=========================================  =======================  =======================
+                                           v1.12                    v1.13 and later
+=========================================  =======================  =======================
+``spec.topology.controlPlane.rollout.after``  absent                 present (v1beta2, and
+(the topology controller copies it to the                            v1beta1 through conversion)
+KCP's ``spec.rollout.after``)
+``spec.topology.version`` (an upgrade)     present                  present
+``spec.topology.rolloutAfter`` (v1beta1)   "has no function"        "has no function"
+=========================================  =======================  =======================
+
+The class is ``spec.topology.classRef.name``/``.namespace`` in v1beta2, ``spec.topology.class``/
+``.classNamespace`` in v1beta1. Whether the running Cluster API has the rollout field is read from the API
+itself: a server-side dry-run of the patch, whose answer keeps the field only where the Cluster's schema has it
+(an unknown field is pruned), see ``rollout_field_kept``.
+"""
+
+from typing import Any, Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig, meta
+
+ROLLOUT_AFTER_PATH = ("spec", "topology", "controlPlane", "rollout", "after")
+ROLLOUT_AFTER_FIELD = ".".join(ROLLOUT_AFTER_PATH)
+#: The first Cluster API release whose Cluster has ``spec.topology.controlPlane.rollout.after``.
+ROLLOUT_AFTER_SINCE = "v1.13"
+
+
+def is_managed(cluster: Optional[dict[str, Any]]) -> bool:
+    """Whether the Cluster is managed through a ClusterClass (has ``spec.topology``)."""
+    return isinstance(dig(cluster or {}, "spec", "topology"), dict)
+
+
+def class_of(cluster: Optional[dict[str, Any]]) -> tuple[Optional[str], Optional[str]]:
+    """(class name, class namespace) in either contract; the namespace defaults to the Cluster's."""
+    found = dig(cluster or {}, "spec", "topology")
+    topology: dict[str, Any] = found if isinstance(found, dict) else {}
+    ref: dict[str, Any] = topology["classRef"] if isinstance(topology.get("classRef"), dict) else {}
+    name = ref.get("name") or topology.get("class")
+    namespace = ref.get("namespace") or topology.get("classNamespace") or meta(cluster or {}).get("namespace")
+    return name or None, (namespace or None) if name else None
+
+
+def topology_view(cluster: Optional[dict[str, Any]], control_plane: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """What cluster_info and cluster_readiness say of it: ``managed``, ``class``, ``class_namespace``,
+    ``version`` (the Cluster's), ``control_plane_version`` (the control plane's, when read), ``upgrading`` (the
+    two differ), ``control_plane_replicas`` and ``rollout_after``."""
+    if not is_managed(cluster):
+        return {"managed": False, "class": None, "class_namespace": None, "version": None,
+                "control_plane_version": None, "upgrading": False, "control_plane_replicas": None,
+                "rollout_after": None}
+    name, namespace = class_of(cluster)
+    version = dig(cluster, "spec", "topology", "version")
+    cp_version = dig(control_plane or {}, "spec", "version")
+    return {"managed": True, "class": name, "class_namespace": namespace, "version": version,
+            "control_plane_version": cp_version,
+            "upgrading": bool(version and cp_version and version != cp_version),
+            "control_plane_replicas": dig(cluster, "spec", "topology", "controlPlane", "replicas"),
+            "rollout_after": dig(cluster, *ROLLOUT_AFTER_PATH)}
+
+
+def rollout_after_patch(text: str) -> dict[str, Any]:
+    """The merge patch of the Cluster that asks the topology controller to roll the control plane's Machines
+    created before ``text`` (RFC 3339); the same path in v1beta1 and v1beta2."""
+    return {"spec": {"topology": {"controlPlane": {"rollout": {"after": text}}}}}
+
+
+def rollout_field_kept(answer: Optional[dict[str, Any]], text: str) -> bool:
+    """Whether the API kept ``rollout.after`` in its answer to the dry-run of ``rollout_after_patch(text)``: a
+    Cluster API without the field prunes it (structural schema), one with it answers the value (the API server
+    writes times as whole seconds, ``text`` is one)."""
+    kept = dig(answer or {}, *ROLLOUT_AFTER_PATH)
+    return bool(kept) and str(kept).rstrip("Z").split(".")[0] == str(text).rstrip("Z").split(".")[0]
+
+
+def class_words(cluster: dict[str, Any]) -> str:
+    name, namespace = class_of(cluster)
+    return "ClusterClass %s/%s" % (namespace, name)
+
+
+def no_rollout_field(cluster: dict[str, Any]) -> str:
+    """The refusal where the running Cluster API has no topology rollout field: what to do instead."""
+    meta_data = meta(cluster)
+    return ("Cluster %s/%s is managed by %s, whose topology controller owns the KubeadmControlPlane's spec, and "
+            "this Cluster API has no %s (added in Cluster API %s): a rollout cannot be started here without "
+            "writing a field the topology controller owns. Upgrade Cluster API to %s or later, or roll the control "
+            "plane with a Kubernetes upgrade (change spec.topology.version, then guard it with start=false, "
+            "control_plane_rollout_follow=true); nothing was changed"
+            % (meta_data.get("namespace"), meta_data.get("name"), class_words(cluster), ROLLOUT_AFTER_FIELD,
+               ROLLOUT_AFTER_SINCE, ROLLOUT_AFTER_SINCE))
