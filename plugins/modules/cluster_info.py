@@ -133,6 +133,48 @@ healthy:
   description: True when there are no blockers.
   returned: success
   type: bool
+topology:
+  description:
+    - Whether the Cluster is managed through a ClusterClass (has C(spec.topology)) and by which class. On such a
+      cluster the topology controller owns the control plane's spec - a rollout starts through the Cluster
+      (C(spec.topology.controlPlane.rollout.after), Cluster API v1.13 and later) and a Kubernetes upgrade through
+      C(spec.topology.version); rollout_guard does so itself.
+  returned: success
+  type: dict
+  contains:
+    managed:
+      description: The Cluster has C(spec.topology).
+      type: bool
+    class:
+      description: The ClusterClass (v1beta2 C(classRef.name), v1beta1 C(class)); null when not managed.
+      type: str
+    class_namespace:
+      description: The ClusterClass's namespace (the Cluster's when not given); null when not managed.
+      type: str
+    version:
+      description: C(spec.topology.version), the Kubernetes version the Cluster asks for.
+      type: str
+    control_plane_version:
+      description: The control plane's C(spec.version) as the topology controller wrote it.
+      type: str
+    upgrading:
+      description: The two versions differ (the topology controller is taking the control plane to the new one).
+      type: bool
+    control_plane_replicas:
+      description: C(spec.topology.controlPlane.replicas).
+      type: int
+    rollout_after:
+      description: C(spec.topology.controlPlane.rollout.after) (Cluster API v1.13 and later); null when unset.
+      type: str
+  sample:
+    managed: true
+    class: in-memory
+    class_namespace: default
+    version: v1.34.0
+    control_plane_version: v1.34.0
+    upgrading: false
+    control_plane_replicas: 3
+    rollout_after: null
 api_calls:
   description: HTTP requests sent to the Kubernetes API, retries and authentication requests included.
   returned: always

@@ -18,6 +18,7 @@ conditions         status.v1beta2.conditions (new style)        status.condition
 from typing import Any, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import topology
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     BLOCK_MOVE_ANNOTATION,
     CONTROL_PLANE_LABEL,
@@ -262,6 +263,7 @@ def build_view(cluster: dict[str, Any], control_plane: Optional[dict[str, Any]],
         "infrastructure": infrastructure_summary(infrastructure),
         "control_plane_machines": [m for m in summaries if m["control_plane"]],
         "machines": summaries,
+        "topology": topology.topology_view(cluster, control_plane),
     }
     view["blockers"] = blockers(view)
     view["healthy"] = not view["blockers"]
