@@ -68,7 +68,8 @@ options:
       - 'Codes: C(capi_out_of_support), C(capi_version_unknown), C(provider_image_mismatch),
         C(controller_images_unknown), C(orc_missing), C(kcp_single_replica_no_surge), C(kcp_single_replica),
         C(kcp_no_surge), C(mhc_covers_control_plane), C(v1beta1_writers), C(monitor_missing),
-        C(monitor_window_long), C(lb_provider), C(lb_provider_drain_refused), and C(<view>_unknown) for each view.'
+        C(monitor_window_long), C(lb_provider), C(lb_provider_drain_refused), C(topology_managed),
+        C(topology_upgrading), and C(<view>_unknown) for each view.'
     type: list
     elements: str
     default: []
@@ -176,6 +177,16 @@ orc:
 control_plane:
   description: The KubeadmControlPlane's C(kind), C(name), C(replicas), C(strategy), C(max_surge) (1 when
     unset, KCP's default) and C(max_surge_set); null when unknown.
+  returned: with O(name)
+  type: dict
+topology:
+  description:
+    - Whether the Cluster is managed through a ClusterClass and by which class (C(managed), C(class),
+      C(class_namespace), C(version), C(control_plane_version), C(upgrading), C(control_plane_replicas),
+      C(rollout_after)), as cluster_info returns it. A topology-managed cluster gives the C(topology_managed) finding
+      (info, in the control_plane view; the topology controller owns the control plane's spec, so a change starts
+      through the Cluster) and, while the Cluster asks for another Kubernetes version than its control plane runs,
+      C(topology_upgrading) (warning).
   returned: with O(name)
   type: dict
 machine_health_checks:

@@ -11,6 +11,7 @@ its own), never fine. Which findings block is the user's choice (``blocking``).
 
 import re
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import topology
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as lb_providers
 
@@ -274,6 +275,34 @@ def judge_control_plane(control_plane):
     return rollout, found, FINDINGS if found else OK
 
 
+def judge_topology(cluster, control_plane):
+    """(topology view, findings) of a ClusterClass cluster, in the control_plane view: that it is topology-managed
+    and by which class (info: the topology controller owns the control plane's spec, so a change starts through
+    the Cluster), and an upgrade under way (warning: the Cluster asks for another version than the control plane
+    runs). A plain cluster gives no finding."""
+    view = "control_plane"
+    control_plane = None if is_unknown(control_plane) else control_plane
+    data = topology.topology_view(cluster, control_plane)
+    if not data["managed"]:
+        return data, []
+    name = "%s/%s" % ((cluster.get("metadata") or {}).get("namespace"), (cluster.get("metadata") or {}).get("name"))
+    numbers = dict(cluster_class=data["class"], class_namespace=data["class_namespace"], version=data["version"],
+                   control_plane_version=data["control_plane_version"])
+    found = [finding("topology_managed", INFO, view,
+                     "Cluster %s is managed by ClusterClass %s/%s: the topology controller owns its control plane's "
+                     "spec" % (name, data["class_namespace"], data["class"]),
+                     "start a rollout through the Cluster (%s, Cluster API %s and later; rollout_guard does so) and "
+                     "an upgrade through spec.topology.version, never by editing the control plane"
+                     % (topology.ROLLOUT_AFTER_FIELD, topology.ROLLOUT_AFTER_SINCE), **numbers)]
+    if data["upgrading"]:
+        found.append(finding("topology_upgrading", WARNING, view,
+                             "Cluster %s asks for Kubernetes %s, its control plane runs %s: the topology controller "
+                             "is upgrading it" % (name, data["version"], data["control_plane_version"]),
+                             "guard the upgrade (control_plane_rollout with follow) or wait until it is done before "
+                             "another change", **numbers))
+    return data, found
+
+
 def selector_matches(selector, labels):
     """A label selector (matchLabels, matchExpressions) against ``labels``; an empty selector matches all."""
     selector = selector or {}
@@ -487,7 +516,7 @@ def judge_load_balancer(loadbalancer, asked=True):
 CODES = ("capi_out_of_support", "capi_version_unknown", "provider_image_mismatch", "controller_images_unknown",
          "orc_missing", "kcp_single_replica_no_surge", "kcp_single_replica", "kcp_no_surge",
          "mhc_covers_control_plane", "v1beta1_writers", "monitor_missing", "monitor_window_long", "lb_provider",
-         "lb_provider_drain_refused", "unknown") + tuple(
+         "lb_provider_drain_refused", "topology_managed", "topology_upgrading", "unknown") + tuple(
     view + "_unknown" for view in VIEWS)
 
 

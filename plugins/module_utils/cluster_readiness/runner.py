@@ -171,7 +171,9 @@ class ClusterReadinessRunner(ModuleRunner):
 
     def cluster_views(self, objects, views, findings, data):
         rollout, found, status = plan.judge_control_plane(objects["control_plane"])
-        self.add(views, findings, "control_plane", found, status)
+        topology, managed = plan.judge_topology(objects["cluster"], objects["control_plane"])
+        self.add(views, findings, "control_plane", found + managed,
+                 plan.FINDINGS if managed and status == plan.OK else status)
         rows, found, status = plan.judge_health_checks(objects["health_checks"], objects["machines"],
                                                        self.options.name)
         self.add(views, findings, "health_checks", found, status)
@@ -182,7 +184,7 @@ class ClusterReadinessRunner(ModuleRunner):
             flat.extend(item if isinstance(item, list) else [item])
         writers, found, status = plan.judge_writers(flat)
         self.add(views, findings, "v1beta1_writers", found, status)
-        data.update(control_plane=rollout, machine_health_checks=rows, v1beta1_writers=writers)
+        data.update(control_plane=rollout, machine_health_checks=rows, v1beta1_writers=writers, topology=topology)
 
     def pool_name(self, objects):
         """(the pool to judge, why there is none): ``pool``, else CAPO's API pool of the infrastructure cluster."""

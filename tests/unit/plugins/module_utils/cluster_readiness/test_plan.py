@@ -350,3 +350,22 @@ def test_the_monitor_on_ovn_reads_as_ovns_service_monitor_and_asks_for_a_tcp_one
 def test_the_provider_codes_may_block():
     assert plan.unknown_codes(["lb_provider", "lb_provider_drain_refused", "load_balancer_unknown"]) == []
     assert "load_balancer" in plan.VIEWS
+
+
+def test_a_clusterclass_cluster_is_a_finding_naming_its_class_and_an_upgrade_under_way_a_warning():
+    cluster = {"metadata": {"name": "c1", "namespace": "team-a"},
+               "spec": {"topology": {"classRef": {"name": "in-memory"}, "version": "v1.34.1",
+                                     "controlPlane": {"replicas": 3}}}}
+    control_plane = {"kind": "KubeadmControlPlane", "spec": {"version": "v1.34.0", "replicas": 3}}
+    data, found = plan.judge_topology(cluster, control_plane)
+    assert data["managed"] and data["class"] == "in-memory" and data["upgrading"]
+    assert [(f["code"], f["severity"]) for f in found] == [("topology_managed", plan.INFO),
+                                                           ("topology_upgrading", plan.WARNING)]
+    assert "ClusterClass team-a/in-memory" in found[0]["message"]
+    assert "spec.topology.controlPlane.rollout.after" in found[0]["action"]
+    settled = dict(control_plane, spec={"version": "v1.34.1"})
+    assert [f["code"] for f in plan.judge_topology(cluster, settled)[1]] == ["topology_managed"]
+    assert plan.judge_topology(cluster, plan.Unknown("refused"))[0]["upgrading"] is False
+    plain = {"metadata": {"name": "c1", "namespace": "a"}, "spec": {}}
+    assert plan.judge_topology(plain, control_plane) == (plan.judge_topology(plain, None)[0], [])
+    assert not plan.unknown_codes(["topology_managed", "topology_upgrading"])
