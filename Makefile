@@ -52,7 +52,7 @@ SANITY_SKIP :=
 
 help: ## List the targets
 	@echo "Targets (CI runs 'make test'):"
-	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-24s %s\n", $$1, $$2 }'
+	@grep -E '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-24s %s\n", $$1, $$2 }'
 
 # --- environments ------------------------------------------------------------------------------
 
