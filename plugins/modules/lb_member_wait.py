@@ -181,6 +181,16 @@ members:
       description: The I(members) entries that chose this member (only when I(members) was given).
       type: list
       elements: str
+    serving_since:
+      description:
+        - When the member was judged serving (UTC), with I(operating_status) C(HEALTHY), C(ONLINE) or C(NO_MONITOR);
+          null while it is not. See RV(serving_rule).
+      type: str
+    serving_after:
+      description:
+        - Why it was judged serving, for example C(ONLINE for 35 s since creation (created_at), the full monitor
+          window of 35 s) on C(ovn); null while it is not.
+      type: str
   sample:
     - id: 6f1c1f4e-5d1b-4a51-9c3e-0b0b6c1e2f10
       name: kubeapi-member-2
@@ -191,6 +201,21 @@ members:
       admin_state_up: true
       ready: false
       waiting_for: provisioning_status is PENDING_CREATE
+serving_rule:
+  description:
+    - What serving means on the pool's load balancer, read when I(operating_status) asks for C(HEALTHY), C(ONLINE) or
+      C(NO_MONITOR) (null otherwise). C(provider); C(health_monitor), whether the pool has one; C(window), on
+      C(ovn) with a monitor the seconds an ONLINE member must have been ONLINE since its creation before it counts
+      (C(delay) x C(max_retries_down) + C(timeout); ovn-octavia-provider reports a new member ONLINE before OVN has
+      checked it), else null; C(rule) in words; C(finding), a warning where nothing checks the members (C(ovn)
+      without a monitor), else null.
+  returned: when the pool was found
+  type: dict
+  sample:
+    provider: ovn
+    health_monitor: true
+    window: 35.0
+    finding: null
 missing:
   description:
     - For I(state=present), the I(members) entries that matched no member at the last poll (the first 1000 of

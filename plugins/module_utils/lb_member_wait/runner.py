@@ -15,6 +15,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import serving_reads
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.serving import ServingHistory
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import LOADBALANCER_FIELDS
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
@@ -104,6 +106,9 @@ class MemberWaitRunner(ModuleRunner):
             raise ModuleFailure(
                 "pool %s or its load balancer %s disappeared during the wait (HTTP 404: %s)" % (
                     lb_members.label(self.pool), self.lb_id, exc), **self.result_data())
+        if self.wait_spec.history is not None:
+            serving_reads.observe(self.octavia, self.wait_spec.history, self.pool["id"], members, self.clock.time(),
+                                  deadline)
         observation = {"pool": self.pool, "members": members, "loadbalancer": loadbalancer}
         if self.seen.first is None:
             self.bind_selectors(members)
@@ -145,13 +150,24 @@ class MemberWaitRunner(ModuleRunner):
                 options.operating_status, bool(self.pool.get("healthmonitor_id")), lb_members.label(self.pool))
         except ValueError as exc:
             raise ModuleFailure(str(exc), pool=_pick(self.pool, POOL_FIELDS))
-        self.wait_spec = lb_members.WaitSpec(options.state, selectors, accepted, options.wait_for_loadbalancer)
+        self.wait_spec = lb_members.WaitSpec(options.state, selectors, accepted, options.wait_for_loadbalancer,
+                                             self.serving_history(accepted, deadline))
         try:
             outcome = wait_for(self.look, lambda obs, _elapsed: lb_members.judge(obs, self.wait_spec),
                                deadline, options.poll_interval)
         except DeadlineExceeded as exc:
             raise ModuleFailure(self.deadline_text(exc), **self.result_data())
         self.report(outcome)
+
+    def serving_history(self, accepted, deadline):
+        """Where members must be healthy: what serving means on the pool's provider (``octavia.serving``: on ovn,
+        ONLINE for a full monitor window since creation), with a warning where nothing checks them."""
+        if not accepted or not accepted & {"ONLINE", "NO_MONITOR"}:
+            return None
+        rule = serving_reads.read_rule(self.octavia, self.pool, self.lb_id, deadline)
+        if rule.finding:
+            self.module.warn(rule.finding)
+        return ServingHistory(rule)
 
     def deadline_text(self, exc):
         if not self.seen.count:
@@ -190,7 +206,7 @@ class MemberWaitRunner(ModuleRunner):
             return spec, ""
         left_out = set(id(s) for s in unmatched[MESSAGE_NAMES:])
         short = lb_members.WaitSpec(spec.state, [s for s in spec.selectors if id(s) not in left_out], spec.accepted,
-                                    spec.wait_for_loadbalancer)
+                                    spec.wait_for_loadbalancer, spec.history)
         return short, " %d more entries of members matched no member either (the result's missing lists them)." % (
             len(left_out))
 
@@ -217,6 +233,7 @@ class MemberWaitRunner(ModuleRunner):
             polls=seen.count,
             not_seen_at_start=None, polled_with=self.octavia.polled_with if self.octavia else None,
             accepted_operating_status=sorted(spec.accepted) if spec.accepted is not None else None,
+            serving_rule=spec.history.rule.view() if spec.history is not None else None,
         )
         if seen.count:
             chosen, unmatched = lb_members.select(seen.last["members"], spec.selectors)

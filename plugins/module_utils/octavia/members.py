@@ -164,6 +164,8 @@ class WaitSpec:
     selectors: list[Selector]
     accepted: Optional[frozenset[str]]
     wait_for_loadbalancer: bool
+    #: ``serving.ServingHistory`` of the pool where ONLINE must be proven (an ovn pool with a monitor), else None.
+    history: Optional[Any] = None
 
 
 def select(members: list[dict[str, Any]], selectors: list[Selector]) -> tuple[list[dict[str, Any]], list[Selector]]:
@@ -182,14 +184,21 @@ def select(members: list[dict[str, Any]], selectors: list[Selector]) -> tuple[li
     return chosen, unmatched
 
 
-def member_ready(member: dict[str, Any], accepted: frozenset[str] | None) -> tuple[bool, str]:
-    """Whether one member is where ``state: present`` wants it, and if not, why."""
+def member_ready(member: dict[str, Any], accepted: frozenset[str] | None,
+                 history: Optional[Any] = None) -> tuple[bool, str]:
+    """Whether one member is where ``state: present`` wants it, and if not, why. With ``history`` (a
+    ``serving.ServingHistory``), an ONLINE member is ready only once the history judges it serving (on ovn: a full
+    monitor window since its creation)."""
     status = member.get("provisioning_status")
     if status != "ACTIVE":
         return False, "provisioning_status is %s" % status
     if accepted is not None and member.get("operating_status") not in accepted:
         return False, "operating_status is %s, waiting for %s" % (
             member.get("operating_status"), " or ".join(sorted(accepted)))
+    if history is not None and accepted is not None and member.get("operating_status") == "ONLINE":
+        unproven = history.waiting(member)
+        if unproven:
+            return False, unproven
     return True, ""
 
 
@@ -214,7 +223,7 @@ def judge(observation: dict[str, Any], spec: WaitSpec) -> Verdict:
         if not spec.selectors and not members:
             waiting.append("pool %s has no members" % label(pool))
         for member in chosen:
-            ready, why = member_ready(member, spec.accepted)
+            ready, why = member_ready(member, spec.accepted, spec.history)
             if not ready:
                 waiting.append("%s: %s" % (member_label(member), why))
     else:
@@ -262,7 +271,7 @@ def advice(observation: dict[str, Any], spec: WaitSpec) -> list[str]:
             lines.append("%s is %s while the load balancer is %s: the provider is still working; check the Octavia "
                          "worker if this lasts" % (member_label(member), status, lb_status))
         elif status == "ACTIVE":
-            if not member_ready(member, spec.accepted)[0]:
+            if not member_ready(member, spec.accepted, spec.history)[0]:
                 lines.append(
                     "%s is provisioned but not serving (operating_status %s): check the backend at %s:%s and the "
                     "pool's health monitor" % (member_label(member), member.get("operating_status"),
@@ -303,7 +312,9 @@ def member_view(member: dict[str, Any], spec: WaitSpec) -> dict[str, Any]:
         "id", "name", "address", "protocol_port", "provisioning_status", "operating_status", "admin_state_up",
         "weight", "backup", "monitor_address", "monitor_port", "subnet_id"))
     if spec.state == "present":
-        view["ready"], view["waiting_for"] = member_ready(member, spec.accepted)
+        view["ready"], view["waiting_for"] = member_ready(member, spec.accepted, spec.history)
+        if spec.history is not None:
+            view.update(spec.history.judged(member))
     else:
         view["ready"], view["waiting_for"] = False, "still exists"
     if spec.selectors:

@@ -187,10 +187,14 @@ class ServingHistory:
         entry = self.seen.get(member_key(member))
         return entry is not None and entry.serving_at is not None
 
-    def waiting(self, member: Optional[dict[str, Any]], now: float) -> str:
-        """Why an ONLINE member does not serve yet ("" when it serves or is not ONLINE)."""
+    def waiting(self, member: Optional[dict[str, Any]], now: Optional[float] = None) -> str:
+        """Why an ONLINE member does not serve yet ("" when it serves or is not ONLINE); ``now`` defaults to the
+        last sample."""
         if member is None or self.serving(member) or not plain_serving(member, self.rule.has_monitor):
             return ""
+        now = self.last_sample if now is None else now
+        if now is None:
+            return "not observed yet"
         entry = self.seen.get(member_key(member))
         online = now - (entry.online_since if entry and entry.online_since is not None else now)
         return "ONLINE for %s s of the %s s monitor window (ovn reports ONLINE before its first check)" % (
