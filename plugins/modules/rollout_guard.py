@@ -88,6 +88,12 @@ options:
     description:
       - With I(mode=capi), start the rollout after the holds are in place, by setting the control plane's rollout
         time to now (KubeadmControlPlane v1beta1 C(spec.rolloutAfter), v1beta2 C(spec.rollout.after)).
+      - On a Cluster managed through a ClusterClass (C(spec.topology)) the topology controller owns the control
+        plane's spec, so the rollout starts through the Cluster's C(spec.topology.controlPlane.rollout.after) instead
+        (Cluster API v1.13 and later), which the topology controller copies to the control plane. Where Cluster API
+        has no such field (v1.12; told by a server-side dry run of the patch) the run is refused before any write;
+        roll such a cluster with a Kubernetes upgrade (change C(spec.topology.version), then guard it with
+        C(start=false)) or upgrade Cluster API.
       - C(false) follows a rollout someone else started (or finishes one a previous run stopped).
     type: bool
     default: false
