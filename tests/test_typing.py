@@ -21,6 +21,7 @@ ANNOTATED = [
     "module_utils/capi",
     "module_utils/capi_clusters",
     "module_utils/core",
+    "module_utils/openstack",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

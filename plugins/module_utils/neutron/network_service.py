@@ -27,7 +27,7 @@ PORT_FIELDS = ("id", "name", "device_id", "security_groups", "port_security_enab
 
 
 class NetworkService(ServiceBase):
-    proxy = "network"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
+    proxy = "network"
 
     # -- security groups -----------------------------------------------------------------
 

@@ -33,7 +33,7 @@ FIELDS = {
 
 
 class ProjectNetworkService(ServiceBase):
-    proxy = "network"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
+    proxy = "network"
 
     def project_id(self, deadline: Deadline) -> str:
         """The id of the project the connection is scoped to (authenticates when not done yet)."""

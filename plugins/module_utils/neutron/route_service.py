@@ -52,7 +52,7 @@ def classify_write_error(exc: BaseException) -> FlightcontrolError | None:
 
 
 class RouterService(ServiceBase):
-    proxy = "network"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
+    proxy = "network"
 
     # -- reads ---------------------------------------------------------------------------
 

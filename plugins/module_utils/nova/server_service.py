@@ -29,7 +29,7 @@ STOP_ASKED, STOP_CONFLICT, SERVER_GONE = "asked", "conflict", "gone"
 
 
 class ServerService(ServiceBase):
-    proxy = "compute"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
+    proxy = "compute"
 
     def _list(self, path: str, deadline: Deadline) -> list[dict[str, Any]]:
         return list_all_pages(lambda params: self._get(path, "list servers", deadline, params=params), "servers")

@@ -18,7 +18,7 @@ BUSY = "busy"
 
 
 class LoadBalancerListing(ServiceBase):
-    proxy = "load_balancer"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
+    proxy = "load_balancer"
 
     def list_loadbalancers(self, project_id: str, deadline: Deadline) -> list[dict[str, Any]]:
         return self._get("/lbaas/loadbalancers", "list load balancers of project %s" % project_id, deadline,

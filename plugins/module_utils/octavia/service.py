@@ -38,7 +38,7 @@ def _plain(resource: Any) -> dict[str, Any]:
 
 
 class OctaviaService(ServiceBase):
-    proxy = "load_balancer"  # type: ignore[assignment]  # ServiceBase.proxy is None (openstack/rest.py, not annotated yet)
+    proxy = "load_balancer"
     #: Why polls read the member list instead of the status tree; None while the status tree serves.
     tree_fallback: Optional[str] = None
 
@@ -133,7 +133,7 @@ class OctaviaService(ServiceBase):
         for member in members:
             trace = WriteTrace()
             try:
-                self.client.call(lambda m=member: self.api.delete_member(m["id"], pool_id),
+                self.client.call(lambda m=member: self.api.delete_member(m["id"], pool_id),  # type: ignore[misc]
                                  "DELETE member %s" % member.get("name"), deadline, kind=IDEMPOTENT, trace=trace)
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) == 409 and not (trace.maybe_committed
@@ -202,7 +202,7 @@ class OctaviaService(ServiceBase):
         total = 0
         for listener_id in listener_ids:
             try:
-                stats = self.client.call(lambda i=listener_id: self.api.get_listener_statistics(i),
+                stats = self.client.call(lambda i=listener_id: self.api.get_listener_statistics(i),  # type: ignore[misc]
                                          "GET statistics of listener %s" % listener_id, deadline)
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) in (403, 404, 405, 501):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The OpenStack connection: options compatible with openstack.cloud, request counting, retries.
@@ -9,16 +8,30 @@ clients share (``core.request_guard``: counted at the transport, its timeout cla
 caller's deadline), and every API call a module makes goes through ``OpenStackClient.call`` so the one retry policy applies.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.request_guard import RequestGuard
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import CREATE, READ, RetryPolicy
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
+    CREATE,
+    READ,
+    MaybeCommitted,
+    RetryPolicy,
+    WriteTrace,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import describe_fault
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.sdk import (
     COLLECTION_NAME,
     openstack,
     reuse_entry_point_cache,
 )
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import Created
 
 COLLECTION_VERSION = "0.1.0"
 DEFAULT_REQUEST_TIMEOUT = 30
@@ -27,7 +40,7 @@ CONNECTION_OPTIONS = ("auth", "auth_type", "region_name", "validate_certs", "ca_
                       "api_timeout")
 
 
-def openstack_argument_spec():
+def openstack_argument_spec() -> dict[str, Any]:
     """The connection options shared by every OpenStack module (doc fragment ``openstack_auth``)."""
     return dict(
         cloud=dict(type="raw"),
@@ -49,7 +62,7 @@ def openstack_argument_spec():
     )
 
 
-def cloud_dict_problem(params):
+def cloud_dict_problem(params: Mapping[str, Any]) -> str | None:
     """Why the options cannot be used together, or None.  A ``cloud`` dict is a complete cloud
     configuration, so the other connection options would be silently ignored (openstack.cloud refuses
     this combination too)."""
@@ -75,11 +88,11 @@ def cloud_dict_problem(params):
     return None
 
 
-def guard_session(guard, http_session):
+def guard_session(guard: RequestGuard, http_session: Any) -> None:
     """Send every request of ``http_session`` (requests' adapters, token requests included) through ``guard``
     (``core.request_guard``): counted, its timeout clamped to the deadline of the call being made."""
-    def guarded(send):
-        def guarded_send(request, *args, **kwargs):
+    def guarded(send: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded_send(request: Any, *args: Any, **kwargs: Any) -> Any:
             guard.sent()
             kwargs["timeout"] = guard.timeout(kwargs.get("timeout"))
             return send(request, *args, **kwargs)
@@ -89,7 +102,7 @@ def guard_session(guard, http_session):
         adapter.send = guarded(adapter.send)
 
 
-def request_timeout_of(params):
+def request_timeout_of(params: Mapping[str, Any]) -> float:
     """How long one request may take: ``api_timeout`` of the ``cloud`` dict, else of the options, else the
     default (what the connection is given, and what the retry policy counts with)."""
     cloud = params.get("cloud")
@@ -103,7 +116,7 @@ def request_timeout_of(params):
 class OpenStackClient:
     """A connected openstacksdk ``Connection`` with request counting and the retry policy."""
 
-    def __init__(self, params, clock=None, policy=None):
+    def __init__(self, params: Mapping[str, Any], clock: Clock | None = None, policy: RetryPolicy | None = None) -> None:
         self.params = params
         self.clock = clock or Clock()
         self.policy = policy or RetryPolicy(clock=self.clock)
@@ -113,7 +126,7 @@ class OpenStackClient:
         guard_session(self.guard, self.conn.session.session)
 
     @staticmethod
-    def _connect(params, api_timeout):
+    def _connect(params: Mapping[str, Any], api_timeout: float) -> Any:
         cloud = params.get("cloud")
         app = dict(app_name=COLLECTION_NAME, app_version=COLLECTION_VERSION)
         reuse_entry_point_cache()
@@ -138,10 +151,11 @@ class OpenStackClient:
         return openstack.connect(**dict(((k, v) for k, v in kwargs.items() if v is not None), **app))
 
     @property
-    def api_calls(self):
+    def api_calls(self) -> int:
         return self.guard.total
 
-    def call(self, func, what, deadline, kind=READ, trace=None):
+    def call(self, func: Callable[[], Any], what: str, deadline: Deadline, kind: str = READ,
+             trace: WriteTrace | None = None) -> Any:
         """Run one API call under the retry policy, never retrying (or waiting on a request) past ``deadline`` (a
         ``core.deadline.Deadline``).
 
@@ -152,14 +166,17 @@ class OpenStackClient:
         with self.guard.bound(deadline):
             return self.policy.call(func, describe_fault, deadline, reauth=None, what=what, kind=kind, trace=trace)
 
-    def create(self, send, find, what, deadline, trace=None):
+    def create(self, send: Callable[[], Any], find: Callable[[], Any], what: str, deadline: Deadline,
+               trace: WriteTrace | None = None) -> Created:
         """A create that is never sent twice blindly (``core.idempotency``): after a lost answer ``find()`` looks
         for what it asked for, for as long as one request may take, and adopts it. Returns a ``Created``."""
-        def mark_lost(exc):
+        def mark_lost(exc: MaybeCommitted) -> None:
             # in the result's retried_faults too: the create met it, and was resolved by looking, not replaying
-            self.policy.retried.append(exc.fault.status if exc.fault.status is not None else "connection")
+            fault = exc.fault
+            assert fault is not None  # the retry policy raises MaybeCommitted with the fault it met
+            self.policy.retried.append(fault.status if fault.status is not None else "connection")
             if trace is not None:
-                trace.saw(exc.fault)
+                trace.saw(fault)
 
         return create_or_adopt(lambda: self.call(send, what, deadline, kind=CREATE), lambda: self.call(
             find, "looking for what '%s' made" % what, deadline), deadline, self.request_timeout,

@@ -1,9 +1,12 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """HTTP faults of OpenStack requests: the status, the service's own words, and the retry policy's view.
 
 The one place that reads an HTTP status from an exception of openstacksdk, keystoneauth or requests."""
+
+from __future__ import annotations
+
+from typing import Any
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import Fault, parse_retry_after
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.transport import failed_before_sending
@@ -14,7 +17,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.
 )
 
 
-def http_status(exc):
+def http_status(exc: BaseException) -> int | None:
     """The HTTP status of an SDK or keystoneauth error, else None: the one place that reads it."""
     if sdk_exceptions is not None and isinstance(exc, sdk_exceptions.HttpException):
         return exc.status_code
@@ -23,7 +26,7 @@ def http_status(exc):
     return None
 
 
-def is_connection_error(exc):
+def is_connection_error(exc: BaseException) -> bool:
     """A connection that failed or dropped (no answer at all), from keystoneauth or requests."""
     if ksa_exceptions is not None:
         if isinstance(exc, ksa_exceptions.SSLError):
@@ -33,7 +36,7 @@ def is_connection_error(exc):
     return requests is not None and isinstance(exc, requests.exceptions.ConnectionError)
 
 
-def describe_fault(exc):
+def describe_fault(exc: BaseException) -> Fault | None:
     """Turn an SDK, keystoneauth or requests exception into a ``Fault``; None if it is no API fault."""
     if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.SSLError):
         return None
@@ -51,7 +54,7 @@ def describe_fault(exc):
                  description="HTTP %s%s" % (status, " (Retry-After %s s)" % retry_after if retry_after is not None else ""))
 
 
-def _error_body(exc):
+def _error_body(exc: BaseException) -> tuple[str | None, str | None]:
     """(type, message) from the JSON error body of a failed request, as each service writes it:
     Neutron ``{"NeutronError": {"type", "message"}}``, Nova ``{"itemNotFound": {"message"}}``, Keystone
     ``{"error": {"title", "message"}}``, Octavia ``{"faultcode", "faultstring"}``; (None, None) without one."""
@@ -73,7 +76,7 @@ def _error_body(exc):
     return None, None
 
 
-def error_type(exc):
+def error_type(exc: BaseException) -> Any:
     """Neutron's error type (``NeutronError.type``) of a failed request, else None."""
     response = getattr(exc, "response", None)
     try:
@@ -85,12 +88,12 @@ def error_type(exc):
     return None
 
 
-def error_message(exc):
+def error_message(exc: BaseException) -> str:
     """The service's own message of a failed request, else the exception's text."""
     return _error_body(exc)[1] or str(exc)
 
 
-def service_message(exc):
+def service_message(exc: BaseException) -> str:
     """A failed request in the service's own words: ``HTTP 404 SecurityGroupNotFound: Security group ... does
     not exist``. The SDK's text when the answer carries no error body (or for errors without a status)."""
     status = http_status(exc)
@@ -102,11 +105,11 @@ def service_message(exc):
     return "HTTP %s%s: %s%s" % (status, " %s" % kind if kind else "", message, hint)
 
 
-def is_not_found(exc):
+def is_not_found(exc: BaseException) -> bool:
     return sdk_exceptions is not None and isinstance(exc, sdk_exceptions.NotFoundException)
 
 
-def is_sdk_error(exc):
+def is_sdk_error(exc: BaseException) -> bool:
     """Errors from openstacksdk or keystoneauth (configuration, catalog, auth) that deserve a plain message."""
     known = tuple(c for c in (getattr(sdk_exceptions, "SDKException", None),
                               getattr(ksa_exceptions, "ClientException", None)) if c is not None)

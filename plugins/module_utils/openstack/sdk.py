@@ -1,10 +1,11 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """openstacksdk, keystoneauth and requests behind one import guard, and the SDK's version check.
 
 Every other file imports the libraries from here, so ``SDK_IMPORT_ERROR`` is the one place that
 knows whether they are installed."""
+
+from __future__ import annotations
 
 import os
 import re
@@ -21,8 +22,8 @@ try:
 except ImportError:
     openstack = None
     sdk_exceptions = None
-    ksa_exceptions = None
-    requests = None
+    ksa_exceptions = None  # type: ignore[assignment]
+    requests = None  # type: ignore[assignment]
     SDK_IMPORT_ERROR = traceback.format_exc()
 
 from importlib import metadata as importlib_metadata  # noqa: E402
@@ -31,7 +32,7 @@ MINIMUM_SDK_VERSION = "1.0.0"
 COLLECTION_NAME = "flightcontrol.openstack"
 
 
-def sdk_version():
+def sdk_version() -> str | None:
     """The installed openstacksdk version string, read from package metadata (never a submodule)."""
     try:
         return importlib_metadata.version("openstacksdk")
@@ -39,7 +40,7 @@ def sdk_version():
         return None
 
 
-def _version_tuple(text):
+def _version_tuple(text: object) -> tuple[int, ...]:
     parts = []
     for piece in str(text).split("."):
         digits = ""
@@ -51,7 +52,7 @@ def _version_tuple(text):
     return tuple(parts)
 
 
-def sdk_version_error():
+def sdk_version_error() -> str | None:
     """A message when openstacksdk is missing or too old for this collection, else None."""
     version = sdk_version()
     if version is None:
@@ -66,7 +67,7 @@ def sdk_version_error():
 _MODULE_PAYLOAD = re.compile(r"^ansible_.+_payload\.zip$")
 
 
-def reuse_entry_point_cache():
+def reuse_entry_point_cache() -> None:
     """Let this run of the module read the entry points from stevedore's file cache instead of scanning every
     installed package again.
 
