@@ -36,6 +36,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     start_following,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as providers
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import serving_reads
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.serving import (
+    ServingHistory,
+    ServingRule,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan, terminate
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.drainer import Drainer
@@ -161,6 +166,7 @@ class CapiRollout(ModuleRunner):
         self.progress = CapiProgress(min_healthy=self.options.min_healthy_members)
         self.kube = self.capi = self.octavia = self.targets = self._drainer = self.starter = None
         self.provider = None  # the load balancer's provider, read at the start when draining
+        self.history = None  # octavia.serving.ServingHistory: what serving means on the pool's provider
         self.watch = None  # the control plane (feed KCP_FEED) and its Machines (MACHINE_FEED), while watched
         self.observed_with = None
 
@@ -188,17 +194,32 @@ class CapiRollout(ModuleRunner):
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
         pool, lb_id = self.octavia.resolve_pool(pool_name, lb_given, deadline)
-        if options.drain:  # a drain its provider would ignore: refused before any write
-            self.provider = self.octavia.get_loadbalancer(lb_id, deadline).get("provider")
-            refusal = providers.drain_refusal(self.provider)
-            if refusal:
-                raise ModuleFailure("load balancer %s: %s; nothing was changed" % (lb_id, refusal), changed=False)
+        self.read_provider(pool, lb_id, deadline)
         self.plan_server_stop(kcp)
         kcp_group, kcp_version = kcp["apiVersion"].rsplit("/", 1)
         return CapiTargets(
             namespace=namespace, cluster=options.cluster, contract=contract, kcp=kcp,
             kcp_plural=self.capi.plural(kcp_group, kcp_version, kcp["kind"], deadline),
             machine_plural=self.capi.plural(CORE_GROUP, contract, "Machine", deadline), pool=pool, lb_id=lb_id)
+
+    def read_provider(self, pool, lb_id, deadline):
+        """The load balancer's provider: what serving means there (``octavia.serving``: on ovn, ONLINE only after a
+        full monitor window since the member's creation) and, with ``drain``, whether it honours a drain (refused
+        before any write when it does not)."""
+        provider = self.octavia.get_loadbalancer(lb_id, deadline).get("provider")
+        if self.options.drain:
+            self.provider = provider
+            refusal = providers.drain_refusal(provider)
+            if refusal:
+                raise ModuleFailure("load balancer %s: %s; nothing was changed" % (lb_id, refusal), changed=False)
+        rule = serving_reads.read_rule(self.octavia, pool, lb_id, deadline, provider or "")
+        self.history = ServingHistory(rule)
+        if rule.finding:
+            self.module.warn(rule.finding)
+        if rule.window is not None and self.options.member_timeout <= rule.window:
+            self.module.warn("member_timeout (%s s) is not longer than the ovn monitor window (%.0f s): a new member "
+                             "cannot be judged serving before the run stops on it" % (
+                                 self.options.member_timeout, rule.window))
 
     def plan_server_stop(self, kcp):
         """Whether old Machines get the pre-terminate hook too: the stop is asked (``drain`` and
@@ -260,6 +281,9 @@ class CapiRollout(ModuleRunner):
         targets, progress = self.targets, self.progress
         current_kcp, machines = self.read_control_plane(deadline)
         members, lb_now = self.octavia.pool_state(targets.pool["id"], targets.lb_id, deadline)
+        if self.history is None:  # targets given without resolve(): the rule every provider but ovn's follows
+            self.history = ServingHistory(ServingRule(None, None, has_monitor=targets.has_monitor))
+        serving_reads.observe(self.octavia, self.history, targets.pool["id"], members, self.clock.time(), deadline)
         for machine in machines:
             machine.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, targets.contract))
         if progress.baseline is None:
@@ -271,7 +295,7 @@ class CapiRollout(ModuleRunner):
             targets.member_prefix, released=self.log.released, not_serving_since=progress.not_serving_since,
             now=self.clock.monotonic(), member_timeout=self.options.member_timeout,
             replicas=kcp_replicas(current_kcp), lb_status=lb_now.get("provisioning_status"),
-            hold_terminate=self.stopper.enabled)
+            hold_terminate=self.stopper.enabled, judge=self.history.serving)
         progress.not_serving_since = plan.track(snapshot)
         snapshot.not_serving_since = progress.not_serving_since
         self.note_gone(snapshot)
@@ -285,7 +309,7 @@ class CapiRollout(ModuleRunner):
         if progress.min_healthy is None:
             progress.min_healthy = kcp_replicas(current_kcp)
         if progress.min_healthy is None:
-            progress.min_healthy = sum(1 for m in members if plan.serving(m, self.targets.has_monitor))
+            progress.min_healthy = sum(1 for m in members if self.history.serving(m))
 
     def act(self, seen, deadline):
         """Make the holds and releases the plan calls for (up to ACTS_PER_POLL, looking again after each),
@@ -593,7 +617,9 @@ class CapiRollout(ModuleRunner):
             return data
         data["held"] = [m["name"] for m in snapshot.machines if snapshot.held_any(m)]
         data["machines"] = [self.machine_row(machine, snapshot) for machine in snapshot.machines]
-        data["members"] = member_rows(snapshot.members, snapshot.serving)
+        data["members"] = [dict(row, **self.history.judged(member))
+                           for row, member in zip(member_rows(snapshot.members, snapshot.serving), snapshot.members)]
+        data["serving_rule"] = self.history.rule.view()
         data["serving_members"] = sum(1 for m in snapshot.members if snapshot.serving(m))
         data["min_healthy_members"] = snapshot.min_healthy
         data["plan"] = last.to_dict() if last else None

@@ -18,7 +18,9 @@ not serving).  ``next_action`` returns the next ``Action``:
 - ``stuck``: a member is in ERROR, or did not get where it should within ``member_timeout``.
 
 Serving means provisioning_status ACTIVE and operating_status ONLINE with a health monitor, NO_MONITOR
-without one (what lb_member_wait calls HEALTHY).
+without one (what lb_member_wait calls HEALTHY); a Snapshot given ``judge`` (``octavia.serving.ServingHistory``'s
+``serving``: on ``ovn``, ONLINE only counts after a full monitor window since the member's creation) asks it
+instead, for every count of serving members (replacements, the pool's floor).
 """
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
@@ -93,7 +95,7 @@ class Snapshot:
 
     def __init__(self, machines, members, has_monitor, min_healthy, hook_name=DEFAULT_HOOK_NAME,
                  member_prefix=None, released=(), not_serving_since=None, now=0.0, member_timeout=600.0,
-                 replicas=None, lb_status="ACTIVE", hold_terminate=False):
+                 replicas=None, lb_status="ACTIVE", hold_terminate=False, judge=None):
         self.machines = sorted(machines, key=lambda m: (m.get("created") or "", m["name"]))
         self.members = list(members)
         self.has_monitor = has_monitor
@@ -108,6 +110,7 @@ class Snapshot:
         self.member_timeout = member_timeout
         self.replicas = replicas
         self.lb_status = lb_status
+        self.judge = judge
 
     def member_of(self, machine):
         """The pool member of a Machine: by CAPO's name, else by address."""
@@ -151,6 +154,8 @@ class Snapshot:
         return [m for m in self.machines if m.get("up_to_date")]
 
     def serving(self, member):
+        if self.judge is not None:
+            return member is not None and bool(self.judge(member))
         return serving(member, self.has_monitor)
 
 
@@ -266,7 +271,7 @@ def next_action(snapshot):
         if snapshot.replicas is not None and len(snapshot.machines) < snapshot.replicas:
             return Action(WAIT, reason="the control plane to reach %d Machines (has %d)" % (
                 snapshot.replicas, len(snapshot.machines)))
-        short = below_floor(snapshot.members, snapshot.has_monitor, snapshot.min_healthy)
+        short = below_floor(snapshot.members, snapshot.has_monitor, snapshot.min_healthy, snapshot.serving)
         if short is not None:
             return Action(WAIT, reason=short)
         return Action(FINISHED, reason="%d up-to-date Machine(s), every member serving" % len(new))
@@ -374,10 +379,11 @@ def _release_or_keep(index, olds, old_sel, new_sel, members, has_monitor, min_he
     return action
 
 
-def below_floor(members, has_monitor, min_healthy):
+def below_floor(members, has_monitor, min_healthy, judge=None):
     """Why a run whose every step is done may not end as a success yet: the pool has fewer than ``min_healthy``
-    serving members (None when it has enough). Every success path of both modes asks this."""
-    count = sum(1 for m in members if serving(m, has_monitor))
+    serving members (None when it has enough; ``judge(member)`` says serving where given). Every success path of
+    both modes asks this."""
+    count = sum(1 for m in members if (judge(m) if judge is not None else serving(m, has_monitor)))
     if count >= (min_healthy or 0):
         return None
     return "the pool to have %d serving member(s) (min_healthy_members; has %d)" % (min_healthy, count)
