@@ -204,7 +204,7 @@ class CapiService:
         items: list[dict[str, Any]] = []
         for namespace in namespaces:
             found = self.kube.call(
-                lambda where=namespace: self.kube.custom.list_namespaced_custom_object(
+                lambda where=namespace: self.kube.custom.list_namespaced_custom_object(  # type: ignore[misc]
                     group, version, where, plural, label_selector=label_selector),
                 "listing %s in %s" % (plural, namespace), deadline)
             items.extend(found.get("items") or [])

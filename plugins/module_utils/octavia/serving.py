@@ -142,7 +142,7 @@ class ServingHistory:
             member_key(m) not in self.seen and not m.get("created_at") for m in members)
 
     def observe(self, members: list[dict[str, Any]], now: float,
-                created: Optional[dict[str, Any]] = None) -> None:
+                created: Optional[dict[Any, Any]] = None) -> None:
         """Take one sample at ``now`` (epoch seconds); ``created``: member id -> created_at where the sample's
         members lack it (a status-tree read)."""
         for member in members:
@@ -180,7 +180,7 @@ class ServingHistory:
 
     def serving(self, member: Optional[dict[str, Any]]) -> bool:
         """Whether ``member`` (as in the last sample) serves under the rule."""
-        if not plain_serving(member, self.rule.has_monitor):
+        if member is None or not plain_serving(member, self.rule.has_monitor):
             return False
         if self.rule.window is None:
             return True
