@@ -22,6 +22,7 @@ ANNOTATED = [
     "module_utils/capi_clusters",
     "module_utils/core",
     "module_utils/openstack",
+    "module_utils/kubernetes",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The Kubernetes connection: options compatible with kubernetes.core, request counting, retries.
@@ -11,10 +10,13 @@ request the official ``kubernetes`` client sends goes through the request guard 
 one policy, and honest request counts.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import ssl
 import traceback
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
@@ -27,6 +29,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry
     RetryPolicy,
 )
 
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+
 K8S_IMPORT_ERROR = None
 try:
     import kubernetes
@@ -34,10 +39,11 @@ try:
     from kubernetes.config.config_exception import ConfigException
     import urllib3
     import yaml
-    CONFIG_ERRORS = (ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, KeyError)
+    CONFIG_ERRORS: tuple[type[BaseException], ...] = (ConfigException, yaml.YAMLError, OSError, ValueError, TypeError,
+                                                      KeyError)
 except ImportError:
     kubernetes = None
-    urllib3 = None
+    urllib3 = None  # type: ignore[assignment]
     ApiException = None
     ConfigException = None
     CONFIG_ERRORS = ()
@@ -66,7 +72,7 @@ AUTH_OPTIONS = (
 BOOL_OPTIONS = ("validate_certs",)
 
 
-def kubernetes_argument_spec():
+def kubernetes_argument_spec() -> dict[str, Any]:
     """The connection options shared by every Kubernetes module (doc fragment ``kubernetes_auth``)."""
     return dict(
         kubeconfig=dict(type="raw"),
@@ -95,11 +101,11 @@ def kubernetes_argument_spec():
     )
 
 
-def auth_settings(params, environ=None):
+def auth_settings(params: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The connection settings from the options, each missing one from ``K8S_AUTH_<OPTION>`` (or the
     kubernetes client's attribute name, ``K8S_AUTH_VERIFY_SSL`` say), as kubernetes.core does."""
     environ = os.environ if environ is None else environ
-    settings = {}
+    settings: dict[str, Any] = {}
     for option, attribute in AUTH_OPTIONS:
         value = params.get(option)
         if value is None:
@@ -115,14 +121,14 @@ def auth_settings(params, environ=None):
     return settings
 
 
-def impersonation(params, environ):
+def impersonation(params: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
     """``impersonate_user`` and ``impersonate_groups`` from the options, else from ``K8S_AUTH_IMPERSONATE_USER``
     and ``K8S_AUTH_IMPERSONATE_GROUPS`` (comma-separated), as kubernetes.core reads them; only those set."""
     user = params.get("impersonate_user") or environ.get("K8S_AUTH_IMPERSONATE_USER")
     groups = params.get("impersonate_groups")
     if groups is None and environ.get("K8S_AUTH_IMPERSONATE_GROUPS"):
         groups = [group.strip() for group in environ["K8S_AUTH_IMPERSONATE_GROUPS"].split(",") if group.strip()]
-    found = {}
+    found: dict[str, Any] = {}
     if user:
         found["impersonate_user"] = user
     if groups:
@@ -130,7 +136,7 @@ def impersonation(params, environ):
     return found
 
 
-def impersonation_headers(settings, headers):
+def impersonation_headers(settings: Mapping[str, Any], headers: Any) -> Any:
     """``headers`` (a request's) with the ``Impersonate-User`` header and one ``Impersonate-Group`` header per
     group of ``settings``; ``headers`` itself when there is nothing to impersonate."""
     if not settings.get("impersonate_user") and not settings.get("impersonate_groups"):
@@ -153,12 +159,12 @@ CREDENTIAL_KINDS = (
 CREDENTIAL_PAIRS = (("username", "password"), ("password", "username"), ("client_key", "client_cert"))
 
 
-def explicit_credentials(settings):
+def explicit_credentials(settings: Mapping[str, Any]) -> list[str]:
     """The kinds of credentials (``CREDENTIAL_KINDS``) the options or their ``K8S_AUTH_*`` variables give."""
     return [kind for kind, options in CREDENTIAL_KINDS if any(settings.get(option) for option in options)]
 
 
-def connection_problem(settings):
+def connection_problem(settings: Mapping[str, Any]) -> str | None:
     """Why ``settings`` cannot be used as asked, or None: half a pair of credentials (the other half would come
     from the kubeconfig), or credentials of two kinds (the API would take whichever it accepts, and a wrong one
     would go unnoticed). Names options only, never a value."""
@@ -173,7 +179,7 @@ def connection_problem(settings):
     return None
 
 
-def credential_source(settings):
+def credential_source(settings: Mapping[str, Any]) -> str:
     """Where the rest of the connection comes from, as in kubernetes.core: ``options`` (host with api_key,
     username/password or client_cert/client_key: no kubeconfig is read), ``kubeconfig`` (a file, a dict, or a
     context given), or ``default`` (in-cluster, else ~/.kube/config)."""
@@ -185,7 +191,7 @@ def credential_source(settings):
     return "default"
 
 
-def build_configuration(settings):
+def build_configuration(settings: Mapping[str, Any]) -> Any:
     """A ``kubernetes.client.Configuration`` for ``settings`` (raises ConfigException, OSError). Each option
     given wins over the kubeconfig (kubernetes.core's rule), on every request: credentials given replace the
     kubeconfig's user as a whole, and the loader's hook, which sets a kubeconfig file's token, server and
@@ -208,7 +214,7 @@ def build_configuration(settings):
     apply_options(settings, configuration)
     loaded_hook = configuration.refresh_api_key_hook
     if loaded_hook is not None:
-        def refresh(config):
+        def refresh(config: Any) -> None:
             loaded_hook(config)  # which also puts itself back as the hook
             apply_options(settings, config)
             config.refresh_api_key_hook = refresh
@@ -217,7 +223,7 @@ def build_configuration(settings):
     return configuration
 
 
-def apply_options(settings, configuration):
+def apply_options(settings: Mapping[str, Any], configuration: Any) -> None:
     """Set the options of ``settings`` over ``configuration`` (what a kubeconfig or the in-cluster account
     gave)."""
     for option, attribute in AUTH_OPTIONS:
@@ -236,7 +242,7 @@ def apply_options(settings, configuration):
         configuration.proxy_headers = urllib3.util.make_headers(**settings["proxy_headers"])
 
 
-def _load_kubeconfig(settings, configuration):
+def _load_kubeconfig(settings: Mapping[str, Any], configuration: Any) -> None:
     kubeconfig = settings.get("kubeconfig")
     context = settings.get("context")
     if isinstance(kubeconfig, dict):
@@ -252,7 +258,7 @@ def _load_kubeconfig(settings, configuration):
     kubernetes.config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
 
 
-def status_message(exc):
+def status_message(exc: BaseException) -> str:
     """The message of a Kubernetes ``Status`` error body, else the HTTP reason."""
     body = getattr(exc, "body", None)
     if body:
@@ -268,14 +274,14 @@ def status_message(exc):
 def failure_text(exc: BaseException) -> str:
     """A failed request in one line: ``HTTP <status>: <message>`` for an API answer, else the error's words."""
     if getattr(exc, "status", None):
-        return "HTTP %s: %s" % (exc.status, status_message(exc))
+        return "HTTP %s: %s" % (getattr(exc, "status"), status_message(exc))
     return str(exc) or type(exc).__name__
 
 
-def tls_error(exc):
+def tls_error(exc: BaseException | None) -> BaseException | None:
     """The TLS failure (certificate not trusted, wrong host name, handshake refused) behind ``exc``, or
     None. urllib3 wraps it (``MaxRetryError.reason``, exception chaining); it never heals by retrying."""
-    seen = set()
+    seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, ssl.SSLError) or (urllib3 is not None and isinstance(exc, urllib3.exceptions.SSLError)):
@@ -285,7 +291,7 @@ def tls_error(exc):
     return None
 
 
-def describe_fault(exc):
+def describe_fault(exc: BaseException) -> Fault | None:
     """Turn a kubernetes client or urllib3 exception into a ``Fault``; None if it is no API fault."""
     if tls_error(exc) is not None:
         return None  # a certificate problem does not heal by retrying
@@ -305,14 +311,15 @@ def describe_fault(exc):
     return None
 
 
-def is_status(exc, status):
+def is_status(exc: BaseException, status: int) -> bool:
     return ApiException is not None and isinstance(exc, ApiException) and exc.status == status
 
 
 class KubernetesClient:
     """The official client's ``ApiClient`` with request counting, deadline-capped timeouts and the retry policy."""
 
-    def __init__(self, settings, clock=None, policy=None, request_timeout=None):
+    def __init__(self, settings: Mapping[str, Any], clock: Clock | None = None, policy: RetryPolicy | None = None,
+                 request_timeout: float | None = None) -> None:
         self.clock = clock or Clock()
         self.request_timeout = float(request_timeout or DEFAULT_REQUEST_TIMEOUT)
         self.policy = policy or RetryPolicy(clock=self.clock)
@@ -326,40 +333,40 @@ class KubernetesClient:
         rest = self.api_client.rest_client
         rest.request = self._guarded(rest.request)
         self.custom = kubernetes.client.CustomObjectsApi(self.api_client)
-        self._core = None
-        self._apis = None
-        self._apps = None
+        self._core: Any = None
+        self._apis: Any = None
+        self._apps: Any = None
 
     # The core and discovery APIs are made when first used: importing CoreV1Api (every model of the core group)
     # costs about 1.3 s of CPU, which a module that reads no Node would pay at every start.
     @property
-    def core(self):
+    def core(self) -> Any:
         if self._core is None:
             self._core = kubernetes.client.CoreV1Api(self.api_client)
         return self._core
 
     @property
-    def apps(self):
+    def apps(self) -> Any:
         if self._apps is None:
             self._apps = kubernetes.client.AppsV1Api(self.api_client)
         return self._apps
 
     @property
-    def apis(self):
+    def apis(self) -> Any:
         if self._apis is None:
             self._apis = kubernetes.client.ApisApi(self.api_client)
         return self._apis
 
     @property
-    def host(self):
+    def host(self) -> str:
         return self.configuration.host
 
     @property
-    def api_calls(self):
+    def api_calls(self) -> int:
         return self.guard.total
 
-    def _guarded(self, request):
-        def guarded_request(*args, **kwargs):
+    def _guarded(self, request: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded_request(*args: Any, **kwargs: Any) -> Any:
             self.guard.sent()
             kwargs["_request_timeout"] = self.guard.timeout(kwargs.get("_request_timeout") or None)
             if self.impersonation:
@@ -369,7 +376,7 @@ class KubernetesClient:
             return response
         return guarded_request
 
-    def call(self, func, what, deadline, kind=READ):
+    def call(self, func: Callable[[], Any], what: str, deadline: Deadline, kind: str = READ) -> Any:
         """Run one API call under the retry policy, within ``deadline`` (a ``core.deadline.Deadline``).  Until the
         API has answered once, connection failures get only FIRST_CONTACT_SECONDS before the API is called
         unreachable. ``kind``: the idempotency class (``core.retry``); the writes here are merge patches of one
@@ -385,7 +392,7 @@ class KubernetesClient:
                 raise UnreachableError("the Kubernetes API at %s does not answer (%s)" % (self.host, fault.description))
             raise
 
-    def _describe(self, exc):
+    def _describe(self, exc: BaseException) -> Fault | None:
         fault = describe_fault(exc)
         if fault is not None and fault.status is not None:
             self.contacted = True  # it answered, even if with an error

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Deployments (apps/v1) as plain records: namespace, name, labels and the images of their containers.
@@ -7,10 +6,17 @@ One list request (all namespaces, or one namespace), read as JSON through ``Kube
 deadline, counting) without building the client's models.
 """
 
+from __future__ import annotations
+
 import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
 
 
-def deployment_record(deployment):
+def deployment_record(deployment: dict[str, Any]) -> dict[str, Any]:
     """``{"namespace", "name", "labels", "images"}`` of one Deployment (a dict as the API sends it)."""
     metadata = deployment.get("metadata") or {}
     pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
@@ -20,13 +26,13 @@ def deployment_record(deployment):
             "images": sorted(set(c.get("image") for c in containers if isinstance(c, dict) and c.get("image")))}
 
 
-def list_deployments(kube, deadline, namespace=None):
+def list_deployments(kube: KubernetesClient, deadline: Deadline, namespace: str | None = None) -> list[dict[str, Any]]:
     """Every Deployment (of ``namespace``, else of all namespaces) as ``deployment_record`` dicts, sorted."""
     if namespace:
-        def request():
+        def request() -> Any:
             return json.loads(kube.apps.list_namespaced_deployment(namespace, _preload_content=False).data)
     else:
-        def request():
+        def request() -> Any:
             return json.loads(kube.apps.list_deployment_for_all_namespaces(_preload_content=False).data)
 
     found = kube.call(request, "listing Deployments in %s" % (namespace or "all namespaces"), deadline)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet's halt record, pure: a ConfigMap ``flightcontrol-fleet-halt`` (in namespace ``default`` unless told
@@ -10,7 +9,10 @@ explicit action (``playbooks/fleet_resume.yml``, or ``kubectl delete configmap -
 Its ``data``: ``run`` (the fleet run), ``wave`` (its number), ``reason``, ``failed`` (a JSON list of the clusters
 that failed), ``halted_at`` (UTC), ``by`` (who wrote it: AWX job, host, playbook)."""
 
+from __future__ import annotations
+
 import json
+from typing import Any, Iterable
 
 HALT_NAME = "flightcontrol-fleet-halt"
 DEFAULT_NAMESPACE = "default"
@@ -19,12 +21,12 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "flightcontrol.openstack",
 FIELDS = ("run", "wave", "reason", "failed", "halted_at", "by")
 
 
-def read_halt(configmap):
+def read_halt(configmap: dict[str, Any] | None) -> dict[str, Any] | None:
     """The halt as a dict (``failed`` a list, ``wave`` an int where it is one), None when there is none."""
     if configmap is None:
         return None
     data = dict(configmap.get("data") or {})
-    halt = dict((key, data.get(key)) for key in FIELDS)
+    halt: dict[str, Any] = dict((key, data.get(key)) for key in FIELDS)
     try:
         halt["failed"] = json.loads(halt["failed"] or "[]")
     except ValueError:
@@ -38,7 +40,8 @@ def read_halt(configmap):
     return halt
 
 
-def halt_body(namespace, run, wave, reason, failed, halted_at, by):
+def halt_body(namespace: str, run: object, wave: object, reason: object, failed: Iterable[str], halted_at: object,
+              by: object) -> dict[str, Any]:
     """The ConfigMap that halts the fleet."""
     data = dict(run=str(run), wave=str(wave), reason=str(reason), failed=json.dumps(list(failed)),
                 halted_at=str(halted_at), by=str(by or ""))
@@ -46,11 +49,11 @@ def halt_body(namespace, run, wave, reason, failed, halted_at, by):
                 metadata=dict(name=HALT_NAME, namespace=namespace, labels=dict(MANAGED_BY)))
 
 
-def lift_command(namespace):
+def lift_command(namespace: str | None) -> str:
     return "kubectl delete configmap -n %s %s" % (namespace, HALT_NAME)
 
 
-def halt_message(halt):
+def halt_message(halt: dict[str, Any]) -> str:
     """Why nothing may start: the halt, who wrote it, and how to lift it."""
     failed = ", ".join(halt.get("failed") or []) or "none named"
     return ("The fleet is halted (ConfigMap %s/%s): run %s, wave %s: %s (failed: %s; halted at %s by %s). Lift it "

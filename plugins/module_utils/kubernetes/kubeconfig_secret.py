@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A workload cluster's kubeconfig read from its Secret in the management cluster (Cluster API keeps it in
@@ -12,12 +11,16 @@ is wrong with it. Certificate and key data never reach a file: on Linux they bec
 files (mode 0600, removed when the process ends) are used.
 """
 
+from __future__ import annotations
+
 import base64
 import binascii
 import copy
 import json
 import os
 import re
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import secret_values
@@ -26,15 +29,14 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     is_status,
 )
 
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
+
 try:
     import yaml
 except ImportError:  # the module's import guard for kubernetes (which needs PyYAML) reports it
-    yaml = None
-
-try:
-    from urllib.parse import urlsplit, urlunsplit
-except ImportError:  # Python 2 sanity runs only compile this file
-    from urlparse import urlsplit, urlunsplit  # type: ignore
+    yaml = None  # type: ignore[assignment]
 
 # A Secret's data keys: https://kubernetes.io/docs/concepts/configuration/secret/ (the API's own rule)
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
@@ -45,7 +47,7 @@ FILE_FIELDS = (("certificate-authority", "certificate-authority-data"), ("client
 PLUGIN_FIELDS = ("exec", "auth-provider")
 
 
-def kubeconfig_secret_argument_spec():
+def kubeconfig_secret_argument_spec() -> dict[str, Any]:
     """The ``kubeconfig_secret`` suboptions (doc fragment ``kubernetes_dict``) and ``workload_kubeconfig``'s
     ``secret``: a reference, no secret itself."""
     return dict(
@@ -62,16 +64,16 @@ class KubeconfigSecretError(FlightcontrolError):
 class SecretRef:
     """Where the kubeconfig is: Secret ``namespace``/``name``, data key ``key``."""
 
-    def __init__(self, name, namespace="default", key="value"):
+    def __init__(self, name: str | None, namespace: str | None = "default", key: str | None = "value") -> None:
         self.name = name
-        self.namespace = namespace or "default"
-        self.key = key or "value"
+        self.namespace: str = namespace or "default"
+        self.key: str = key or "value"
 
     @classmethod
-    def from_options(cls, options):
+    def from_options(cls, options: Mapping[str, Any]) -> SecretRef:
         return cls(options.get("name"), options.get("namespace"), options.get("key"))
 
-    def problems(self, option="kubeconfig_secret"):
+    def problems(self, option: str = "kubeconfig_secret") -> list[str]:
         """Why the reference can never name a Secret's key (before any request), as sentences."""
         found = [name_problem("%s.name" % option, self.name),
                  name_problem("%s.namespace" % option, self.namespace, "label")]
@@ -79,10 +81,10 @@ class SecretRef:
             found.append("%s.key %r is no valid Secret key: letters, digits, '-', '_' and '.'" % (option, self.key))
         return [problem for problem in found if problem]
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, str | None]:
         return {"name": self.name, "namespace": self.namespace, "key": self.key}
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "Secret %s/%s" % (self.namespace, self.name)
 
 
@@ -91,7 +93,8 @@ class WorkloadKubeconfig:
     (server, context, cluster, user: no credential), ``settings`` for ``KubernetesClient`` (made by
     ``client_settings``) and ``secret_values`` (what output must mask, should it ever show up)."""
 
-    def __init__(self, ref, content, config, context, cluster, user, encoded):
+    def __init__(self, ref: SecretRef, content: bytes, config: dict[str, Any], context: str, cluster: str,
+                 user: str | None, encoded: str) -> None:
         self.ref = ref
         self.content = content
         self.config = config
@@ -101,16 +104,16 @@ class WorkloadKubeconfig:
         self.secret_values = secret_values(config) | set([encoded, content.decode("utf-8")])
 
     @property
-    def server(self):
+    def server(self) -> str:
         return _named(self.config, "clusters", self.cluster_name)["cluster"]["server"]
 
     @property
-    def summary(self):
+    def summary(self) -> dict[str, Any]:
         return {"server": without_userinfo(self.server), "context": self.context_name,
                 "cluster": self.cluster_name, "user": self.user_name}
 
 
-def without_userinfo(url):
+def without_userinfo(url: str) -> str:
     """``url`` without a ``user:password@`` part (a server URL may carry one; a result never does)."""
     try:
         parts = urlsplit(url)
@@ -121,7 +124,7 @@ def without_userinfo(url):
     return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
-def _named(config, section, name):
+def _named(config: dict[str, Any], section: str, name: object) -> Any:
     """The entry ``name`` of a kubeconfig list (``clusters``, ``users``, ``contexts``), or None."""
     for entry in config.get(section) or []:
         if isinstance(entry, dict) and entry.get("name") == name:
@@ -129,18 +132,18 @@ def _named(config, section, name):
     return None
 
 
-def _names(config, section):
+def _names(config: dict[str, Any], section: str) -> str:
     names = [str(entry.get("name")) for entry in config.get(section) or [] if isinstance(entry, dict)]
     return ", ".join(names) if names else "none"
 
 
-def _decode_base64(text):
+def _decode_base64(text: str | bytes) -> bytes:
     if isinstance(text, str):
         text = text.encode("ascii")  # a non-ASCII character raises UnicodeEncodeError, a ValueError
     return base64.b64decode(text, validate=True)
 
 
-def parse_kubeconfig_secret(secret, ref):
+def parse_kubeconfig_secret(secret: dict[str, Any] | None, ref: SecretRef) -> WorkloadKubeconfig:
     """The ``WorkloadKubeconfig`` in ``secret`` (the Secret as the API sends it, a dict) under ``ref.key``;
     raises ``KubeconfigSecretError`` saying what is wrong without quoting the Secret."""
     data = (secret or {}).get("data") or {}
@@ -170,7 +173,7 @@ def parse_kubeconfig_secret(secret, ref):
     return WorkloadKubeconfig(ref, content, config, context, cluster, user, encoded)
 
 
-def check_kubeconfig(config, where):
+def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
     """``(context, cluster, user)`` of the current context of ``config`` (a parsed kubeconfig), after checking
     that a client can use it from a Secret; ``user`` is None for a context without one. Raises
     ``KubeconfigSecretError``."""
@@ -195,7 +198,7 @@ def check_kubeconfig(config, where):
     if not isinstance(server, str) or not server.startswith(("https://", "http://")):
         raise KubeconfigSecretError("%s: cluster %r has no server URL (https://...)" % (where, cluster_name))
     user_name = context["context"].get("user")
-    user = {}
+    user: dict[str, Any] = {}
     if user_name:
         entry = _named(config, "users", user_name)
         if entry is None or not isinstance(entry.get("user") or {}, dict):
@@ -221,7 +224,8 @@ def check_kubeconfig(config, where):
     return current, cluster_name, user_name or None
 
 
-def client_settings(workload, memory_file=None):
+def client_settings(workload: WorkloadKubeconfig,
+                    memory_file: Callable[[str, bytes], str] | None = None) -> dict[str, Any]:
     """``KubernetesClient`` settings for the current context of ``workload`` alone: a kubeconfig dict holding
     that context, its cluster and its user, their certificate and key data moved into in-memory files
     (``memory_file(label, content) -> path``, ``in_memory_file`` by default; None where the system has none: the
@@ -230,8 +234,8 @@ def client_settings(workload, memory_file=None):
     config = workload.config
     context = copy.deepcopy(_named(config, "contexts", workload.context_name))
     cluster = copy.deepcopy(_named(config, "clusters", workload.cluster_name))
-    kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": workload.context_name,
-                  "contexts": [context], "clusters": [cluster], "users": []}
+    kubeconfig: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "current-context": workload.context_name,
+                                  "contexts": [context], "clusters": [cluster], "users": []}
     entries = [cluster["cluster"]]
     if workload.user_name:
         user = copy.deepcopy(_named(config, "users", workload.user_name))
@@ -246,7 +250,7 @@ def client_settings(workload, memory_file=None):
     return {"kubeconfig": kubeconfig}
 
 
-def in_memory_file(label, content):
+def in_memory_file(label: str, content: bytes) -> str:
     """A path to ``content`` that lives in memory only (Linux ``memfd``), readable by this process as long as it
     runs."""
     fd = os.memfd_create("flightcontrol-%s" % label, getattr(os, "MFD_CLOEXEC", 0))
@@ -256,10 +260,10 @@ def in_memory_file(label, content):
     return "/proc/self/fd/%d" % fd
 
 
-def read_kubeconfig_secret(kube, ref, deadline):
+def read_kubeconfig_secret(kube: KubernetesClient, ref: SecretRef, deadline: Deadline) -> WorkloadKubeconfig:
     """The ``WorkloadKubeconfig`` of Secret ``ref``, read with ``kube`` (the management cluster's client) in one
     GET under the retry policy. 404, 403 and 401 become ``KubeconfigSecretError`` naming the Secret."""
-    def read():
+    def read() -> Any:
         response = kube.core.read_namespaced_secret(ref.name, ref.namespace, _preload_content=False)
         return json.loads(response.data)
 
@@ -273,7 +277,7 @@ def read_kubeconfig_secret(kube, ref, deadline):
     return parse_kubeconfig_secret(secret, ref)
 
 
-def secret_read_error(exc, ref, host):
+def secret_read_error(exc: BaseException, ref: SecretRef, host: str) -> KubeconfigSecretError | None:
     """The ``KubeconfigSecretError`` for an API's refusal to read Secret ``ref``, or None."""
     if is_status(exc, 404):
         return KubeconfigSecretError("%s does not exist in the cluster at %s (the kubeconfig Secret of a Cluster API "

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """``coordination.k8s.io/v1`` Leases through the one Kubernetes client: requests only, plain dicts out.
@@ -7,9 +6,17 @@ The API's own concurrency control is the lock: a create of a name that exists is
 a replace that carries a stale ``metadata.resourceVersion`` 409 Conflict. Both come back as ``LeaseConflict``,
 so that the caller reads the Lease again and decides again: of two actors racing, exactly one write succeeds."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import CREATE, IDEMPOTENT
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
 
 GROUP, VERSION, PLURAL = "coordination.k8s.io", "v1", "leases"
 
@@ -21,10 +28,10 @@ class LeaseConflict(FlightcontrolError):
 class LeaseService:
     """Get, create and replace one namespaced Lease; ``kube`` is a ``KubernetesClient``."""
 
-    def __init__(self, kube):
+    def __init__(self, kube: KubernetesClient) -> None:
         self.kube = kube
 
-    def get(self, name, namespace, deadline):
+    def get(self, name: str, namespace: str, deadline: Deadline) -> dict[str, Any] | None:
         """The Lease as a dict, None when there is none."""
         try:
             return self.kube.call(
@@ -35,7 +42,7 @@ class LeaseService:
                 return None
             raise
 
-    def create(self, body, deadline):
+    def create(self, body: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
         """Create the Lease ``body``; LeaseConflict when one of its name exists (409 AlreadyExists). A create is
         never sent twice (``CREATE``): after a lost answer the caller reads the Lease and finds out."""
         meta = body["metadata"]
@@ -43,7 +50,7 @@ class LeaseService:
             GROUP, VERSION, meta["namespace"], PLURAL, body), "create Lease %s/%s" % (meta["namespace"], meta["name"]),
             deadline, CREATE)
 
-    def replace(self, body, deadline):
+    def replace(self, body: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
         """Replace the Lease with ``body``, which carries the resourceVersion it was read at; LeaseConflict when
         that is stale (409 Conflict). A replay after a lost answer is refused the same way, never applied twice."""
         meta = body["metadata"]
@@ -51,7 +58,7 @@ class LeaseService:
             GROUP, VERSION, meta["namespace"], PLURAL, meta["name"], body),
             "update Lease %s/%s" % (meta["namespace"], meta["name"]), deadline, IDEMPOTENT)
 
-    def _write(self, send, what, deadline, kind):
+    def _write(self, send: Callable[[], Any], what: str, deadline: Deadline, kind: str) -> Any:
         try:
             return self.kube.call(send, what, deadline, kind=kind)
         except Exception as exc:  # pylint: disable=broad-except

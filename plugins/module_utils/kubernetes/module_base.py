@@ -1,10 +1,14 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The base class of the Kubernetes modules: kubernetes.core's connection options, errors a person can act on."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import UnreachableError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
@@ -28,13 +32,19 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import BaseModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.secrets import kubeconfig_secrets
 
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
+        WorkloadKubeconfig,
+    )
+
 STATUS_HINTS = {
     401: "the credentials were refused (check api_key, the kubeconfig's user, or client_cert/client_key)",
     403: "the credentials may not do this (check the user's RBAC permissions)",
 }
 
 
-def kubernetes_dict_argument_spec():
+def kubernetes_dict_argument_spec() -> dict[str, Any]:
     """The ``kubernetes`` dictionary option (doc fragment ``kubernetes_dict``): kubernetes.core's connection
     options and ``kubeconfig_secret``."""
     spec = kubernetes_argument_spec()
@@ -42,7 +52,8 @@ def kubernetes_dict_argument_spec():
     return spec
 
 
-def _client(module, settings, clock, params, refusal=None):
+def _client(module: Any, settings: Mapping[str, Any], clock: Clock, params: Mapping[str, Any],
+            refusal: Callable[[BaseException], str] | None = None) -> KubernetesClient:
     """A ``KubernetesClient`` for ``settings``; settings the client refuses fail the module with
     ``refusal(exc)`` (by default: they are invalid, quoting the client)."""
     if K8S_IMPORT_ERROR is not None:
@@ -53,7 +64,8 @@ def _client(module, settings, clock, params, refusal=None):
         raise ModuleFailure(refusal(exc) if refusal else "Kubernetes connection settings are invalid: %s" % (exc,))
 
 
-def connect_kubernetes(module, params, clock, clients, deadline):
+def connect_kubernetes(module: Any, params: Mapping[str, Any], clock: Clock, clients: list[Any],
+                       deadline: Deadline) -> KubernetesClient:
     """A ``KubernetesClient`` from kubernetes.core-style ``params``; fails the module with a plain message
     when the client library is missing or the settings cannot be used. With ``kubeconfig_secret`` in
     ``params`` the other settings reach the cluster that holds the Secret, and the client returned talks to the
@@ -68,7 +80,7 @@ def connect_kubernetes(module, params, clock, clients, deadline):
     return connect_workload(module, workload, clock, params, clients)
 
 
-def secret_ref(options, option="kubeconfig_secret"):
+def secret_ref(options: Mapping[str, Any], option: str = "kubeconfig_secret") -> SecretRef:
     """The ``SecretRef`` of ``options`` (name, namespace, key), refused before any request when it can never
     name a Secret's key."""
     ref = SecretRef.from_options(options)
@@ -78,12 +90,13 @@ def secret_ref(options, option="kubeconfig_secret"):
     return ref
 
 
-def connect_workload(module, workload, clock, params, clients):
+def connect_workload(module: Any, workload: WorkloadKubeconfig, clock: Clock, params: Mapping[str, Any],
+                     clients: list[Any]) -> KubernetesClient:
     """A client for the cluster ``workload`` (a ``WorkloadKubeconfig``) names; its secrets are added to the
     values the module masks in its output."""
     module.no_log_values.update(workload.secret_values)
 
-    def refusal(exc):
+    def refusal(exc: BaseException) -> str:
         reason = str(exc)
         if any(value in reason for value in workload.secret_values):  # never quote the kubeconfig
             reason = type(exc).__name__
@@ -94,16 +107,16 @@ def connect_workload(module, workload, clock, params, clients):
     return kube
 
 
-def check_object_names(params, kinds):
+def check_object_names(params: Mapping[str, Any], kinds: Mapping[str, str]) -> None:
     """Refuse, before any request, option values that can never name a Kubernetes object: ``kinds`` maps an
     option to ``subdomain``, ``label`` or ``qualified`` (see ``core.names.name_problem``)."""
-    problems = [name_problem(option, params.get(option), kind) for option, kind in kinds.items()]
-    problems = [p for p in problems if p]
+    found = [name_problem(option, params.get(option), kind) for option, kind in kinds.items()]
+    problems = [p for p in found if p]
     if problems:
         raise ModuleFailure("; ".join(problems) + "; nothing was changed")
 
 
-def describe_kubernetes_error(exc):
+def describe_kubernetes_error(exc: BaseException) -> str | None:
     """A message for an error of the kubernetes client, or None."""
     if isinstance(exc, UnreachableError):
         return str(exc)
@@ -124,25 +137,25 @@ def describe_kubernetes_error(exc):
 class KubernetesModule(BaseModule):
     """A module that talks to a Kubernetes API with kubernetes.core's connection options."""
 
-    def __init__(self, clock=None):
-        super(KubernetesModule, self).__init__(clock=clock)
-        self.kube = None
+    def __init__(self, clock: Clock | None = None) -> None:
+        super().__init__(clock=clock)
+        self.kube: KubernetesClient | None = None
 
     @staticmethod
-    def connection_argument_spec():
+    def connection_argument_spec() -> dict[str, Any]:
         return kubernetes_argument_spec()
 
     @staticmethod
-    def hidden_values(params):
+    def hidden_values(params: Mapping[str, Any]) -> set[str]:
         return kubeconfig_secrets(params)
 
-    def connect(self):
+    def connect(self) -> KubernetesClient:
         """The client of the Kubernetes API the options name (through ``kubeconfig_secret``: read within the run's
         deadline)."""
         self.kube = connect_kubernetes(self.ansible, self.params, self.clock, self.clients, self.deadline)
         return self.kube
 
-    def describe_error(self, exc):
+    def describe_error(self, exc: Exception) -> str | None:
         return describe_kubernetes_error(exc)
 
 
@@ -151,28 +164,28 @@ class KubernetesDictModule(BaseModule):
     dictionary (doc fragment ``kubernetes_dict``), without an OpenStack connection: workload_kubeconfig."""
 
     @staticmethod
-    def connection_argument_spec():
+    def connection_argument_spec() -> dict[str, Any]:
         return dict(kubernetes=dict(type="dict", options=kubernetes_dict_argument_spec()))
 
     @staticmethod
-    def hidden_values(params):
+    def hidden_values(params: Mapping[str, Any]) -> set[str]:
         return kubeconfig_secrets(params.get("kubernetes"))
 
-    def connect_kubernetes(self):
+    def connect_kubernetes(self) -> KubernetesClient:
         """The client of the Kubernetes API ``kubernetes`` names (through ``kubeconfig_secret``: read within the
         run's deadline)."""
         return connect_kubernetes(self.ansible, self.params.get("kubernetes") or {}, self.clock, self.clients,
                                   self.deadline)
 
-    def connect_workload(self, workload):
+    def connect_workload(self, workload: WorkloadKubeconfig) -> KubernetesClient:
         """A client of the workload cluster ``workload`` (a ``WorkloadKubeconfig``) names, with the options of
         ``kubernetes`` that apply to it."""
         return connect_workload(self.ansible, workload, self.clock, self.params.get("kubernetes") or {},
                                 self.clients)
 
-    def hide(self, values):
+    def hide(self, values: Iterable[str]) -> None:
         """Mask ``values`` (secrets read during the run) in the module's output."""
         self.ansible.no_log_values.update(values)
 
-    def describe_error(self, exc):
+    def describe_error(self, exc: Exception) -> str | None:
         return describe_kubernetes_error(exc)

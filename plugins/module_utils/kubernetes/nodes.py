@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster's nodes as the Kubernetes API sees them: every node's ``spec.podCIDRs`` and InternalIPs.
@@ -8,12 +7,19 @@ deadline, counting).  The answer is read as JSON, not into the client's models (
 per Node costs more than the request).  Plain data out, the shape route_audit's ``nodes`` option has.
 """
 
+from __future__ import annotations
+
 import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
 
 PAGE_SIZE = 500
 
 
-def node_record(node):
+def node_record(node: dict[str, Any]) -> dict[str, Any]:
     """``{"name", "pod_cidrs", "address", "provider_id", "route_created"}`` of one Node (a dict as the API sends
     it)."""
     metadata = node.get("metadata") or {}
@@ -25,7 +31,7 @@ def node_record(node):
             "provider_id": spec.get("providerID"), "route_created": route_created(node)}
 
 
-def route_created(node):
+def route_created(node: dict[str, Any]) -> bool:
     """Whether the Node carries the condition a cloud route controller sets once it routed the node's pod CIDR
     (``NetworkUnavailable`` false with reason ``RouteCreated``)."""
     for condition in (node.get("status") or {}).get("conditions") or []:
@@ -34,13 +40,13 @@ def route_created(node):
     return False
 
 
-def list_nodes(kube, deadline, label_selector=None):
+def list_nodes(kube: KubernetesClient, deadline: Deadline, label_selector: str | None = None) -> list[dict[str, Any]]:
     """Every Node (matching ``label_selector``) of the cluster ``kube`` talks to, as ``node_record``
     dicts, sorted by name."""
-    records = []
+    records: list[dict[str, Any]] = []
     token = None
     while True:
-        kwargs = {"limit": PAGE_SIZE}
+        kwargs: dict[str, Any] = {"limit": PAGE_SIZE}
         if label_selector:
             kwargs["label_selector"] = label_selector
         if token:

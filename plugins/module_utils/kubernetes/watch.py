@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Following Kubernetes objects by watch: per feed one list, then one watch that stays open.
@@ -18,8 +17,15 @@ mend. Opening a watch and every list go through ``KubernetesClient.call`` (the o
 the deadline, request counting).
 """
 
+from __future__ import annotations
+
 import json
+import datetime
 import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
     failure_text,
@@ -27,6 +33,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     status_message,
     urllib3,
 )
+
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
 
 try:
     from kubernetes.watch.watch import iter_resp_lines
@@ -50,27 +60,27 @@ class WatchNotServed(Exception):
     """The API answered the watch in a way that says it does not serve it."""
 
 
+@dataclass(eq=False)
 class Feed:
     """One watched collection: ``plural`` of ``group/version`` in ``namespace``, with a selector."""
 
-    def __init__(self, group, version, plural, kind, namespace, field_selector=None, label_selector=None):
-        self.group = group
-        self.version = version
-        self.plural = plural
-        self.kind = kind
-        self.namespace = namespace
-        self.field_selector = field_selector
-        self.label_selector = label_selector
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespace: str
+    field_selector: str | None = None
+    label_selector: str | None = None
 
     @property
-    def api_version(self):
-        return "%s/%s" % (self.group, self.version)
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
 
-    def describe(self):
+    def describe(self) -> str:
         selector = self.field_selector or self.label_selector
         return "%s in %s%s" % (self.plural, self.namespace, " (%s)" % selector if selector else "")
 
-    def selectors(self):
+    def selectors(self) -> dict[str, str]:
         found = {}
         if self.field_selector:
             found["field_selector"] = self.field_selector
@@ -78,16 +88,16 @@ class Feed:
             found["label_selector"] = self.label_selector
         return found
 
-    def __repr__(self):
-        return "Feed(%s)" % self.describe()
+    def __repr__(self) -> str:
+        return f"Feed({self.describe()})"
 
 
-def object_key(obj):
+def object_key(obj: dict[str, Any]) -> str:
     metadata = obj.get("metadata") or {}
     return metadata.get("uid") or "%s/%s" % (metadata.get("namespace"), metadata.get("name"))
 
 
-def event_effect(event):
+def event_effect(event: dict[str, Any]) -> tuple[str, Any]:
     """What one watch event asks of the cache (pure): ``(UPSERT|DELETE, object)``, ``(BOOKMARK,
     resourceVersion)`` or ``(RELIST, message)`` for a 410; raises WatchNotServed for another ERROR."""
     kind = event.get("type")
@@ -107,27 +117,29 @@ class ObjectWatch:
     """The objects of ``feeds``, kept current by watches. ``on_change(obj, now)`` (called under the
     watch's lock) sees every object as listed and as each event brings it."""
 
-    def __init__(self, kube, feeds, clock, on_change):
+    def __init__(self, kube: KubernetesClient, feeds: Iterable[Feed], clock: Clock,
+                 on_change: Callable[[dict[str, Any], float], Any]) -> None:
         self.kube = kube
         self.feeds = list(feeds)
         self.clock = clock
         self.on_change = on_change
         self.lock = threading.Condition()
-        self.cache = [dict() for feed in self.feeds]
-        self.versions = [None] * len(self.feeds)
-        self.failure = None
+        self.cache: list[dict[str, dict[str, Any]]] = [dict() for feed in self.feeds]
+        self.versions: list[str | None] = [None] * len(self.feeds)
+        self.failure: str | None = None
         self.watches = 0    # watch requests opened
         self.relists = 0    # lists after a 410
         self.events = 0
         self._stopped = threading.Event()
-        self._responses = []
+        self._responses: list[Any] = []
 
     # -- what the caller sees ---------------------------------------------------------------------
 
-    def objects(self):
+    def objects(self) -> list[dict[str, Any]]:
         """Every object held, feed by feed (each sorted by name), the same object once."""
         with self.lock:
-            seen, result = set(), []
+            seen: set[str] = set()
+            result: list[dict[str, Any]] = []
             for cache in self.cache:
                 for obj in sorted(cache.values(), key=lambda o: (o.get("metadata") or {}).get("name") or ""):
                     key = object_key(obj)
@@ -136,11 +148,11 @@ class ObjectWatch:
                         result.append(obj)
             return result
 
-    def feed_objects(self, index):
+    def feed_objects(self, index: int) -> list[dict[str, Any]]:
         with self.lock:
             return list(self.cache[index].values())
 
-    def offer(self, index, obj):
+    def offer(self, index: int, obj: dict[str, Any]) -> None:
         """An object as the caller's own write returned it, kept unless the cache holds a newer version:
         the caller reads its own writes before their watch events arrive."""
         feed = self.feeds[index]
@@ -152,7 +164,7 @@ class ObjectWatch:
                 self.cache[index][object_key(obj)] = obj
                 self.on_change(obj, self.clock.monotonic())
 
-    def wait_for_change(self, seconds):
+    def wait_for_change(self, seconds: float) -> None:
         """Sleep up to ``seconds``, waking at once when an event arrives or the watch fails."""
         if seconds <= 0:
             return
@@ -160,12 +172,12 @@ class ObjectWatch:
             seen = (self.events, self.failure)
             self.lock.wait_for(lambda: (self.events, self.failure) != seen, timeout=seconds)
 
-    def summary(self):
+    def summary(self) -> dict[str, int]:
         return dict(watches=self.watches, relists=self.relists, events=self.events)
 
     # -- running -----------------------------------------------------------------------------------
 
-    def start(self, deadline):
+    def start(self, deadline: Deadline) -> ObjectWatch:
         """List every feed (in the caller's thread: their faults are the caller's), then follow each."""
         for index in range(len(self.feeds)):
             self._list(index, deadline)
@@ -176,14 +188,14 @@ class ObjectWatch:
             thread.start()
         return self
 
-    def stop(self):
+    def stop(self) -> None:
         self._stopped.set()
         with self.lock:
             responses, self._responses = self._responses, []
         for response in responses:
             abort_watch(response)
 
-    def _list(self, index, deadline):
+    def _list(self, index: int, deadline: Deadline) -> None:
         feed = self.feeds[index]
         found = self.kube.call(
             lambda: self.kube.custom.list_namespaced_custom_object(
@@ -202,7 +214,7 @@ class ObjectWatch:
             self.versions[index] = (found.get("metadata") or {}).get("resourceVersion")
             self.lock.notify_all()
 
-    def _follow(self, index, deadline):
+    def _follow(self, index: int, deadline: Deadline) -> None:
         cuts = 0
         try:
             # a watch that could stay open less than a second before the deadline is not worth its request
@@ -222,7 +234,7 @@ class ObjectWatch:
                         self.failure = "watching %s failed: %s" % (self.feeds[index].describe(), failure_text(exc))
                     self.lock.notify_all()
 
-    def _watch_once(self, index, deadline):
+    def _watch_once(self, index: int, deadline: Deadline) -> bool:
         """One watch request, read to its end; True when it brought events (or ended as planned)."""
         feed = self.feeds[index]
         seconds = int(max(1, min(WATCH_SECONDS, deadline.remaining())))
@@ -240,7 +252,7 @@ class ObjectWatch:
                 return True
             if any(is_status(exc, status) for status in NOT_SERVED):
                 raise WatchNotServed("the API does not serve watch for %s (HTTP %s: %s)" % (
-                    feed.describe(), exc.status, status_message(exc)))
+                    feed.describe(), getattr(exc, "status"), status_message(exc)))
             raise
         with self.lock:
             self.watches += 1
@@ -276,12 +288,12 @@ class ObjectWatch:
         # The server ended it: planned after timeoutSeconds, a cut when much earlier and empty.
         return brought or self.clock.monotonic() - started >= seconds - 1
 
-    def _relist(self, index, deadline):
+    def _relist(self, index: int, deadline: Deadline) -> None:
         with self.lock:
             self.relists += 1
         self._list(index, deadline)
 
-    def _apply(self, index, effect, value):
+    def _apply(self, index: int, effect: str, value: Any) -> None:
         feed = self.feeds[index]
         with self.lock:
             self.events += 1
@@ -302,7 +314,7 @@ class ObjectWatch:
             self.lock.notify_all()
 
 
-def _newer(obj, held):
+def _newer(obj: dict[str, Any], held: dict[str, Any]) -> bool:
     """Whether ``obj`` is a later version than ``held``. resourceVersions are opaque to clients, but etcd's (and
     every API server's in practice) are increasing integers; anything else counts as newer."""
     mine, theirs = (str((o.get("metadata") or {}).get("resourceVersion") or "") for o in (obj, held))
@@ -311,7 +323,7 @@ def _newer(obj, held):
     return True
 
 
-def abort_watch(response):
+def abort_watch(response: Any) -> None:
     """End a watch another thread is reading: urllib3 2.3+ shuts the socket down, which ends the blocked read
     at once (``close`` would wait for it: the reader holds the stream's lock). Older urllib3: the reading
     thread is a daemon and ends with the process or at the watch's next event."""
@@ -324,7 +336,9 @@ def abort_watch(response):
         pass
 
 
-def start_following(kube, feeds, clock, on_change, use_watch, deadline):
+def start_following(kube: KubernetesClient, feeds: Iterable[Feed], clock: Clock,
+                    on_change: Callable[[dict[str, Any], float], Any], use_watch: bool,
+                    deadline: Deadline) -> tuple[ObjectWatch | None, dict[str, Any]]:
     """Start an ``ObjectWatch`` of ``feeds`` (the lists happen here); ``(watch, observed_with)``, the watch
     None when ``use_watch`` is false. An API that does not serve watch answers the watch requests, in the
     watch's threads: ``failure`` then says so, and ``given_up`` hands over to polling at the next look."""
@@ -333,7 +347,7 @@ def start_following(kube, feeds, clock, on_change, use_watch, deadline):
     return ObjectWatch(kube, feeds, clock, on_change).start(deadline), dict(method="watch", fallback_reason=None)
 
 
-def given_up(watch):
+def given_up(watch: ObjectWatch | None) -> dict[str, Any] | None:
     """When ``watch`` failed: stop it and return the ``observed_with`` of the polling that takes over."""
     if watch is None or watch.failure is None:
         return None
@@ -342,22 +356,22 @@ def given_up(watch):
                 **watch.summary())
 
 
-class WakingClock:
+class WakingClock(Clock):
     """``clock`` whose ``sleep`` ends early when ``watch`` sees a change: the wait loop then judges
     the change at once instead of at its next poll."""
 
-    def __init__(self, clock, watch):
+    def __init__(self, clock: Clock, watch: ObjectWatch) -> None:
         self.clock = clock
         self.watch = watch
 
-    def monotonic(self):
+    def monotonic(self) -> float:
         return self.clock.monotonic()
 
-    def sleep(self, seconds):
+    def sleep(self, seconds: float) -> None:
         self.watch.wait_for_change(seconds)
 
-    def time(self):
+    def time(self) -> float:
         return self.clock.time()
 
-    def utc_now(self):
+    def utc_now(self) -> datetime.datetime:
         return self.clock.utc_now()
