@@ -23,6 +23,7 @@ ANNOTATED = [
     "module_utils/core",
     "module_utils/openstack",
     "module_utils/kubernetes",
+    "module_utils/lb_member_wait",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

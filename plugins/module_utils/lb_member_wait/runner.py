@@ -1,25 +1,28 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of lb_member_wait: resolve the pool, then wait with one request per poll (Octavia's status tree;
 the member list and the load balancer's GET where the tree cannot serve) until ``octavia.members.judge`` says done
 or failed. The module file gives the argument spec."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Iterable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import WaitResult, wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import serving_reads
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.serving import ServingHistory
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.status_tree import LOADBALANCER_FIELDS
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_not_found
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 
 # A failure message names at most this many entries of ``members`` that matched nothing ("and N more" after them);
 # the result's ``missing`` lists at most RESULT_NAMES of them (``missing_total`` counts them all).
@@ -32,11 +35,11 @@ MONITOR_FIELDS = ("id", "name", "type", "delay", "timeout", "max_retries", "max_
 POOL_FIELDS = ("id", "name", "provisioning_status", "operating_status", "healthmonitor_id", "protocol", "lb_algorithm")
 
 
-def _pick(obj, fields):
+def _pick(obj: dict[str, Any] | None, fields: Iterable[str]) -> dict[str, Any]:
     return dict((k, (obj or {}).get(k)) for k in fields)
 
 
-def cut(text):
+def cut(text: str) -> str:
     """``text``, cut at MESSAGE_CHARS characters with a note saying so."""
     if len(text) <= MESSAGE_CHARS:
         return text
@@ -44,15 +47,15 @@ def cut(text):
         "have everything)" % MESSAGE_CHARS
 
 
+@dataclass(eq=False)
 class Polls:
     """The first and the last completed observation, and how many polls completed."""
 
-    def __init__(self):
-        self.first = None
-        self.last = None
-        self.count = 0
+    first: Any = None
+    last: Any = None
+    count: int = 0
 
-    def record(self, observation):
+    def record(self, observation: dict[str, Any]) -> None:
         if self.first is None:
             self.first = observation
         self.last = observation
@@ -78,12 +81,19 @@ class MemberWaitRunner(ModuleRunner):
     """lb_member_wait's work. ``module`` is the module base it runs in (an ``OpenStackModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
 
-    def __init__(self, module, options):
+    module: OpenStackModule
+    options: MemberWaitOptions
+
+    def __init__(self, module: OpenStackModule, options: MemberWaitOptions) -> None:
         super().__init__(module, options)
-        self.octavia = self.pool = self.lb_id = self.wait_spec = None
+        # set by run(), once the pool is resolved
+        self.octavia: Any = None
+        self.pool: Any = None
+        self.lb_id: Any = None
+        self.wait_spec: Any = None
         self.seen = Polls()
 
-    def validate(self):
+    def validate(self) -> list[lb_members.Selector]:
         """Reject bad input before any API request."""
         options = self.options
         if options.state == "absent" and options.operating_status:
@@ -96,7 +106,7 @@ class MemberWaitRunner(ModuleRunner):
         except ValueError as exc:
             raise ModuleFailure(str(exc))
 
-    def look(self, deadline):
+    def look(self, deadline: Deadline) -> dict[str, Any]:
         """The pool's members and its load balancer (reads only)."""
         try:
             members, loadbalancer = self.octavia.pool_state(self.pool["id"], self.lb_id, deadline)
@@ -115,13 +125,13 @@ class MemberWaitRunner(ModuleRunner):
         self.seen.record(observation)
         return observation
 
-    def bind_selectors(self, members):
+    def bind_selectors(self, members: list[dict[str, Any]] | None) -> None:
         """Read ``members`` against the pool as the first poll sees it (``octavia.members.bind``): an entry that is
         exactly a member's name means that member, also when it looks like an address or an id. Once: a name that
         leaves the pool later must not turn into an address that names another member."""
         self.wait_spec.selectors = [lb_members.bind(s, members or []) for s in self.wait_spec.selectors]
 
-    def complete_members(self, deadline):
+    def complete_members(self, deadline: Deadline) -> None:
         """The status tree carries each member's statuses, address and port; once the wait is done, one member
         list adds the rest the result shows (weight, backup, admin_state_up, monitor address and port, subnet).
         That list keeps to the module's deadline: when it does not answer in time, the wait's success stands and
@@ -138,12 +148,11 @@ class MemberWaitRunner(ModuleRunner):
         for member in self.seen.last["members"]:
             member.update((k, v) for k, v in listed.get(member["id"], {}).items() if k not in member)
 
-    def run(self):
+    def run(self) -> None:
         selectors = self.validate()
         options = self.options
         deadline = self.deadline
-        self.module.connect()
-        self.octavia = OctaviaService(self.module.client)
+        self.octavia = OctaviaService(self.module.connect())
         self.pool, self.lb_id = self.octavia.resolve_pool(options.pool, options.loadbalancer, deadline)
         try:
             accepted = lb_members.resolve_accepted(
@@ -159,7 +168,7 @@ class MemberWaitRunner(ModuleRunner):
             raise ModuleFailure(self.deadline_text(exc), **self.result_data())
         self.report(outcome)
 
-    def serving_history(self, accepted, deadline):
+    def serving_history(self, accepted: frozenset[str] | None, deadline: Deadline) -> ServingHistory | None:
         """Where members must be healthy: what serving means on the pool's provider (``octavia.serving``: on ovn,
         ONLINE for a full monitor window since creation), with a warning where nothing checks them."""
         if not accepted or not accepted & {"ONLINE", "NO_MONITOR"}:
@@ -169,7 +178,7 @@ class MemberWaitRunner(ModuleRunner):
             self.module.warn(rule.finding)
         return ServingHistory(rule)
 
-    def deadline_text(self, exc):
+    def deadline_text(self, exc: DeadlineExceeded) -> str:
         if not self.seen.count:
             return "%s. No poll of pool %s completed, so the members' states are unknown." % (
                 exc, lb_members.label(self.pool))
@@ -177,7 +186,7 @@ class MemberWaitRunner(ModuleRunner):
         return cut("%s. At the last completed poll: %s.%s" % (
             exc, lb_members.judge(self.seen.last, spec).message, more))
 
-    def report(self, outcome):
+    def report(self, outcome: WaitResult) -> None:
         data = self.result_data()
         if self.wait_spec.state == "absent" and data["not_seen_at_start"]:
             self.module.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
@@ -188,14 +197,14 @@ class MemberWaitRunner(ModuleRunner):
             self.module.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))
         self.module.fail(self.failure_text(outcome), timed_out=outcome.timed_out, **data)
 
-    def failure_text(self, outcome):
+    def failure_text(self, outcome: WaitResult) -> str:
         """The failure message, short whatever the number of members (``short_spec``), at most MESSAGE_CHARS."""
         spec, more = self.short_spec(outcome.observation)
         verdict = lb_members.judge(outcome.observation, spec) if spec is not self.wait_spec else outcome.verdict
         return cut(lb_members.failure_message(verdict, outcome.observation, spec, outcome.elapsed, outcome.timed_out,
                                               self.options.timeout) + more)
 
-    def short_spec(self, observation):
+    def short_spec(self, observation: dict[str, Any]) -> tuple[lb_members.WaitSpec, str]:
         """The wait's spec with only the first MESSAGE_NAMES entries of ``members`` that matched nothing, for
         messages, and the words counting the others ("" when none was left out)."""
         spec = self.wait_spec
@@ -210,7 +219,7 @@ class MemberWaitRunner(ModuleRunner):
         return short, " %d more entries of members matched no member either (the result's missing lists them)." % (
             len(left_out))
 
-    def monitor_data(self):
+    def monitor_data(self) -> dict[str, Any]:
         """``health_monitor`` (with ``report_health_monitor``): the pool's monitor, one GET; None without one."""
         if not self.options.report_health_monitor:
             return {}
@@ -225,7 +234,7 @@ class MemberWaitRunner(ModuleRunner):
             return {"health_monitor": None}
         return {"health_monitor": _pick(monitor, MONITOR_FIELDS) if monitor else None}
 
-    def result_data(self):
+    def result_data(self) -> dict[str, Any]:
         """The result fields; members, missing and loadbalancer are null when no poll completed."""
         seen, spec = self.seen, self.wait_spec
         data = dict(
