@@ -25,7 +25,11 @@ of its own (the helper's request thread answers each request in one status updat
 admin_state_up is false, NO_MONITOR without a health monitor, and with one ONLINE when created or when its
 health monitor is created (``member_create``, ``hm_create``: ``_update_hm_member`` finds its port), then what
 OVN's service monitor says, ONLINE or ERROR (``hm_update_event``); an update keeps ERROR and otherwise puts it
-ONLINE (``member_update``). Pools, listeners and the load balancer roll up as ``_get_current_operating_statuses``
+ONLINE (``member_update``). So a new member whose server never answers is ONLINE until the checks fail: OVN takes
+``max_retries_down`` failed probes ``delay`` apart, each waiting up to ``timeout`` (the driver hands them over as
+``failure_count``, ``interval`` and ``timeout``). Here the data plane's HAProxy checks stand for OVN's (``check inter
+<delay> fall <max_retries_down>``), at most every ``check_interval_cap`` seconds (2 by default): the flip to ERROR
+comes sooner than on a real cloud, never later, so a client that waits the monitor's own window is not misled. Pools, listeners and the load balancer roll up as ``_get_current_operating_statuses``
 does: a pool is OFFLINE when admin-down or when the load balancer has no member at all, ERROR when all its
 members are, DEGRADED when some are; listeners and the load balancer are ERROR or DEGRADED when one of theirs
 is. No code reads a member's weight or backup flag.
