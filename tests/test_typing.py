@@ -24,6 +24,7 @@ ANNOTATED = [
     "module_utils/openstack",
     "module_utils/kubernetes",
     "module_utils/lb_member_wait",
+    "module_utils/cluster_pause_ack",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

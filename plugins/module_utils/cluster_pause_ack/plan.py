@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Has every controller of a cluster acknowledged a pause (or an unpause)?  Pure decisions.
@@ -22,6 +21,9 @@ the target's controllers take the objects up) to be reconciled; an object that c
 block-move annotation was seen; ``assess`` and ``judge`` are pure over that record.
 """
 
+# no ``from __future__ import annotations``: ``annotations`` below is capi.objects' helper; hence Optional
+from typing import Any, Iterable, Optional, Tuple
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     BLOCK_MOVE_ANNOTATION,
     DELETE_FOR_MOVE_ANNOTATION,
@@ -43,7 +45,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waite
 MESSAGE_BLOCKERS = 8
 
 
-def object_key(obj):
+def object_key(obj: dict[str, Any]) -> str:
     metadata = meta(obj)
     return metadata.get("uid") or "%s/%s/%s/%s" % (
         obj.get("apiVersion"), obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
@@ -52,21 +54,21 @@ def object_key(obj):
 class Record:
     """What the wait has seen of one object."""
 
-    def __init__(self, resource_version, now, block_move):
+    def __init__(self, resource_version: Optional[str], now: float, block_move: bool) -> None:
         self.resource_version = resource_version
         self.changed_at = now          # first seen counts as a write: its past is unknown
         self.writes_seen = 0
         self.block_move_seen = block_move
-        self.block_move_gone_at = None
+        self.block_move_gone_at: Optional[float] = None
 
 
 class Tracker:
     """Remembers, across polls, each object's last resourceVersion change and its block-move annotation."""
 
-    def __init__(self):
-        self.records = {}
+    def __init__(self) -> None:
+        self.records: dict[str, Record] = {}
 
-    def observe(self, objects, now):
+    def observe(self, objects: Iterable[dict[str, Any]], now: float) -> None:
         for obj in objects:
             key = object_key(obj)
             version = resource_version(obj)
@@ -85,18 +87,19 @@ class Tracker:
             elif record.block_move_seen and record.block_move_gone_at is None:
                 record.block_move_gone_at = now
 
-    def get(self, obj):
+    def get(self, obj: dict[str, Any]) -> Optional[Record]:
         return self.records.get(object_key(obj))
 
 
-def assess(obj, paused, record, now, quiet_period, since):
+def assess(obj: dict[str, Any], paused: bool, record: Optional[Record], now: float, quiet_period: float,
+           since: float) -> dict[str, Any]:
     """How ``obj`` stands: a dict with ``acknowledged`` and either ``how`` or ``waiting_for``.
 
     ``paused`` is the wanted state; ``since`` is when it was set (quiet periods start there at the
     earliest); ``record`` is the Tracker's record of the object (None: seen for the first time now).
     """
     condition, where = paused_condition(obj)
-    item = {
+    item: dict[str, Any] = {
         "kind": obj.get("kind"),
         "api_version": obj.get("apiVersion"),
         "namespace": meta(obj).get("namespace"),
@@ -115,20 +118,21 @@ def assess(obj, paused, record, now, quiet_period, since):
     return item
 
 
-def _condition_caught_up(obj, condition):
+def _condition_caught_up(obj: dict[str, Any], condition: dict[str, Any]) -> bool:
     observed = condition.get("observedGeneration")
     current = generation(obj)
     return observed is None or current is None or observed >= current
 
 
-def _describe_condition(condition, where):
+def _describe_condition(condition: dict[str, Any], where: Optional[str]) -> str:
     text = "Paused condition %s (reason %s) in %s" % (condition.get("status"), condition.get("reason"), where)
     if condition.get("observedGeneration") is not None:
         text += ", observedGeneration %s" % condition.get("observedGeneration")
     return text
 
 
-def _pause_ack(obj, condition, where, record, now, quiet_period, since):
+def _pause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: Optional[str], record: Optional[Record],
+               now: float, quiet_period: float, since: float) -> Tuple[Optional[str], Optional[str]]:
     if BLOCK_MOVE_ANNOTATION in annotations(obj):
         return None, "the %s annotation is still set (its provider has not finished)" % BLOCK_MOVE_ANNOTATION
     if condition is not None:
@@ -149,7 +153,8 @@ def _pause_ack(obj, condition, where, record, now, quiet_period, since):
         ", %d write(s) seen during the wait" % record.writes_seen if record is not None and record.writes_seen else ""))
 
 
-def _unpause_ack(obj, condition, where, record, now, quiet_period, since):
+def _unpause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: Optional[str], record: Optional[Record],
+                 now: float, quiet_period: float, since: float) -> Tuple[Optional[str], Optional[str]]:
     if PAUSED_ANNOTATION in annotations(obj):
         return None, ("it carries the %s annotation, so it stays paused whatever the Cluster says; remove the "
                       "annotation to unpause it" % PAUSED_ANNOTATION)
@@ -166,7 +171,7 @@ def _unpause_ack(obj, condition, where, record, now, quiet_period, since):
     return "reports no pause state; nothing to wait for", None
 
 
-def judge(items):
+def judge(items: list[dict[str, Any]]) -> Verdict:
     """DONE when every object is acknowledged, else WAITING with the blockers named."""
     blockers = [item for item in items if not item["acknowledged"]]
     if not blockers:
@@ -174,7 +179,7 @@ def judge(items):
     return Verdict(WAITING, describe_blockers(blockers))
 
 
-def describe_blockers(blockers):
+def describe_blockers(blockers: list[dict[str, Any]]) -> str:
     parts = ["%s %s/%s: %s" % (b["kind"], b["namespace"], b["name"], b["waiting_for"])
              for b in blockers[:MESSAGE_BLOCKERS]]
     if len(blockers) > MESSAGE_BLOCKERS:
@@ -182,7 +187,7 @@ def describe_blockers(blockers):
     return "; ".join(parts)
 
 
-def moving(objects):
+def moving(objects: Iterable[dict[str, Any]]) -> list[str]:
     """The objects that say a pause is still being worked on or a ``clusterctl move`` is under way (an unpause
     now would let their controllers act in the middle of it), each as "Kind namespace/name (annotation)"."""
     found = []
@@ -193,6 +198,6 @@ def moving(objects):
     return found
 
 
-def blocker_identities(items):
+def blocker_identities(items: Iterable[dict[str, Any]]) -> list[str]:
     return [identity({"kind": i["kind"], "metadata": {"namespace": i["namespace"], "name": i["name"]}})
             for i in items if not i["acknowledged"]]

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of cluster_pause_ack: set (or clear) ``spec.paused`` on a Cluster, then wait until every
@@ -8,17 +7,22 @@ The wait follows the objects by watch where the API serves it (one list and one 
 quiet period measured from the events), else by polling lists; ``observed_with`` in the result says
 which, and why polling when it was not the user's choice."""
 
-from dataclasses import dataclass
-from typing import Optional
+from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ResolveError
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import FAILED, Verdict, wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import FAILED, Verdict, WaitResult, wait_for
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import (
+    ObjectWatch,
     given_up,
     start_following,
     WakingClock,
@@ -38,7 +42,7 @@ class PauseTarget:
     """The Cluster and the objects whose acknowledgement counts, as read before the wait."""
 
     contract: str
-    kinds: list
+    kinds: list[str]
     paused: bool  # the wanted spec.paused
     changed: bool  # whether this task changes spec.paused
     since: float  # when the change was written (monotonic), or when the task found it already made
@@ -71,14 +75,21 @@ class PauseAckRunner(ModuleRunner):
     """cluster_pause_ack's work. ``module`` is the module base it runs in (an ``KubernetesModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
 
-    def __init__(self, module, options):
-        super().__init__(module, options)
-        self.capi = self.target = self.summary = self.cluster_read = None
-        self.tracker = Tracker()
-        self.watch = None
-        self.observed_with = dict(method="poll", fallback_reason="not waited")
+    module: KubernetesModule
+    options: PauseAckOptions
 
-    def validate(self):
+    def __init__(self, module: KubernetesModule, options: PauseAckOptions) -> None:
+        super().__init__(module, options)
+        # set by run()
+        self.capi: Any = None
+        self.target: Any = None
+        self.summary: Any = None
+        self.cluster_read: Any = None
+        self.tracker = Tracker()
+        self.watch: ObjectWatch | None = None
+        self.observed_with: dict[str, Any] = dict(method="poll", fallback_reason="not waited")
+
+    def validate(self) -> None:
         options = self.options
         check_cluster(options.name, options.namespace)
         if options.wait and options.state == "paused" and options.quiet_period > options.timeout:
@@ -86,7 +97,7 @@ class PauseAckRunner(ModuleRunner):
                                 "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"
                                 % (options.quiet_period, options.timeout))
 
-    def set_paused(self, deadline):
+    def set_paused(self, deadline: Deadline) -> PauseTarget:
         """Read the Cluster and set spec.paused (not in check mode); the PauseTarget of the wait."""
         options = self.options
         paused = options.state == "paused"
@@ -112,7 +123,7 @@ class PauseAckRunner(ModuleRunner):
                                                                        after={"spec": {"paused": paused}}))
         return PauseTarget(contract=contract, kinds=kinds, paused=paused, changed=changed, since=since)
 
-    def refuse_unpause_in_move(self, cluster, contract, kinds, deadline):
+    def refuse_unpause_in_move(self, cluster: dict[str, Any], contract: str, kinds: list[str], deadline: Deadline) -> None:
         """Refuse an unpause while an object in scope carries the block-move annotation (its provider is still
         pausing: a ``clusterctl move`` may be waiting for it) or delete-for-move (the move is under way)."""
         options = self.options
@@ -125,16 +136,16 @@ class PauseAckRunner(ModuleRunner):
                              " and %d more" % (len(found) - MESSAGE_BLOCKERS) if len(found) > MESSAGE_BLOCKERS
                              else ""), cluster=self.summary, moving=found)
 
-    def start_watch(self, cluster, deadline):
+    def start_watch(self, cluster: dict[str, Any], deadline: Deadline) -> ObjectWatch | None:
         """Follow the objects in scope by watch (None where it cannot: ``observed_with`` says why)."""
         options, target = self.options, self.target
         feeds = self.capi.scope_feeds(cluster, options.scope, target.contract, target.kinds, deadline)
-        watch, self.observed_with = start_following(self.module.kube, feeds, self.clock,
+        watch, self.observed_with = start_following(self.capi.kube, feeds, self.clock,
                                                     lambda obj, now: self.tracker.observe([obj], now),
                                                     options.use_watch, deadline)
         return watch
 
-    def look(self, deadline):
+    def look(self, deadline: Deadline) -> dict[str, Any]:
         """The Cluster and every object in scope, each assessed (reads only: from the watch's cache while it
         runs, else by listing)."""
         options, target = self.options, self.target
@@ -156,12 +167,12 @@ class PauseAckRunner(ModuleRunner):
         self.tracker.observe(objects, now)
         return dict(cluster=current, items=self.assess_all(objects, now))
 
-    def assess_all(self, objects, now):
+    def assess_all(self, objects: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
         options, target = self.options, self.target
         return [assess(obj, target.paused, self.tracker.get(obj), now, options.quiet_period, target.since)
                 for obj in objects]
 
-    def judge(self, observation, _elapsed):
+    def judge(self, observation: dict[str, Any], _elapsed: float) -> Verdict:
         options, target = self.options, self.target
         current = bool(dig(observation["cluster"], "spec", "paused"))
         if current != target.paused and not (self.options.check_mode and target.changed):
@@ -169,7 +180,7 @@ class PauseAckRunner(ModuleRunner):
                                    "the wait" % (options.namespace, options.name, str(current).lower()))
         return judge(observation["items"])
 
-    def run(self):
+    def run(self) -> None:
         options = self.options
         self.validate()
         deadline = self.deadline
@@ -198,7 +209,7 @@ class PauseAckRunner(ModuleRunner):
             return self.module.exit(**result)
         return self.module.fail(self.failure_text(outcome), **result)
 
-    def failure_text(self, outcome):
+    def failure_text(self, outcome: WaitResult) -> str:
         options, paused = self.options, self.target.paused
         what = "set spec.paused=%s" % str(paused).lower() if self.target.changed else \
             "found spec.paused=%s already" % str(paused).lower()
@@ -209,7 +220,7 @@ class PauseAckRunner(ModuleRunner):
         return "Cluster %s/%s: this task %s, then: %s" % (options.namespace, options.name, what,
                                                           outcome.verdict.message)
 
-    def report(self, result, items, polls, timed_out):
+    def report(self, result: dict[str, Any], items: list[dict[str, Any]], polls: int, timed_out: bool) -> dict[str, Any]:
         result.update(
             cluster=self.summary,
             acknowledged=all(item["acknowledged"] for item in items),
