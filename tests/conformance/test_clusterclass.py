@@ -9,9 +9,12 @@ run with the ClusterTopology feature gate), with real servers behind a real Octa
   one at a time, the pool never below three serving members;
 - Cluster API v1.12 (``make conformance-v1.12``), which has no such field: the start is refused before any write;
 - both: a Kubernetes upgrade started by changing spec.topology.version, held from the start by a standing hook (as
-  the capi_events source keeps one) and guarded in follow mode, never goes below three serving members either.
+  the capi_events source keeps one) and guarded in follow mode, never goes below three serving members either;
+- both: the cluster_move role with the real clusterctl moves a ClusterClass cluster to the move target with its
+  class and templates, and back.
 """
 
+import functools
 import json
 import threading
 import uuid
@@ -19,6 +22,7 @@ import uuid
 import pytest
 
 from conftest import capi_version
+from test_move import run_role, target_kubectl  # noqa: F401  (the move tests' fixtures: the role, the target)
 
 pytestmark = pytest.mark.every_capi_release
 
@@ -176,3 +180,49 @@ def test_a_version_upgrade_through_the_topology_is_guarded_from_its_start(run_mo
     assert info["topology"]["version"] == UPGRADE_TO and info["topology"]["upgrading"] is False, info["topology"]
     summary = upstream.api.capi_history_summary(class_cluster["name"], class_cluster["namespace"])
     assert summary["samples"] > 0 and summary["minServing"] >= 3, summary
+
+
+@pytest.fixture(scope="module")
+def class_cluster_to_move(upstream):
+    """A ClusterClass cluster of one control-plane Machine in a namespace of its own (clusterctl moves a whole
+    namespace, its class and templates with it). Left where the test leaves it (the cloud goes down after the run)."""
+    upstream.api.set_octavia_mode("normal")
+    name = "ccmv-%s" % uuid.uuid4().hex[:5]
+    return upstream.api.create_capi_cluster(name, namespace="move-%s" % name, control_plane=1, openstack=True,
+                                            class_name=CLASS)
+
+
+def class_objects_in(run, namespace):
+    """The class and its templates found in ``namespace`` through kubectl ``run`` (source or target)."""
+    kinds = ("clusterclasses.v1beta2.cluster.x-k8s.io",
+             "kubeadmcontrolplanetemplates.v1beta2.controlplane.cluster.x-k8s.io",
+             "devclustertemplates.v1beta2.infrastructure.cluster.x-k8s.io",
+             "devmachinetemplates.v1beta2.infrastructure.cluster.x-k8s.io")
+    found = set()
+    for kind in kinds:
+        done = run("get", kind, "-n", namespace, "-o", "json")
+        assert done.returncode == 0, done.stderr
+        found.update((item["kind"], item["metadata"]["name"]) for item in json.loads(done.stdout)["items"])
+    return found
+
+
+def test_a_clusterclass_cluster_moves_with_its_class_and_back(
+        upstream, kubectl, target_kubectl, run_role, class_cluster_to_move):
+    cluster = class_cluster_to_move
+    name, namespace = cluster["name"], cluster["namespace"]
+    source_kubectl = functools.partial(kubectl, check=False)
+    classes = class_objects_in(source_kubectl, namespace)
+    assert ("ClusterClass", CLASS) in classes and len(classes) == 4, classes
+    there = run_role(cluster)
+    assert there.result["failed"] is False, there.output
+    moved = json.loads(target_kubectl("get", CLUSTERS, name, "-n", namespace, "-o", "json").stdout)
+    assert moved["spec"]["topology"]["classRef"]["name"] == CLASS and not moved["spec"].get("paused")
+    assert class_objects_in(target_kubectl, namespace) == classes, "the class and its templates went along"
+    assert source_kubectl("get", CLUSTERS, name, "-n", namespace).returncode != 0, "still on the source"
+    back = run_role(cluster, cluster_move_source_kubeconfig=str(upstream.state_dir / "kubeconfig-target"),
+                    cluster_move_target_kubeconfig=str(upstream.state_dir / "kubeconfig"))
+    assert back.result["failed"] is False, back.output
+    home = json.loads(kubectl("get", CLUSTERS, name, "-n", namespace, "-o", "json").stdout)
+    assert home["spec"]["topology"]["classRef"]["name"] == CLASS and not home["spec"].get("paused")
+    assert class_objects_in(source_kubectl, namespace) == classes
+    assert target_kubectl("get", CLUSTERS, name, "-n", namespace).returncode != 0, "left on the target"
