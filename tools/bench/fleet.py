@@ -19,6 +19,13 @@ Every run is in check mode (``--check``): nothing is repaired, so every run sees
 time, the API requests minicloud counted (all services, per cluster), and the controller's peak memory (the
 resident memory of ``ansible-playbook`` and its forks together, sampled every 0.1 s; and the main process alone).
 Results go to the fleet section of docs/benchmarks.md.
+
+``--waves N`` measures the rollout in waves instead (section ``fleet-waves``): N clusters with one control-plane
+machine and a real API load balancer each, ``playbooks/fleet_rollout.yml`` with waves ``[1, 3, "25%", "100%"]`` run
+as 3 ``ansible-playbook --limit`` slices at once (the way AWX slices a job): first with the first cluster of the
+second wave made stuck (its new member never serves): the time from the start to the halt record, and which
+clusters were touched (their Lease taken); then, the halt lifted, the whole fleet without a stuck cluster, against
+the same playbook without waves (one cluster at a time, one process).
 """
 
 import json
@@ -190,12 +197,143 @@ def skipped(rows, sizes):
     return "".join("\n\n" + note + "." for note in notes)
 
 
+WAVES = [1, 3, "25%", "100%"]
+SLICES = 3
+
+
+def core_api(cloud):
+    from kubernetes import client, config
+    api = config.new_client_from_config(config_file=str(cloud.kubeconfig))
+    return client.CoreV1Api(api), client.CoordinationV1Api(api)
+
+
+def run_slices(env, inventory, limits, extra):
+    """``ansible-playbook`` once per limit (None: no limit), all at once; (rc, output) of each."""
+    args = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(REPO / "playbooks" / "fleet_rollout.yml"),
+            "-e", json.dumps(extra)]
+    procs = [subprocess.Popen(args + (["--limit", ",".join(limit)] if limit else []), env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for limit in limits]
+    return [proc.communicate() for proc in procs], procs
+
+
+def first_seen(core, name, namespace, started, stop):
+    """Seconds from ``started`` until the ConfigMap ``name`` exists (polled every 0.2 s), in ``found``."""
+    found = {}
+
+    def poll():
+        while not stop.is_set():
+            try:
+                core.read_namespaced_config_map(name, namespace)
+                found["at"] = time.monotonic() - started
+                return
+            except Exception:  # pylint: disable=broad-except
+                stop.wait(0.2)
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    return found, thread
+
+
+def common_vars(cloud, hosts, namespace):
+    urls = dict((h, "https://%s/readyz" % cloud.lb_vip("k8s-clusterapi-cluster-%s-kubeapi" % h.replace("/", "-")))
+                for h in hosts)
+    return {"fleet_cloud": "minicloud", "fleet_kubeconfig": str(cloud.kubeconfig), "fleet_records_namespace":
+            namespace, "fleet_waves": WAVES, "fleet_soak": 5, "fleet_poll_interval": 1, "fleet_readyz_urls": urls,
+            "control_plane_rollout_member_timeout": 30, "control_plane_rollout_poll_interval": 1}
+
+
+def wave_runs(cloud, env, fleets, run):
+    """The three runs of the waves benchmark, each on a fleet of its own (a stuck cluster keeps its holds);
+    rows for the table. ``fleets``: three ``(inventory, hosts, namespace)``."""
+    core, coordination = core_api(cloud)
+    inventory, hosts, namespace = fleets[0]
+    common = common_vars(cloud, hosts, namespace)
+    slices = [hosts[i::SLICES] for i in range(SLICES)]
+    stuck, later = hosts[1], hosts[1 + 3:]
+    cloud.set_octavia_mode("lost-member", members="k8s-clusterapi-cluster-%s-kubeapi-6443-*" % stuck.replace("/", "-"),
+                           delay=0.2)
+    stop, started = threading.Event(), time.monotonic()
+    halt, watcher = first_seen(core, "flightcontrol-fleet-halt", namespace, started, stop)
+    outputs, procs = run_slices(env, inventory, slices, dict(common, fleet_run=run + "-stuck"))
+    wall = time.monotonic() - started
+    stop.set()
+    watcher.join()
+    cloud.set_octavia_mode("normal")
+    touched = [h for h in hosts if lease_of(coordination, h)]
+    rows = [dict(run="waves, 3 slices, first cluster of wave 2 stuck", wall=wall, halt=halt.get("at"),
+                 touched=len(touched), later_touched=len(set(touched) & set(later)),
+                 rc=[p.returncode for p in procs])]
+    core.delete_namespaced_config_map("flightcontrol-fleet-halt", namespace)
+    inventory, hosts, namespace = fleets[1]
+    common = common_vars(cloud, hosts, namespace)
+    slices = [hosts[i::SLICES] for i in range(SLICES)]
+    started = time.monotonic()
+    outputs, procs = run_slices(env, inventory, slices, dict(common, fleet_run=run + "-clean"))
+    rows.append(dict(run="waves, 3 slices, no stuck cluster", wall=time.monotonic() - started, halt=None,
+                     touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs]))
+    if any(p.returncode for p in procs):
+        raise SystemExit("waves run failed:\n%s" % outputs[0][0][-6000:])
+    inventory, hosts, namespace = fleets[2]
+    plain_vars = dict((k, v) for k, v in common_vars(cloud, hosts, namespace).items() if k != "fleet_waves")
+    started = time.monotonic()
+    outputs, procs = run_slices(env, inventory, [None], plain_vars)
+    rows.append(dict(run="no waves, one cluster at a time, 1 process", wall=time.monotonic() - started, halt=None,
+                     touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs]))
+    return rows
+
+
+def lease_of(coordination, host):
+    namespace, name = host.split("/")
+    try:
+        return coordination.read_namespaced_lease("flightcontrol-" + name, namespace)
+    except Exception:  # pylint: disable=broad-except
+        return None
+
+
+def seed_fleet(cloud, count, prefix, folder):
+    namespace = "bench-waves-" + prefix
+    seeded = cloud.create_capi_fleet(count, prefix=prefix, namespaces=[namespace], control_plane=1)
+    print("seeded %d clusters in %.1f s" % (count, seeded["seconds"]), flush=True)
+    hosts = sorted("%s/%s" % (c["namespace"], c["name"]) for c in seeded["clusters"])
+    inventory = Path(folder) / ("%s.capi_clusters.yml" % prefix)
+    inventory.write_text(yaml.safe_dump({"plugin": "flightcontrol.openstack.capi_clusters",
+                                         "kubeconfig": str(cloud.kubeconfig), "namespaces": [namespace]}))
+    return inventory, hosts, namespace
+
+
+def waves_main(args):
+    with running_cloud() as cloud, collections_path() as collections, tempfile.TemporaryDirectory() as tmp:
+        env = playbook_env(cloud, collections, ANSIBLE_INVENTORY_UNPARSED_FAILED="true",
+                           ANSIBLE_PYTHON_INTERPRETER=str(BIN / "python"))
+        run = "w" + uuid.uuid4().hex[:4]
+        prefixes = [run + kind for kind in ("s", "c", "o")]
+        try:
+            fleets = [seed_fleet(cloud, args.waves, prefix, tmp) for prefix in prefixes]
+            rows = wave_runs(cloud, env, fleets, run)
+        finally:
+            cloud.set_octavia_mode("normal")
+            for prefix in prefixes:
+                cloud.delete_capi_fleet(prefix=prefix, namespaces=["bench-waves-" + prefix])
+    text = markdown_table(
+        ["clusters", "run", "wall time (s)", "time to halt (s)", "clusters touched", "of a later wave", "rc"],
+        ["---"] * 7, ([str(args.waves), r["run"], "%.1f" % r["wall"], "%.1f" % r["halt"] if r["halt"] else "-",
+                       str(r["touched"]), "-" if r["later_touched"] is None else str(r["later_touched"]),
+                       ",".join(map(str, r["rc"]))] for r in rows))
+    print(text)
+    if not args.no_write:
+        write_doc("fleet-waves", text)
+    return 0
+
+
 def main():
     parser = bench_parser(__doc__)
     parser.add_argument("--plan", default=" ".join("%d:1,10,25,loop" % size for size in SIZES),
                         help="what runs at each size: SIZE:FORKS,...[,loop] separated by spaces (default: forks 1, 10 "
                              "and 25 and the shell loop at 10, 30 and 100 clusters)")
+    parser.add_argument("--waves", type=int, default=0,
+                        help="measure the rollout in waves over this many clusters instead (30 or more)")
     args = parser.parse_args()
+    if args.waves:
+        return waves_main(args)
     plan = {}
     for entry in args.plan.split():
         size, _, runs = entry.partition(":")
