@@ -25,6 +25,7 @@ ANNOTATED = [
     "module_utils/kubernetes",
     "module_utils/lb_member_wait",
     "module_utils/cluster_pause_ack",
+    "module_utils/route_audit",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -10,7 +10,7 @@ their subnets, the ports of those networks, and the project's quota.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Collection
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.rest import ServiceBase
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
@@ -84,21 +84,21 @@ class RouterService(ServiceBase):
         return self._get("/ports", "list ports of router %s" % router_id, deadline,
                          params={"device_id": router_id, "fields": ["id", "fixed_ips", "network_id"]})["ports"]
 
-    def subnets(self, subnet_ids: list[str], deadline: Deadline) -> list[dict[str, Any]]:
+    def subnets(self, subnet_ids: Collection[str], deadline: Deadline) -> list[dict[str, Any]]:
         if not subnet_ids:
             return []
         return self._get("/subnets", "list the router's subnets", deadline,
                          params={"id": sorted(subnet_ids), "fields": ["id", "cidr", "network_id", "ip_version"]}
                          )["subnets"]
 
-    def network_ports(self, network_ids: list[str], deadline: Deadline) -> list[dict[str, Any]]:
+    def network_ports(self, network_ids: Collection[str], deadline: Deadline) -> list[dict[str, Any]]:
         """Every port on these networks (the nodes' ports are among them), one request."""
         if not network_ids:
             return []
         return self._get("/ports", "list ports of the router's networks", deadline,
                          params={"network_id": sorted(network_ids), "fields": list(PORT_FIELDS)})["ports"]
 
-    def route_quota(self, project_id: str, deadline: Deadline) -> int | None:
+    def route_quota(self, project_id: str | None, deadline: Deadline) -> int | None:
         """The project's router_route quota (Neutron 2026.2+): an int (-1 unlimited), or None when the
         cloud has no such quota or does not let this user read it."""
         try:
@@ -150,7 +150,8 @@ class RouterService(ServiceBase):
                            "update the routes of router %s" % router_id, deadline, headers=headers)["router"]
         return router["routes"], router.get("revision_number")
 
-    def update_address_pairs(self, port_id: str, pairs: list[dict[str, Any]], revision: int, deadline: Deadline) -> Any:
+    def update_address_pairs(self, port_id: str, pairs: list[dict[str, Any]], revision: int | None,
+                             deadline: Deadline) -> Any:
         """Set the port's allowed_address_pairs if its revision is still ``revision``; None on 412
         (``LOST_ANSWER`` when the 412 came after our own attempt's lost answer)."""
         headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None

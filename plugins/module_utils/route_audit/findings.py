@@ -1,27 +1,36 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of route_audit: the audit's findings (``KINDS``): route findings per destination, missing
 address pairs, and the route count against the router's limit.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
     by_destination,
+    cluster_key,
     is_canonical,
     is_right,
     network_order,
-    route_key,
     route_text,
     split_routes,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import IPAddress, IPNetwork
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT, KeptRoutes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.nodes import (
     incomplete_nodes,
     left_alone,
     needed_routes,
+    Node,
     node_address_map,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import Route
+
+#: one finding of the audit (``kind``, ``severity``, ``destination``, ``node``, ``routes``, ``fix``, ``message``)
+Finding = dict[str, Any]
 
 ERROR = "error"
 WARNING = "warning"
@@ -30,8 +39,9 @@ KINDS = ("duplicate", "stale", "missing", "wrong_nexthop", "address_pair_missing
 DEFAULT_WARN_RATIO = 0.9
 
 
-def _role(route, want, node_addresses, kept=NO_KEPT):
-    key = route_key(route)
+def _role(route: Route, want: dict[str, Any] | None, node_addresses: dict[IPAddress, str],
+          kept: KeptRoutes = NO_KEPT) -> str:
+    key = cluster_key(route)
     if want is not None and is_right(route, want):
         return "right"
     if kept.holds(route):
@@ -45,7 +55,8 @@ def _role(route, want, node_addresses, kept=NO_KEPT):
     return "wrong"
 
 
-def route_findings(routes, nodes, cluster_cidrs, reachable=None, kept=NO_KEPT):
+def route_findings(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: Iterable[IPNetwork],
+                   reachable: Callable[[IPAddress], bool] | None = None, kept: KeptRoutes = NO_KEPT) -> list[Finding]:
     """Findings about routes, one per destination: duplicate, wrong_nexthop, missing, stale.
 
     ``reachable(address)`` (optional) says whether Neutron will accept the address as a nexthop; a
@@ -57,8 +68,8 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None, kept=NO_KEPT):
     incomplete = incomplete_nodes(nodes)
     addresses = node_address_map(list(nodes) + incomplete)
     groups = by_destination(cluster)
-    findings = []
-    kept_by_node = dict((node["name"], []) for node in incomplete)
+    findings: list[Finding] = []
+    kept_by_node: dict[str, list[Route]] = dict((node["name"], []) for node in incomplete)
     for destination in sorted(set(groups) | set(needed), key=network_order):
         group = groups.get(destination, [])
         want = needed.get(destination)
@@ -70,7 +81,7 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None, kept=NO_KEPT):
                 continue
         group = sorted(group, key=lambda r: (r["destination"], r["nexthop"]))
         described = [dict(r, role=_role(r, want, addresses, kept),
-                          node=addresses.get(route_key(r)[1])) for r in group]
+                          node=addresses.get(cluster_key(r)[1])) for r in group]
         if want is None:
             findings.append(dict(
                 kind="stale", severity=WARNING, destination=str(destination), node=None, routes=described,
@@ -104,25 +115,26 @@ def route_findings(routes, nodes, cluster_cidrs, reachable=None, kept=NO_KEPT):
     return findings + [_incomplete_finding(node, kept_by_node[node["name"]]) for node in incomplete]
 
 
-def _not_kept(group, incomplete, kept_by_node, kept):
+def _not_kept(group: list[Route], incomplete: list[Node], kept_by_node: dict[str, list[Route]],
+              kept: KeptRoutes) -> list[Route]:
     """The routes of ``group`` (a destination no node routes) that are neither kept (``keep_routes``) nor an
     incomplete node's (those are added to ``kept_by_node``)."""
     group = [r for r in group if not kept.holds(r)]
     return _keep_incomplete(group, incomplete, kept_by_node) if incomplete and group else group
 
 
-def _kept_words(group, want, kept):
+def _kept_words(group: list[Route], want: dict[str, Any], kept: KeptRoutes) -> str:
     held = [route_text(r) for r in group if kept.holds(r) and not is_right(r, want)]
     return "; %s %s in keep_routes and never removed" % (", ".join(held), "is" if len(held) == 1 else "are") \
         if held else ""
 
 
-def _keep_incomplete(group, incomplete, kept):
+def _keep_incomplete(group: list[Route], incomplete: list[Node], kept: dict[str, list[Route]]) -> list[Route]:
     """The routes of ``group`` (a destination no node routes) that belong to no incomplete node; the others
     are added to ``kept`` (node name -> routes)."""
-    rest = []
+    rest: list[Route] = []
     for route in group:
-        node = left_alone(route, route_key(route), incomplete)
+        node = left_alone(route, cluster_key(route), incomplete)
         if node is None:
             rest.append(route)
         else:
@@ -130,7 +142,7 @@ def _keep_incomplete(group, incomplete, kept):
     return rest
 
 
-def _incomplete_finding(node, routes):
+def _incomplete_finding(node: Node, routes: list[Route]) -> Finding:
     described = [dict(destination=r["destination"], nexthop=r["nexthop"], role="kept", node=node["name"])
                  for r in sorted(routes, key=lambda r: (r["destination"], r["nexthop"]))]
     return dict(
@@ -141,7 +153,7 @@ def _incomplete_finding(node, routes):
             if described else "it has no route on the router"))
 
 
-def _role_text(route):
+def _role_text(route: dict[str, Any]) -> str:
     return {
         "stale": "its nexthop is no current node",
         "wrong": "its nexthop is node %s" % route.get("node"),
@@ -151,21 +163,21 @@ def _role_text(route):
     }.get(route["role"], route["role"])
 
 
-def pair_covers(pairs, cidr, mac=None):
+def pair_covers(pairs: Iterable[dict[str, Any]] | None, cidr: IPNetwork, mac: str | None = None) -> bool:
     for pair in pairs or []:
         # parsed once per text and run (mostly a node's pod CIDR, parsed already)
         network = cidr_cache.destination(pair.get("ip_address"))
         if network is None:
             continue
-        if network.version == cidr.version and cidr.subnet_of(network) and \
-                (not pair.get("mac_address") or mac is None or pair["mac_address"].lower() == mac.lower()):
+        if (network.version == cidr.version and cidr.subnet_of(network) and  # type: ignore[arg-type]
+                (not pair.get("mac_address") or mac is None or pair["mac_address"].lower() == mac.lower())):
             return True
     return False
 
 
-def pair_findings(nodes, node_ports):
+def pair_findings(nodes: Iterable[Node], node_ports: dict[str, dict[str, Any] | None]) -> list[Finding]:
     """address_pair_missing findings. ``node_ports``: node name -> port dict (Neutron fields) or None."""
-    findings = []
+    findings: list[Finding] = []
     for node in nodes:
         port = node_ports.get(node["name"])
         if not port or port.get("port_security_enabled") is False:
@@ -181,15 +193,17 @@ def pair_findings(nodes, node_ports):
     return findings
 
 
-def limit_info(routes, nodes, cluster_cidrs, limit, source, warn_ratio=DEFAULT_WARN_RATIO, kept=NO_KEPT):
+def limit_info(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: Iterable[IPNetwork], limit: int | None,
+               source: str, warn_ratio: float = DEFAULT_WARN_RATIO,
+               kept: KeptRoutes = NO_KEPT) -> tuple[dict[str, Any], Finding | None]:
     """The route count against the router's limit (None: unlimited) and the finding, if any. The routes a repair
     leaves besides the needed ones (an incomplete node's, ``kept``) count as staying."""
     cluster, foreign = split_routes(routes, cluster_cidrs)
     needed_map = needed_routes(nodes)
     needed = len(needed_map)
     staying = _staying(cluster, needed_map, incomplete_nodes(nodes), kept)
-    info = dict(limit=limit, source=source, current=len(routes), foreign=len(foreign), cluster=len(cluster),
-                needed=needed, after_repair=needed + len(foreign) + staying)
+    info: dict[str, Any] = dict(limit=limit, source=source, current=len(routes), foreign=len(foreign), cluster=len(cluster),
+                                needed=needed, after_repair=needed + len(foreign) + staying)
     if limit is None or limit < 0:
         info["limit"] = None
         return info, None
@@ -214,21 +228,22 @@ def limit_info(routes, nodes, cluster_cidrs, limit, source, warn_ratio=DEFAULT_W
     return info, None
 
 
-def _staying(cluster, needed_map, incomplete, kept_routes):
+def _staying(cluster: list[Route], needed_map: dict[IPNetwork, dict[str, Any]], incomplete: list[Node],
+             kept_routes: KeptRoutes) -> int:
     """How many cluster routes a repair leaves besides the needed ones: kept routes that are not a node's right
     route, and, of destinations no node has, the routes of incomplete nodes."""
     count = 0
     for route in cluster:
-        destination = route_key(route)[0]
+        destination = cluster_key(route)[0]
         want = needed_map.get(destination)
         if kept_routes.holds(route):
             count += 0 if want is not None and is_right(route, want) else 1
-        elif want is None and incomplete and left_alone(route, route_key(route), incomplete):
+        elif want is None and incomplete and left_alone(route, cluster_key(route), incomplete):
             count += 1
     return count
 
 
-def count_kinds(findings):
+def count_kinds(findings: Iterable[Finding]) -> dict[str, int]:
     counts = dict((kind, 0) for kind in KINDS)
     for finding in findings:
         counts[finding["kind"]] = counts.get(finding["kind"], 0) + 1

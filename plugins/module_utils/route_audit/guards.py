@@ -1,34 +1,42 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of route_audit: what a repair may never do (a cluster CIDR wider than the pod network, removals
 that leave too many pod CIDRs without a route, a removal step no longer safe on the routes as read).
 """
 
+from __future__ import annotations
+
+from typing import Any, Collection, Iterable, Sequence
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
     by_destination,
+    cluster_key,
     route_key,
     route_pairs,
     split_routes,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT, whole_family
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import IPNetwork
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT, KeptRoutes, whole_family
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.nodes import (
     incomplete_nodes,
     left_alone,
+    Node,
     needed_routes,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import Route
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.steps import may_remove
 
 
-def cidr_scope_problem(cluster_cidrs, router_subnets, what="cluster_cidr"):
+def cidr_scope_problem(cluster_cidrs: Iterable[IPNetwork], router_subnets: Iterable[IPNetwork],
+                       what: str = "cluster_cidr") -> str | None:
     """Why ``cluster_cidrs`` (the option ``what``) is too broad to manage, or None: a pod network never contains the
     router's own subnets (the nodes' and the gateway's), so one that does would make their routes the cluster's."""
-    clashes = []
+    clashes: list[str] = []
     for cidr in cluster_cidrs:
         if cidr.prefixlen == 0:
             return whole_family(what, cidr)
         for subnet in router_subnets:
-            if subnet.version == cidr.version and (subnet.subnet_of(cidr) or cidr.subnet_of(subnet)):
+            if subnet.version == cidr.version and (subnet.subnet_of(cidr) or cidr.subnet_of(subnet)):  # type: ignore[arg-type]
                 clashes.append("%s overlaps the router's subnet %s" % (cidr, subnet))
     if clashes:
         return ("%s is wider than the cluster's pod network: %s. Pod routes never lie inside the "
@@ -37,12 +45,13 @@ def cidr_scope_problem(cluster_cidrs, router_subnets, what="cluster_cidr"):
     return None
 
 
-def removal_refusal(findings, cluster_routes, node_count, source, max_share):
+def removal_refusal(findings: Iterable[dict[str, Any]], cluster_routes: Iterable[Route], node_count: int, source: str,
+                    max_share: float) -> str | None:
     """Why a repair must not run, or None: it would leave more than ``max_share`` of the pod CIDRs that
     have a route today without one (stale routes removed), or it would remove any route on the word of an
     empty node list. ``max_share`` 1 lifts the guard."""
     lost = sorted(set(f["destination"] for f in findings if f["kind"] == "stale"))
-    routed = set()
+    routed: set[str] = set()
     for route in cluster_routes:
         key = route_key(route)
         if key is not None:
@@ -50,7 +59,9 @@ def removal_refusal(findings, cluster_routes, node_count, source, max_share):
     return _refusal(lost, len(routed), node_count, source, max_share, "Nothing was changed.")
 
 
-def removal_refusal_now(routes, nodes, cluster_cidrs, source, max_share, removable=None, kept=NO_KEPT):
+def removal_refusal_now(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: Iterable[IPNetwork], source: str,
+                        max_share: float, removable: Collection[tuple[str, str]] | None = None,
+                        kept: KeptRoutes = NO_KEPT) -> str | None:
     """``removal_refusal`` judged on ``routes`` as read just before a removal: the pod CIDRs the rest of the plan
     would leave without any route (every route of a destination no node has, that the plan may remove) against
     the pod CIDRs routed now. A route the plan may not remove (``removable``, ``kept``, ``left_alone``) keeps its
@@ -61,12 +72,13 @@ def removal_refusal_now(routes, nodes, cluster_cidrs, source, max_share, removab
     may_go = may_remove(removable, kept)
     incomplete = incomplete_nodes(nodes)
     lost = sorted(str(d) for d, group in groups.items() if d not in needed and all(
-        may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete)) for r in group))
+        may_go(r) and not (incomplete and left_alone(r, cluster_key(r), incomplete)) for r in group))
     return _refusal(lost, len(groups), len(nodes), source, max_share,
                     "The changes made before this check are in changes; nothing more was written.")
 
 
-def unsafe_removals(routes, removals, cluster_cidrs, removable=None, kept=NO_KEPT):
+def unsafe_removals(routes: list[Route], removals: Iterable[Route], cluster_cidrs: Iterable[IPNetwork],
+                    removable: Collection[tuple[str, str]] | None = None, kept: KeptRoutes = NO_KEPT) -> list[Route]:
     """The routes of a removal step that it must not make on ``routes`` as read: not there any more, foreign
     (outside the cluster CIDRs), kept (``keep_routes``), or not removable by this plan. Empty when the step is
     safe."""
@@ -75,7 +87,8 @@ def unsafe_removals(routes, removals, cluster_cidrs, removable=None, kept=NO_KEP
     return [r for r in removals if (r["destination"], r["nexthop"]) not in cluster or not may_go(r)]
 
 
-def _refusal(lost, routed_count, node_count, source, max_share, tail):
+def _refusal(lost: list[str], routed_count: int, node_count: int, source: str, max_share: float,
+             tail: str) -> str | None:
     if not lost or max_share >= 1:
         return None
     share = float(len(lost)) / max(1, routed_count)

@@ -1,26 +1,35 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of route_audit: the checked pod network options (``cluster_cidr``,
 ``cloud_controller.cluster_cidr``) and ``keep_routes``, each checked before any request.
 """
 
+from __future__ import annotations
+
+from typing import Any, Iterable
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
     parse_address,
     parse_cidr,
+    Route,
     route_key,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import (
+    IPAddress,
+    IPNetwork,
+    RouteKey,
 )
 
 
-def normalize_cluster_cidrs(values, what="cluster_cidr"):
+def normalize_cluster_cidrs(values: Iterable[Any] | None, what: str = "cluster_cidr") -> list[IPNetwork]:
     """The checked CIDRs of a pod network option (``cluster_cidr``, ``cloud_controller.cluster_cidr``): each a
     CIDR in network form and not a whole family (``0.0.0.0/0``, ``::/0``: every route of the router would be the
     cluster's). The rule every CIDR-typed pod network input of route_audit is checked by, before any request; the
     overlap with the router's own subnets needs the router (``cidr_scope_problem``)."""
     if not values:
         raise PlanError("%s needs at least one CIDR" % what)
-    cidrs = []
+    cidrs: list[IPNetwork] = []
     for value in values:
         cidr = parse_cidr(value, what)
         if cidr.prefixlen == 0:
@@ -30,14 +39,15 @@ def normalize_cluster_cidrs(values, what="cluster_cidr"):
     return cidrs
 
 
-def whole_family(what, cidr):
+def whole_family(what: str, cidr: IPNetwork) -> str:
     return "%s %s is every address of its family; give the cluster's pod network" % (what, cidr)
 
 
-def normalize_keep_routes(values):
+def normalize_keep_routes(values: Iterable[dict[str, Any]] | None) -> KeptRoutes:
     """``keep_routes`` checked (``KeptRoutes``): each destination a CIDR in network form (a default route may be
     kept), each nexthop an address of the destination's family. All problems are reported at once."""
-    problems, keys = [], []
+    problems: list[str] = []
+    keys: list[tuple[IPNetwork, IPAddress]] = []
     for index, route in enumerate(values or []):
         where = "keep_routes[%d]" % index
         try:
@@ -57,11 +67,11 @@ def normalize_keep_routes(values):
     return KeptRoutes(keys)
 
 
-class KeptRoutes(frozenset):
+class KeptRoutes(frozenset[RouteKey]):
     """The routes of ``keep_routes`` as ``route_key``s: never removed by any step of a repair (``guard_removals``)
     and never a finding's removal, whatever they look like inside the cluster CIDRs."""
 
-    def holds(self, route):
+    def holds(self, route: Route) -> bool:
         """Whether ``route`` (as Neutron wrote it, host bits too) is a kept route."""
         if not self:
             return False

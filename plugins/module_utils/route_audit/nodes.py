@@ -1,23 +1,35 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of route_audit: the node list checked (``normalize_nodes``), its incomplete nodes (their
 routes left alone) and the routes the nodes need (``needed_routes``).
 """
 
+from __future__ import annotations
+
 import bisect
+from typing import Any, Iterable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import inside
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import (
+    IPAddress,
+    IPNetwork,
+    RouteKey,
+    inside,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
     as_text,
     parse_address,
     parse_cidr,
 )
 
+#: a node as ``normalize_nodes`` checked it: ``{name, pod_cidrs: [network], addresses: [address]}``
+Node = dict[str, Any]
+#: destination network -> ``{"nexthop": address, "node": name, "route": canonical route dict}``
+Needed = dict[IPNetwork, dict[str, Any]]
 
-def _as_list(value):
+
+def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
@@ -25,7 +37,8 @@ def _as_list(value):
     return [value]
 
 
-def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes", lenient=False):
+def normalize_nodes(raw_nodes: Iterable[Any] | None, cluster_cidrs: Iterable[IPNetwork], source: str = "nodes",
+                    lenient: bool = False) -> CheckedNodes:
     """Check every node; return ``[{name, pod_cidrs: [network], addresses: [address]}]``.
 
     A node needs a name, at least one pod CIDR inside a cluster CIDR, and an address of each pod CIDR's
@@ -37,10 +50,10 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes", lenient=False):
     (``{name, pod_cidrs, addresses, reason}``, what of it could be read), and routes to its pod CIDRs or via its
     addresses are left alone (``left_alone``). A node is never taken for gone because its record is incomplete.
     """
-    problems = []
-    nodes = []
-    incomplete = []
-    names = {}
+    problems: list[str] = []
+    nodes: list[Node] = []
+    incomplete: list[Node] = []
+    names: dict[str, int] = {}
     owners = _Claims()
     for index, raw in enumerate(raw_nodes or []):
         where = "%s[%d]" % (source, index)
@@ -58,7 +71,7 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes", lenient=False):
         names[name] = index
         cidr_values = _as_list(raw.get("pod_cidrs", raw.get("pod_cidr")))
         address_values = _as_list(raw.get("addresses", raw.get("address")))
-        node = {"name": name, "pod_cidrs": [], "addresses": []}
+        node: Node = {"name": name, "pod_cidrs": [], "addresses": []}
         reason = incomplete_reason(cidr_values, address_values) if lenient else None
         if reason:
             incomplete.append(_incomplete_node(name, cidr_values, address_values, reason))
@@ -75,7 +88,7 @@ def normalize_nodes(raw_nodes, cluster_cidrs, source="nodes", lenient=False):
     return CheckedNodes(nodes, incomplete)
 
 
-def incomplete_reason(cidr_values, address_values):
+def incomplete_reason(cidr_values: list[Any], address_values: list[Any]) -> str | None:
     """Why a node that exists cannot be routed yet, or None: no pod CIDR, an address that is none, two of one
     family, or no address of a pod CIDR's family. (A malformed pod CIDR stays an error.)"""
     if not cidr_values:
@@ -92,7 +105,7 @@ def incomplete_reason(cidr_values, address_values):
     return None
 
 
-def _incomplete_node(name, cidr_values, address_values, reason):
+def _incomplete_node(name: str, cidr_values: list[Any], address_values: list[Any], reason: str) -> Node:
     cidrs = [n for n in (cidr_cache.destination(as_text(v).strip()) for v in cidr_values) if n is not None]
     addresses = [a for a in (cidr_cache.address(as_text(v).strip()) for v in address_values) if a is not None]
     return {"name": name, "pod_cidrs": cidrs, "addresses": addresses, "reason": reason}
@@ -103,23 +116,23 @@ class CheckedNodes(list):
     routed yet. Their needed routes are computed once: an audit and each step of a repair ask for them again
     (not to be changed afterwards, like the list)."""
 
-    _needed = None
+    _needed: Optional[Needed] = None
 
-    def __init__(self, nodes=(), incomplete=()):
-        super(CheckedNodes, self).__init__(nodes)
+    def __init__(self, nodes: Iterable[Node] = (), incomplete: Iterable[Node] = ()) -> None:
+        super().__init__(nodes)
         self.incomplete = list(incomplete)
 
-    def needed_routes(self):
+    def needed_routes(self) -> Needed:
         if self._needed is None:
             self._needed = _needed_routes(self)
         return self._needed
 
 
-def incomplete_nodes(nodes):
+def incomplete_nodes(nodes: Iterable[Node]) -> list[Node]:
     return getattr(nodes, "incomplete", None) or []
 
 
-def left_alone(route, key, incomplete):
+def left_alone(route: dict[str, Any], key: RouteKey, incomplete: Iterable[Node]) -> Node | None:
     """The incomplete node a route belongs to (its destination is inside the node's pod CIDR, or its nexthop is
     one of the node's addresses), or None. ``key``: the route's ``route_key``."""
     for node in incomplete:
@@ -129,9 +142,9 @@ def left_alone(route, key, incomplete):
     return None
 
 
-def _node_addresses(values, where):
+def _node_addresses(values: list[Any], where: str) -> list[IPAddress]:
     """A node's addresses, at most one per family."""
-    addresses = []
+    addresses: list[IPAddress] = []
     for value in values:
         address = parse_address(value, "%s address" % where)
         if any(a.version == address.version for a in addresses):
@@ -147,12 +160,12 @@ class _Claims(dict):
     O(log n) whether a new CIDR overlaps any of them: only the claimed range starting last at or before its
     end can."""
 
-    def __init__(self):
-        super(_Claims, self).__init__()
-        self._starts = {4: [], 6: []}
-        self._ends = {4: [], 6: []}
+    def __init__(self) -> None:
+        super().__init__()
+        self._starts: dict[int, list[int]] = {4: [], 6: []}
+        self._ends: dict[int, list[int]] = {4: [], 6: []}
 
-    def overlapping(self, cidr):
+    def overlapping(self, cidr: IPNetwork) -> tuple[IPNetwork, str] | None:
         """(claimed CIDR, owner) of the first claimed CIDR other than ``cidr`` that overlaps it, or None."""
         starts, ends = self._starts[cidr.version], self._ends[cidr.version]
         start, end = _span(cidr)
@@ -164,7 +177,7 @@ class _Claims(dict):
                 return other, owner
         return None
 
-    def claim(self, cidr, owner):
+    def claim(self, cidr: IPNetwork, owner: str) -> None:
         if cidr not in self:
             starts, ends = self._starts[cidr.version], self._ends[cidr.version]
             start, end = _span(cidr)
@@ -174,18 +187,19 @@ class _Claims(dict):
         self[cidr] = owner
 
 
-def _span(cidr):
+def _span(cidr: IPNetwork) -> tuple[int, int]:
     """The first and the last address of ``cidr`` as numbers."""
     start = int(cidr.network_address)
     return start, start + (1 << (cidr.max_prefixlen - cidr.prefixlen)) - 1
 
 
-def _node_pod_cidrs(values, node, where, cluster_cidrs, owners):
+def _node_pod_cidrs(values: list[Any], node: Node, where: str, cluster_cidrs: Iterable[IPNetwork],
+                    owners: _Claims) -> list[IPNetwork]:
     """A node's pod CIDRs: inside a cluster CIDR, of a family the node has an address of, claimed by no other
     node (``owners``: the ``_Claims`` so far, pod CIDR -> node name, updated)."""
     if not values:
         raise PlanError("%s has no pod CIDR" % where)
-    cidrs = []
+    cidrs: list[IPNetwork] = []
     for value in values:
         cidr = parse_cidr(value, "%s pod CIDR" % where)
         if not inside(cidr, cluster_cidrs):
@@ -206,7 +220,7 @@ def _node_pod_cidrs(values, node, where, cluster_cidrs, owners):
     return cidrs
 
 
-def needed_routes(nodes):
+def needed_routes(nodes: Iterable[Node]) -> Needed:
     """destination network -> {"nexthop": address, "node": name, "route": canonical route dict} (read only:
     for ``CheckedNodes`` the same dict every time)."""
     if isinstance(nodes, CheckedNodes):
@@ -214,8 +228,8 @@ def needed_routes(nodes):
     return _needed_routes(nodes)
 
 
-def _needed_routes(nodes):
-    needed = {}
+def _needed_routes(nodes: Iterable[Node]) -> Needed:
+    needed: Needed = {}
     for node in nodes:
         for cidr in node["pod_cidrs"]:
             address = next(a for a in node["addresses"] if a.version == cidr.version)
@@ -224,5 +238,5 @@ def _needed_routes(nodes):
     return needed
 
 
-def node_address_map(nodes):
+def node_address_map(nodes: Iterable[Node]) -> dict[IPAddress, str]:
     return dict((address, node["name"]) for node in nodes for address in node["addresses"])

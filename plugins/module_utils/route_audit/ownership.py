@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of route_audit about who owns the pod routes (``route_owner``).
@@ -19,8 +18,12 @@ from Kubernetes carries the condition the route controller sets once it has rout
 false, reason ``RouteCreated``).
 """
 
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import inside
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import IPNetwork, RouteKey, inside
 
 FLIGHTCONTROL = "flightcontrol"
 CLOUD_CONTROLLER = "cloud-controller"
@@ -35,43 +38,45 @@ DROPPED_FOREIGN = "dropped_foreign"
 NOT_RECONCILED = "not_reconciled"
 
 
-class Ownership(object):
+class Ownership:
     """Who repairs what: the owner, where the choice came from (``source``: ``route_owner``,
     ``cloud_controller``, ``detected`` or ``default``), the evidence of a detection, and the destinations the
     cloud controller reconciles (inside ``controller_cidrs``)."""
 
-    def __init__(self, owner, source, controller_cidrs=(), evidence=None):
+    def __init__(self, owner: str, source: str, controller_cidrs: Iterable[IPNetwork] = (),
+                 evidence: str | None = None) -> None:
         self.owner = owner
         self.source = source
         self.controller_cidrs = list(controller_cidrs)
         self.evidence = evidence
 
-    def controlled(self, destination):
+    def controlled(self, destination: IPNetwork) -> bool:
         """Whether the cloud controller reconciles the routes of ``destination`` (a network)."""
         if self.owner == NONE:
             return True
         return self.owner == CLOUD_CONTROLLER and inside(destination, self.controller_cidrs)
 
     @property
-    def restricted(self):
+    def restricted(self) -> bool:
         return self.owner != FLIGHTCONTROL
 
     @property
-    def writes_routes(self):
+    def writes_routes(self) -> bool:
         return self.owner != NONE
 
-    def summary(self):
+    def summary(self) -> dict[str, Any]:
         return dict(owner=self.owner, source=self.source, evidence=self.evidence,
                     controller_cluster_cidr=[str(c) for c in self.controller_cidrs]
                     if self.owner == CLOUD_CONTROLLER else [])
 
 
-def route_created(node_record):
+def route_created(node_record: dict[str, Any]) -> bool:
     """Whether a Node (a ``kubernetes.nodes.node_record``) carries the route controller's condition."""
     return bool(node_record.get("route_created"))
 
 
-def decide(requested, controller_cidrs, cluster_cidrs, node_records=()):
+def decide(requested: str | None, controller_cidrs: Iterable[IPNetwork] | None, cluster_cidrs: Iterable[IPNetwork],
+           node_records: Sequence[dict[str, Any]] = ()) -> Ownership:
     """The ``Ownership`` of a run: the option when given; ``cloud-controller`` when the ``cloud_controller``
     option is given (``controller_cidrs`` is then a list, maybe empty: route_audit's cluster CIDRs) or when a
     Node read from Kubernetes says the route controller routed it; else ``flightcontrol``."""
@@ -92,12 +97,12 @@ def decide(requested, controller_cidrs, cluster_cidrs, node_records=()):
 
 # -- findings -----------------------------------------------------------------------------------------------
 
-def _destination(finding):
+def _destination(finding: dict[str, Any]) -> IPNetwork | None:
     text = finding.get("destination")
     return cidr_cache.destination(text) if text else None
 
 
-def _fault(finding, has_right):
+def _fault(finding: dict[str, Any], has_right: bool) -> str | None:
     kind = finding["kind"]
     if kind == "stale":
         return KEPT_STALE
@@ -108,7 +113,7 @@ def _fault(finding, has_right):
     return None
 
 
-def _repairer(finding, has_right, ownership):
+def _repairer(finding: dict[str, Any], has_right: bool, ownership: Ownership) -> str:
     """Who repairs ``finding`` under ``ownership``."""
     kind = finding["kind"]
     if kind in ("incomplete_node", "foreign_dropped"):
@@ -128,11 +133,11 @@ def _repairer(finding, has_right, ownership):
     return CLOUD_CONTROLLER
 
 
-def annotate(findings, ownership):
+def annotate(findings: Iterable[dict[str, Any]], ownership: Ownership) -> list[dict[str, Any]]:
     """The findings, each with ``repaired_by`` (``flightcontrol``, ``cloud-controller`` or ``nobody``) and, for a
     destination the cloud controller reconciles, ``controller_fault`` (what it got wrong: ``kept_stale``,
     ``duplicate``, ``dropped_foreign``, ``not_reconciled``)."""
-    annotated = []
+    annotated: list[dict[str, Any]] = []
     for finding in findings:
         has_right = any(r.get("role") == "right" for r in finding.get("routes") or [])
         entry = dict(finding, repaired_by=_repairer(finding, has_right, ownership))
@@ -148,17 +153,18 @@ def annotate(findings, ownership):
     return annotated
 
 
-def kept_route_findings(routes, keep_routes, ownership):
+def kept_route_findings(routes: Iterable[dict[str, Any]], keep_routes: Iterable[dict[str, Any]] | None,
+                        ownership: Ownership) -> list[dict[str, Any]]:
     """``foreign_dropped`` findings: each route of ``keep_routes`` (routes that must stay on the router: another
     cluster's, an operator's) that is not on it. Never re-added by route_audit: under a cloud controller that
     drops routes it does not own (cloud-provider-openstack issue 3128) a re-added route would be dropped at its
     next reconcile, and the two would take turns."""
-    present = set()
+    present: set[RouteKey] = set()
     for route in routes:
         key = _key(route)
         if key is not None:
             present.add(key)
-    findings = []
+    findings: list[dict[str, Any]] = []
     for route in keep_routes or []:
         key = _key(route)
         if key is None or key in present:
@@ -173,7 +179,7 @@ def kept_route_findings(routes, keep_routes, ownership):
     return findings
 
 
-def _key(route):
+def _key(route: dict[str, Any]) -> RouteKey | None:
     try:
         return cidr_cache.route_key(route["destination"], route["nexthop"])
     except (KeyError, TypeError, ValueError):

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """route_audit's repair: make (or, in check mode, plan) the steps ``steps.next_step`` gives, one at a time,
@@ -11,8 +10,11 @@ checked on that read; a plain update with ``If-Match`` is conditional on the rev
 that was not on the router when the plan was made (another writer added it since) is never removed: the
 repair only ever removes routes it read before its first write (``removable``)."""
 
+from __future__ import annotations
+
 import ipaddress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
@@ -39,11 +41,15 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audi
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import routes as route_routes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import steps as route_steps
 
+if TYPE_CHECKING:
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
+
 # Plain router updates (no extraroute-atomic) lost to a concurrent change before the repair gives up.
 ROUTER_UPDATE_ATTEMPTS = IF_MATCH_ATTEMPTS
 
 
-def route_dest(route):
+def route_dest(route: dict[str, Any]) -> str:
     try:
         return str(ipaddress.ip_network(route["destination"], strict=False))
     except ValueError:
@@ -55,37 +61,38 @@ class RepairInput:
     """What the repair works on: the router as read, the checked nodes and cluster CIDRs, the nodes'
     ports, the audit's findings, and how the router can be written."""
 
-    router: dict
-    nodes: list
-    cidrs: list
-    node_ports: dict
-    findings: list
-    limit: object
+    router: dict[str, Any]
+    nodes: list[route_nodes.Node]
+    cidrs: list[route_routes.IPNetwork]
+    node_ports: dict[str, Any]
+    findings: list[dict[str, Any]]
+    limit: int | None
     atomic: bool  # extraroute-atomic: add / remove routes without replacing the list
     if_match: bool  # plain updates guarded by the router's revision
     node_source: str = "nodes"  # where the nodes came from (the empty-view guard's words)
     max_removal_share: float = 1.0  # the removal guard, checked again before each removal
-    controlled: object = None  # destinations another writer reconciles (``ownership``), or None
-    kept: object = route_inputs.NO_KEPT  # keep_routes (``inputs.KeptRoutes``): never removed by any step
+    controlled: route_steps.Controlled | None = None  # destinations another writer reconciles (``ownership``), or None
+    kept: route_inputs.KeptRoutes = route_inputs.NO_KEPT  # keep_routes (``inputs.KeptRoutes``): never removed by any step
 
 
 @dataclass
 class RepairState:
     """Where the repair is: the router's routes and revision now, the nodes' ports now, what is left."""
 
-    routes: list
-    revision: object
-    ports: dict
-    pending_pairs: list
+    routes: list[dict[str, Any]]
+    revision: int | None
+    ports: dict[str, Any]
+    pending_pairs: list[dict[str, Any]]
     budget: int
-    failed: list = field(default_factory=list)  # adds Neutron refused
+    failed: list[dict[str, Any]] = field(default_factory=list)  # adds Neutron refused
     races: int = 0
-    rejected: list = field(default_factory=list)  # the refused changes, as recorded
-    limit_error: object = None
+    rejected: list[dict[str, Any]] = field(default_factory=list)  # the refused changes, as recorded
+    limit_error: str | None = None
 
 
 class RouteRepair:
-    def __init__(self, api, what, check_pairs, max_changes, check_mode, deadline, result):
+    def __init__(self, api: RouterService, what: RepairInput, check_pairs: bool, max_changes: int, check_mode: bool,
+                 deadline: Deadline, result: dict[str, Any]) -> None:
         self.api = api
         self.what = what
         self.check_mode = check_mode
@@ -96,17 +103,17 @@ class RouteRepair:
         self.owners = dict((str(d), w["node"]) for d, w in route_nodes.needed_routes(what.nodes).items())
         ports = dict(what.node_ports)
         self.known = route_routes.route_pairs(what.router.get("routes") or [])  # the only routes it may remove
-        self.added = set()
+        self.added: set[tuple[str, str]] = set()
         self.state = RepairState(
             routes=[dict(r) for r in what.router.get("routes") or []],
             revision=what.router.get("revision_number") if what.if_match else None, ports=ports,
             pending_pairs=pair_fixes(what.nodes, ports, what.controlled) if check_pairs else [], budget=max_changes)
 
     @property
-    def changes(self):
+    def changes(self) -> list[dict[str, Any]]:
         return self.result["changes"]
 
-    def record(self, action, route, extra=None):
+    def record(self, action: str, route: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
         key = route_dest(route)
         entry = dict(action=action, destination=route["destination"], nexthop=route["nexthop"],
                      node=self.owners.get(key), reason=self.reasons.get(key, "stale"), status=self.status)
@@ -114,7 +121,7 @@ class RouteRepair:
         self.changes.append(entry)
         return entry
 
-    def run(self):
+    def run(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Run the repair steps (in check mode: plan them). Returns (routes, node ports) at the end. The whole plan
         on the router as read is made first: a plan that would remove a kept route (``steps.guard_removals``) stops
         the repair before its first write."""
@@ -127,7 +134,7 @@ class RouteRepair:
         self.note_appeared()
         return self.state.routes, self.state.ports
 
-    def preflight(self):
+    def preflight(self) -> None:
         what, state = self.what, self.state
         try:
             route_steps.simulate(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
@@ -136,13 +143,13 @@ class RouteRepair:
         except PlanError as exc:
             raise ModuleFailure("router %s: %s" % (what.router["id"], exc), **dict(self.result, changed=False))
 
-    def plan(self):
+    def plan(self) -> route_steps.Step | None:
         what, state = self.what, self.state
         return route_steps.next_step(state.routes, what.nodes, what.cidrs, limit=what.limit, budget=state.budget,
                                      failed=state.failed, pending_pairs=state.pending_pairs, removable=self.known,
                                      controlled=what.controlled, kept=what.kept)
 
-    def fresh_step(self):
+    def fresh_step(self) -> route_steps.Step | None:
         """The next step, judged on the router as it stands: a removal (every plain update without If-Match) is
         planned again on a read made just before it and checked against the guards on that read."""
         step = self.plan()
@@ -159,7 +166,7 @@ class RouteRepair:
             self.check_removal(step)
         return step
 
-    def check_removal(self, step):
+    def check_removal(self, step: route_steps.Step) -> None:
         """The guards, on the routes the removal will change: refuse (and stop) when they do not hold now."""
         what, state = self.what, self.state
         unsafe = route_guards.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known,
@@ -173,7 +180,7 @@ class RouteRepair:
             self.stop("max_removal_share")
             raise ModuleFailure("router %s changed during the repair: %s" % (what.router["id"], refusal))
 
-    def note_appeared(self):
+    def note_appeared(self) -> None:
         """List in ``conflicts`` the cluster routes on the router now that were not there when the plan was
         made and that the repair did not add: another writer's, left alone."""
         cluster, _foreign = route_routes.split_routes(self.state.routes, self.what.cidrs)
@@ -185,7 +192,7 @@ class RouteRepair:
                 self.result["conflicts"].append(dict(kind="route_appeared", router=self.what.router["id"],
                                                      destination=pair[0], nexthop=pair[1]))
 
-    def steps(self):
+    def steps(self) -> None:
         state = self.state
         while True:
             step = self.fresh_step()
@@ -200,11 +207,11 @@ class RouteRepair:
             elif not self.write_step(step):
                 return
 
-    def stop(self, reason):
+    def stop(self, reason: str) -> None:
         self.result["stopped_by"] = reason
         self.result["pending"] = self.pending()
 
-    def stopped_by_error(self, exc):
+    def stopped_by_error(self, exc: Exception) -> None:
         """A request failed: fail with what was done so far (in ``changes``) and the service's own words."""
         changed = any(c["status"] == "done" for c in self.changes)
         if isinstance(exc, ModuleFailure):
@@ -219,7 +226,7 @@ class RouteRepair:
 
     # -- the steps ---------------------------------------------------------------------
 
-    def fix_address_pairs(self, step):
+    def fix_address_pairs(self, step: route_steps.Step) -> None:
         state = self.state
         for item in step["items"]:
             port = self.apply_pairs(item)
@@ -230,7 +237,7 @@ class RouteRepair:
         done = set(id(i) for i in step["items"])
         state.pending_pairs = [p for p in state.pending_pairs if id(p) not in done]
 
-    def plan_routes(self, step):
+    def plan_routes(self, step: route_steps.Step) -> None:
         """Check mode: what the step would do to the routes, recorded as planned."""
         adding = step["action"] == "add_routes"
         self.state.routes = route_steps.apply_routes(self.state.routes, add=step["routes"]) if adding else \
@@ -239,7 +246,7 @@ class RouteRepair:
             self.record("add_route" if adding else "remove_route", route)
         self.state.budget -= len(step["routes"])
 
-    def write_step(self, step):
+    def write_step(self, step: route_steps.Step) -> bool:
         """Make one route step; False when the route limit stops the repair."""
         state, router_id = self.state, self.what.router["id"]
         adding = step["action"] == "add_routes"
@@ -277,7 +284,8 @@ class RouteRepair:
                     self.added.add((route["destination"], route["nexthop"]))
         return True
 
-    def send_routes(self, adding, batch, current, revision):
+    def send_routes(self, adding: bool, batch: list[dict[str, Any]], current: list[dict[str, Any]],
+                    revision: int | None) -> tuple[list[dict[str, Any]], int | None]:
         router_id = self.what.router["id"]
         if self.what.atomic:
             call = self.api.add_routes if adding else self.api.remove_routes
@@ -285,7 +293,7 @@ class RouteRepair:
         new = route_steps.apply_routes(current, add=batch) if adding else route_steps.apply_routes(current, remove=batch)
         return self.api.replace_routes(router_id, new, revision, self.deadline)
 
-    def write_routes(self, step):
+    def write_routes(self, step: route_steps.Step) -> tuple[list[dict[str, Any]], int | None, list[tuple[dict[str, Any], str | None]]]:
         """Make one step; returns (routes, revision, [(route, error or None)]). A batch Neutron refuses
         is sent again one route at a time, so only the refused routes are left out."""
         adding = step["action"] == "add_routes"
@@ -296,7 +304,7 @@ class RouteRepair:
         except RouteRejected as exc:
             if len(step["routes"]) == 1:
                 return routes, revision, [(step["routes"][0], str(exc))]
-        made = []
+        made: list[tuple[dict[str, Any], str | None]] = []
         for route in step["routes"]:
             try:
                 routes, revision = self.send_routes(adding, [route], routes, revision)
@@ -305,9 +313,9 @@ class RouteRepair:
                 made.append((route, str(exc)))
         return routes, revision, made
 
-    def apply_pairs(self, item):
+    def apply_pairs(self, item: dict[str, Any]) -> dict[str, Any]:
         """Add the item's pod CIDRs to the port's allowed_address_pairs (If-Match, re-read on 412)."""
-        def compute(port):
+        def compute(port: dict[str, Any]) -> list[dict[str, Any]] | None:
             pairs = list(port.get("allowed_address_pairs") or [])
             wanted = [c for c in item["cidrs"]
                       if not route_findings.pair_covers(pairs, ipaddress.ip_network(c), port.get("mac_address"))]
@@ -327,13 +335,13 @@ class RouteRepair:
                 exc.current["id"], item["node"], exc.attempts))
         return port
 
-    def pending(self):
+    def pending(self) -> list[dict[str, Any]]:
         """The changes still needed, planned from the current routes with no cap."""
         state, what = self.state, self.what
         steps, _final, _stop = route_steps.simulate(state.routes, what.nodes, what.cidrs, limit=None,
                                                     pending_pairs=state.pending_pairs, removable=self.known,
                                                     controlled=what.controlled, kept=what.kept)
-        left = []
+        left: list[dict[str, Any]] = []
         refused = set((r["destination"], r["nexthop"]) for r in state.failed)
         for step in steps:
             if step["action"] == "address_pairs":
@@ -350,10 +358,11 @@ class RouteRepair:
         return left
 
 
-def pair_fixes(nodes, ports, controlled=None):
+def pair_fixes(nodes: Iterable[route_nodes.Node], ports: dict[str, Any],
+               controlled: route_steps.Controlled | None = None) -> list[dict[str, Any]]:
     """The address-pair fixes the nodes' ports need, one per port with every pod CIDR it lacks (not those of pod
     CIDRs another writer reconciles: the cloud controller sets a node's address pairs with its route)."""
-    fixes = []
+    fixes: list[dict[str, Any]] = []
     for finding in route_findings.pair_findings(nodes, ports):
         if controlled is not None and controlled(ipaddress.ip_network(finding["destination"])):
             continue

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of route_audit: reading router routes (what ``findings``, ``steps`` and ``guards`` match on).
@@ -19,18 +18,29 @@ install it), and removals always send the string Neutron stored (it compares str
 and pod CIDRs are parsed through ``cidr_cache`` (each text once per run): the same answers as ``ipaddress``.
 """
 
+from __future__ import annotations
+
 import ipaddress
+from typing import Any, Iterable, cast
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import inside
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import (
+    IPAddress,
+    IPNetwork,
+    RouteKey,
+    inside,
+)
+
+#: a route as Neutron returns it: ``{"destination", "nexthop"}`` strings
+Route = dict[str, Any]
 
 
-def as_text(value):
+def as_text(value: object) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def parse_cidr(text, what):
+def parse_cidr(text: object, what: str) -> IPNetwork:
     """A CIDR in network form; PlanError for malformed input or host bits (Neutron refuses those)."""
     text = as_text(text).strip()
     if "/" not in text:
@@ -51,14 +61,14 @@ def parse_cidr(text, what):
     return loose
 
 
-def parse_address(text, what):
+def parse_address(text: object, what: str) -> IPAddress:
     address = cidr_cache.address(as_text(text).strip())
     if address is None:
         raise PlanError("%s %r is not an IP address" % (what, text))
     return address
 
 
-def route_key(route):
+def route_key(route: Any) -> RouteKey | None:
     """(network, nexthop) of a route as Neutron returned it, host bits dropped; None if unparsable."""
     try:
         destination, nexthop = route["destination"], route["nexthop"]
@@ -67,7 +77,12 @@ def route_key(route):
     return cidr_cache.route_key(destination, nexthop)
 
 
-def is_canonical(route):
+def cluster_key(route: Route) -> RouteKey:
+    """``route_key`` of a route ``split_routes`` took for the cluster's: it was parsed, so never None."""
+    return cast(RouteKey, route_key(route))
+
+
+def is_canonical(route: Any) -> bool:
     try:
         destination = route["destination"]
     except (KeyError, TypeError):
@@ -75,19 +90,20 @@ def is_canonical(route):
     return cidr_cache.is_canonical(destination)
 
 
-def route_text(route):
+def route_text(route: Route) -> str:
     return "%s -> %s" % (route["destination"], route["nexthop"])
 
 
-def network_order(network):
+def network_order(network: IPNetwork) -> tuple[int, int, int]:
     """The sort key of a network: IPv4 first, then as ``ipaddress`` orders networks (address, then prefix
     length), computed once per network instead of at every comparison."""
     return (network.version, int(network.network_address), network.prefixlen)
 
 
-def split_routes(routes, cluster_cidrs):
+def split_routes(routes: Iterable[Any], cluster_cidrs: Iterable[IPNetwork]) -> tuple[list[Any], list[Any]]:
     """(cluster routes, foreign routes); a route that cannot be parsed is foreign (never touched)."""
-    cluster, foreign = [], []
+    cluster: list[Any] = []
+    foreign: list[Any] = []
     cidrs = cidr_cache.ClusterCidrs(cluster_cidrs)
     for route in routes:
         try:
@@ -103,23 +119,23 @@ def split_routes(routes, cluster_cidrs):
     return cluster, foreign
 
 
-def is_right(route, want):
+def is_right(route: Route, want: dict[str, Any]) -> bool:
     key = route_key(route)
     return key is not None and key[1] == want["nexthop"] and is_canonical(route) and \
         route["destination"] == want["route"]["destination"]
 
 
-def by_destination(cluster_routes):
-    groups = {}
+def by_destination(cluster_routes: Iterable[Route]) -> dict[IPNetwork, list[Route]]:
+    groups: dict[IPNetwork, list[Route]] = {}
     for route in cluster_routes:
-        groups.setdefault(route_key(route)[0], []).append(route)
+        groups.setdefault(cluster_key(route)[0], []).append(route)
     return groups
 
 
-def route_pairs(routes):
+def route_pairs(routes: Iterable[Route]) -> frozenset[tuple[str, str]]:
     """The ``(destination, nexthop)`` strings of ``routes``: what ``removable`` holds."""
     return frozenset((r["destination"], r["nexthop"]) for r in routes)
 
 
-def plain_routes(routes):
+def plain_routes(routes: Iterable[Route]) -> list[Route]:
     return [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in routes]

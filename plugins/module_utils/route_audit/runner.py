@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of route_audit: the nodes (the ``nodes`` option or the Kubernetes API), the router as
@@ -7,11 +6,14 @@ repair (``route_audit.repair``, in the order of ``route_audit.steps``). The modu
 and builds the runner's options (``RouteAuditOptions``) from its parameters. A run's parses live for the run
 (``cidr_cache.one_run``)."""
 
+from __future__ import annotations
+
 import functools
 import ipaddress
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Callable, Optional, Sequence
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     FlightcontrolError,
@@ -19,6 +21,9 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.error
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
+    OpenStackKubernetesModule,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.route_service import RouterService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import ownership as route_owner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import cidr_cache
@@ -29,8 +34,10 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audi
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit import routes as route_routes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.repair import (
     RepairInput,
+    RepairState,
     RouteRepair,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import IPAddress, IPNetwork
 
 NEUTRON_DEFAULT_MAX_ROUTES = 30
 # A result lists at most this many findings, remaining findings, pending changes, nodes and incomplete nodes
@@ -50,23 +57,23 @@ ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distribut
 class RouterView:
     """The router and what surrounds it, as read once before the audit."""
 
-    router: dict
-    aliases: set
-    subnets: list
-    router_ips: set
-    ports: list
-    limit: object
+    router: dict[str, Any]
+    aliases: set[str]
+    subnets: list[dict[str, Any]]
+    router_ips: set[IPAddress]
+    ports: list[dict[str, Any]]
+    limit: int | None
     limit_source: str
 
     @property
-    def label(self):
+    def label(self) -> str:
         return self.router.get("name") or self.router["id"]
 
     @functools.cached_property
-    def networks(self):
+    def networks(self) -> list[IPNetwork]:
         return [ipaddress.ip_network(s["cidr"], strict=False) for s in self.subnets]
 
-    def reachable(self, address):
+    def reachable(self, address: IPAddress) -> bool:
         """Whether the router can use ``address`` as a nexthop: on one of its subnets, not its own."""
         return address not in self.router_ips and any(address in n for n in self.networks)
 
@@ -77,11 +84,11 @@ class Audited:
     each node's port as first read, and the findings before any repair."""
 
     source: str
-    nodes: list
-    cidrs: list
-    node_ports: dict
-    findings: list = None
-    owner: object = None  # ownership.Ownership: who repairs what
+    nodes: list[route_nodes.Node]
+    cidrs: list[IPNetwork]
+    node_ports: dict[str, Any]
+    findings: Any = None  # the findings' list, once audited
+    owner: Any = None  # ownership.Ownership: who repairs what
 
 
 @dataclass(frozen=True)
@@ -89,8 +96,8 @@ class RouteAuditOptions(ModuleOptions):
     """What route_audit was asked (its options, with check mode and diff): the runner reads nothing else."""
 
     router: str
-    cluster_cidr: list
-    nodes: Optional[list]
+    cluster_cidr: list[str]
+    nodes: Optional[list[dict[str, Any]]]
     node_selector: Optional[str]
     state: str
     max_changes: int
@@ -101,13 +108,13 @@ class RouteAuditOptions(ModuleOptions):
     fail_on_findings: bool
     timeout: int
     route_owner: Optional[str] = None
-    cloud_controller: Optional[dict] = None
-    keep_routes: Optional[list] = None
+    cloud_controller: Optional[dict[str, Any]] = None
+    keep_routes: Optional[list[dict[str, Any]]] = None
     check_mode: bool = False
     diff: bool = False
 
 
-def explicit_nodes(nodes):
+def explicit_nodes(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"name": node.get("name"), "pod_cidrs": node.get("pod_cidr"), "address": node.get("address")}
             for node in nodes]
 
@@ -116,15 +123,18 @@ class RouteAuditRunner(ModuleRunner):
     """route_audit's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the
     connections, the start time, warnings); ``options`` what was asked."""
 
-    def __init__(self, module, options):
+    module: OpenStackKubernetesModule
+    options: RouteAuditOptions
+
+    def __init__(self, module: OpenStackKubernetesModule, options: RouteAuditOptions) -> None:
         super().__init__(module, options)
-        self.explicit_nodes = None
-        self.controller_cidrs = None  # the cloud_controller option's cluster CIDRs, checked
+        self.explicit_nodes: route_nodes.CheckedNodes | None = None
+        self.controller_cidrs: list[IPNetwork] | None = None  # the cloud_controller option's cluster CIDRs, checked
         self.kept = route_inputs.NO_KEPT  # keep_routes, checked: never removed by any step
 
     # -- input -------------------------------------------------------------------------
 
-    def validate(self):
+    def validate(self) -> list[IPNetwork]:
         """The checked cluster CIDRs; the explicit node list is checked too (kept for ``load_nodes``), before
         anything is read."""
         options = self.options
@@ -139,23 +149,25 @@ class RouteAuditRunner(ModuleRunner):
         self.kept = route_inputs.normalize_keep_routes(options.keep_routes)
         return cidrs
 
-    def load_nodes(self, cidrs, deadline):
+    def load_nodes(self, cidrs: list[IPNetwork],
+                   deadline: Deadline) -> tuple[str, route_nodes.CheckedNodes, route_owner.Ownership]:
         """(source name, checked nodes, who owns the routes). ``nodes`` given (even empty): that list, every node
         complete; omitted: the Kubernetes API, where a Node that cannot be routed yet (no pod CIDR: it just joined;
         no usable address) is incomplete: reported, and its routes left alone (``CheckedNodes.incomplete``). The
         owner (``route_owner``) is the option's, else detected on the Nodes read."""
         if self.options.nodes is not None:
+            assert self.explicit_nodes is not None  # checked by validate()
             return "nodes", self.explicit_nodes, self.ownership(cidrs, ())
         records = list_nodes(self.module.connect_kubernetes(), deadline, label_selector=self.options.node_selector)
         return ("kubernetes", route_nodes.normalize_nodes(records, cidrs, source="kubernetes", lenient=True),
                 self.ownership(cidrs, records))
 
-    def ownership(self, cidrs, records):
+    def ownership(self, cidrs: list[IPNetwork], records: Sequence[dict[str, Any]]) -> route_owner.Ownership:
         return route_owner.decide(self.options.route_owner, self.controller_cidrs, cidrs, records)
 
     # -- reading -----------------------------------------------------------------------
 
-    def read(self, api, deadline):
+    def read(self, api: RouterService, deadline: Deadline) -> RouterView:
         ref = self.options.router
         router = api.find_router(ref, deadline, is_id=is_uuid(ref))
         aliases = api.extension_aliases(deadline)
@@ -176,21 +188,22 @@ class RouteAuditRunner(ModuleRunner):
                           limit=limit, limit_source=source)
 
     @staticmethod
-    def match_ports(nodes, ports):
-        by_address = {}
+    def match_ports(nodes: Sequence[route_nodes.Node],
+                    ports: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+        by_address: dict[IPAddress, dict[str, Any]] = {}
         for port in ports:
             if port.get("device_owner") in ROUTER_OWNERS:
                 continue
             for ip in port.get("fixed_ips") or []:
                 by_address.setdefault(ipaddress.ip_address(ip["ip_address"]), port)
-        result = {}
+        result: dict[str, dict[str, Any] | None] = {}
         for node in nodes:
             result[node["name"]] = next((by_address[a] for a in node["addresses"] if a in by_address), None)
         return result
 
     # -- run ---------------------------------------------------------------------------
 
-    def run(self):
+    def run(self) -> dict[str, Any]:
         """The result of the audit (and repair): the long lists cut (``summarise``), on a failure too. The parses
         of the run are kept for the run only (``cidr_cache.one_run``)."""
         try:
@@ -200,19 +213,18 @@ class RouteAuditRunner(ModuleRunner):
             exc.data = summarise(exc.data)
             raise
 
-    def audit_router(self):
+    def audit_router(self) -> dict[str, Any]:
         cidrs = self.validate()
         options = self.options
         deadline = self.deadline
         source, nodes, owner = self.load_nodes(cidrs, deadline)
-        self.module.connect()
-        api = RouterService(self.module.client)
+        api = RouterService(self.module.connect())
         view = self.read(api, deadline)
         scope_problem = route_guards.cidr_scope_problem(cidrs, view.networks) or route_guards.cidr_scope_problem(
             self.controller_cidrs or [], view.networks, "cloud_controller.cluster_cidr")
         if scope_problem:
             raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
-        node_ports = self.match_ports(nodes, view.ports) if options.check_address_pairs else {}
+        node_ports: dict[str, Any] = self.match_ports(nodes, view.ports) if options.check_address_pairs else {}
         audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports, owner=owner)
         audited.findings = self.audit(view.router.get("routes") or [], node_ports, view, audited)
         result = self.first_result(view, audited)
@@ -234,7 +246,8 @@ class RouteAuditRunner(ModuleRunner):
         self.add_outcome(result, view, audited, remaining, final_routes, final_ports)
         return self.conclude(result, repair.state, remaining)
 
-    def audit(self, routes, node_ports, view, audited):
+    def audit(self, routes: list[dict[str, Any]], node_ports: dict[str, Any], view: RouterView,
+              audited: Audited) -> list[dict[str, Any]]:
         findings = route_findings.route_findings(routes, audited.nodes, audited.cidrs, reachable=view.reachable,
                                                  kept=self.kept)
         if self.options.check_address_pairs:
@@ -246,7 +259,7 @@ class RouteAuditRunner(ModuleRunner):
         findings += route_owner.kept_route_findings(routes, self.options.keep_routes, audited.owner)
         return route_owner.annotate(findings, audited.owner)
 
-    def warn_owner(self, owner):
+    def warn_owner(self, owner: route_owner.Ownership) -> None:
         if owner.source == "detected":
             self.module.warn("the router's pod routes are taken for the cloud controller's (%s): route_audit adds "
                              "none of them and removes only duplicates and stale routes; give route_owner to "
@@ -254,7 +267,7 @@ class RouteAuditRunner(ModuleRunner):
         if owner.owner == route_owner.NONE and self.options.state == "repaired":
             self.module.warn("route_owner none: the findings are reported and nothing is repaired")
 
-    def warn_nodes(self, nodes, node_ports):
+    def warn_nodes(self, nodes: Sequence[route_nodes.Node], node_ports: dict[str, Any]) -> None:
         if self.options.check_address_pairs:
             self.warn_each([node for node in nodes if node_ports.get(node["name"]) is None], lambda node: (
                 "node %s: no port with address %s on the router's networks, so its address pairs were not "
@@ -264,7 +277,7 @@ class RouteAuditRunner(ModuleRunner):
             "node %s exists but cannot be routed (%s); its routes are left alone" % (node["name"], node["reason"])),
             "more node(s) exist but cannot be routed; their routes are left alone (see incomplete_nodes)")
 
-    def warn_each(self, items, say, rest):
+    def warn_each(self, items: list[Any], say: Callable[[Any], str], rest: str) -> None:
         """One warning per item, at most WARNINGS_SHOWN, and one for the rest."""
         for item in items[:WARNINGS_SHOWN]:
             self.module.warn(say(item))
@@ -273,7 +286,7 @@ class RouteAuditRunner(ModuleRunner):
 
     # -- guards ------------------------------------------------------------------------
 
-    def refuse_removals(self, result, view, audited):
+    def refuse_removals(self, result: dict[str, Any], view: RouterView, audited: Audited) -> None:
         """Fail before any write when the repair would remove too many of the routes there are."""
         before, findings = view.router.get("routes") or [], audited.findings
         cluster, _foreign = route_routes.split_routes(before, audited.cidrs)
@@ -289,7 +302,7 @@ class RouteAuditRunner(ModuleRunner):
     # -- the result --------------------------------------------------------------------
 
     @staticmethod
-    def first_result(view, audited):
+    def first_result(view: RouterView, audited: Audited) -> dict[str, Any]:
         router, node_ports = view.router, audited.node_ports
         return dict(
             node_source=audited.source,
@@ -308,16 +321,17 @@ class RouteAuditRunner(ModuleRunner):
         )
 
     @staticmethod
-    def route_counts(before, final, audited):
+    def route_counts(before: list[dict[str, Any]], final: list[dict[str, Any]], audited: Audited) -> dict[str, int]:
         cluster, foreign = route_routes.split_routes(before, audited.cidrs)
         return dict(total=len(before), cluster=len(cluster), foreign=len(foreign),
                     needed=len(route_nodes.needed_routes(audited.nodes)), total_after=len(final))
 
-    def limit_view(self, routes, view, audited):
+    def limit_view(self, routes: list[dict[str, Any]], view: RouterView, audited: Audited) -> dict[str, Any]:
         return route_findings.limit_info(routes, audited.nodes, audited.cidrs, view.limit, view.limit_source,
                                          self.options.limit_warning_ratio, self.kept)[0]
 
-    def add_outcome(self, result, view, audited, remaining, final_routes, final_ports):
+    def add_outcome(self, result: dict[str, Any], view: RouterView, audited: Audited, remaining: list[dict[str, Any]],
+                    final_routes: list[dict[str, Any]], final_ports: dict[str, Any]) -> None:
         before = view.router.get("routes") or []
         repair = self.options.state == "repaired"
         now = audited.findings if self.options.check_mode or not repair else remaining
@@ -333,8 +347,9 @@ class RouteAuditRunner(ModuleRunner):
                                   after=self.diff_view(final_routes, audited.nodes, final_ports))
 
     @staticmethod
-    def diff_view(routes, nodes, node_ports):
-        view = dict(routes=sorted(route_routes.route_text(r) for r in routes))
+    def diff_view(routes: list[dict[str, Any]], nodes: Sequence[route_nodes.Node],
+                  node_ports: dict[str, Any]) -> dict[str, Any]:
+        view: dict[str, Any] = dict(routes=sorted(route_routes.route_text(r) for r in routes))
         pairs = {}
         for node in nodes:
             port = node_ports.get(node["name"])
@@ -344,9 +359,10 @@ class RouteAuditRunner(ModuleRunner):
             view["address_pairs"] = pairs
         return view
 
-    def conclude(self, result, repair_state, remaining):
+    def conclude(self, result: dict[str, Any], repair_state: RepairState | None,
+                 remaining: list[dict[str, Any]]) -> dict[str, Any]:
         """The result, or fail naming what was refused, where the repair stopped, or the findings (fail_on_findings)."""
-        problems = []
+        problems: list[str] = []
         if repair_state is not None and repair_state.rejected:
             problems.append("Neutron refused %d change(s) on router %s: %s; the other changes were made and those "
                             "destinations keep the routes they had" % (
@@ -375,17 +391,17 @@ class RouteAuditRunner(ModuleRunner):
         return result
 
 
-def errors_first(findings):
+def errors_first(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(findings, key=lambda f: 0 if f.get("severity") == route_findings.ERROR else 1)
 
 
-def summarise(data):
+def summarise(data: dict[str, Any]) -> dict[str, Any]:
     """The result with each long list cut to RESULT_LIST_CAP entries (findings: errors first) and ``omitted``
     counting what was left out of each (only for a result that has findings: the audit ran)."""
     if "findings" not in data:
         return data
     data = dict(data)
-    omitted = {}
+    omitted: dict[str, int] = {}
     for key in CAPPED_LISTS:
         items = data.get(key)
         omitted[key] = 0

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of route_audit: the repair order (``next_step``) and check mode's plan (``simulate``).
@@ -11,25 +10,38 @@ first, and only when no stale route is left the wrong routes of the destinations
 (they carry no working traffic).
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Collection, Iterable, Sequence
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import (
     by_destination,
+    cluster_key,
     is_right,
     network_order,
     plain_routes,
-    route_key,
     route_text,
     split_routes,
 )
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.cidr_cache import IPNetwork
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.inputs import NO_KEPT, KeptRoutes
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.nodes import (
     incomplete_nodes,
     left_alone,
+    Needed,
+    Node,
     needed_routes,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.route_audit.routes import Route
+
+#: a step of a repair: ``{"action", "routes" or "items", "reason", ...}``
+Step = dict[str, Any]
+#: the destinations the cloud controller reconciles (``ownership.Ownership.controlled``)
+Controlled = Callable[[IPNetwork], bool]
 
 
-def guard_removals(step, kept):
+def guard_removals(step: Step | None, kept: KeptRoutes) -> None:
     """The final guard over a planned step: removing a kept route is an internal error (PlanError), raised before
     the step is written. None when the step is safe."""
     if step is None or step.get("action") != "remove_routes" or not kept:
@@ -41,7 +53,7 @@ def guard_removals(step, kept):
     return None
 
 
-def apply_routes(routes, add=(), remove=()):
+def apply_routes(routes: Iterable[Route], add: Iterable[Route] = (), remove: Iterable[Route] = ()) -> list[Route]:
     """What Neutron's add_extraroutes / remove_extraroutes make of ``routes`` (exact string matches)."""
     result = [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in routes]
     present = set((r["destination"], r["nexthop"]) for r in result)
@@ -53,19 +65,19 @@ def apply_routes(routes, add=(), remove=()):
     return [r for r in result if (r["destination"], r["nexthop"]) not in drop]
 
 
-def step_applied(step, routes):
+def step_applied(step: Step, routes: Iterable[Route]) -> bool:
     """Whether ``routes`` hold what the route step asked for: every route it adds, none it removes."""
     present = set((r["destination"], r["nexthop"]) for r in routes)
     wanted = set((r["destination"], r["nexthop"]) for r in step["routes"])
     return wanted <= present if step["action"] == "add_routes" else not wanted & present
 
 
-def _dest_order(destination, has_others):
+def _dest_order(destination: IPNetwork, has_others: bool) -> tuple[int, ...]:
     # Destinations whose traffic goes astray (a wrong route is there) first, then the missing ones.
     return (0 if has_others else 1,) + network_order(destination)
 
 
-def _cap(items, *limits):
+def _cap(items: list[Any], *limits: int | None) -> list[Any]:
     """The first items, as many as the smallest of ``limits`` (None: no limit) allows."""
     size = len(items)
     for value in limits:
@@ -74,8 +86,10 @@ def _cap(items, *limits):
     return items[:max(0, size)]
 
 
-def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), pending_pairs=(), removable=None,
-              controlled=None, kept=NO_KEPT):
+def next_step(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: Iterable[IPNetwork], limit: int | None = None,
+              budget: int | None = None, failed: Iterable[Route] = (), pending_pairs: Iterable[Any] = (),
+              removable: Collection[tuple[str, str]] | None = None, controlled: Controlled | None = None,
+              kept: KeptRoutes = NO_KEPT) -> Step | None:
     """The next repair step for the current ``routes``, or None when there is nothing left to do.
 
     A step is ``{"action": "add_routes"|"remove_routes"|"address_pairs", "routes": [...], "reason":
@@ -99,7 +113,9 @@ def next_step(routes, nodes, cluster_cidrs, limit=None, budget=None, failed=(), 
     return step
 
 
-def _next_step(routes, nodes, cluster_cidrs, limit, budget, failed, pending_pairs, may_go, controlled):
+def _next_step(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: Iterable[IPNetwork], limit: int | None,
+               budget: int | None, failed: Iterable[Route], pending_pairs: Iterable[Any], may_go: Callable[[Route], bool],
+               controlled: Controlled | None) -> Step | None:
     cluster, _foreign = split_routes(routes, cluster_cidrs)
     needed = needed_routes(nodes)
     groups = by_destination(cluster)
@@ -109,7 +125,7 @@ def _next_step(routes, nodes, cluster_cidrs, limit, budget, failed, pending_pair
                if not is_right(r, needed[d]) and may_go(r)]
     incomplete = incomplete_nodes(nodes)
     stale = [r for d in sorted(groups, key=network_order) if d not in needed for r in groups[d]
-             if may_go(r) and not (incomplete and left_alone(r, route_key(r), incomplete))]
+             if may_go(r) and not (incomplete and left_alone(r, cluster_key(r), incomplete))]
     waiting = [r for d in pending_adds for r in groups.get(d, []) if may_go(r)]
     pairs = list(pending_pairs)
     headroom = None if limit is None or limit < 0 else limit - len(routes) - reserved
@@ -143,26 +159,27 @@ def _next_step(routes, nodes, cluster_cidrs, limit, budget, failed, pending_pair
     return {"action": "stop", "reason": "limit"}
 
 
-def _pending_adds(needed, groups, present_right, failed, controlled):
+def _pending_adds(needed: Needed, groups: dict[IPNetwork, list[Route]], present_right: set[IPNetwork],
+                  failed: Iterable[Route], controlled: Controlled | None) -> tuple[list[IPNetwork], int]:
     """(the destinations whose right route this repair adds, in order; how many the other writer will add: room
     is kept for them)."""
-    failed = set((r["destination"], r["nexthop"]) for r in failed)
+    failed_pairs = set((r["destination"], r["nexthop"]) for r in failed)
     pending = sorted((d for d in needed if d not in present_right
-                      and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed),
+                      and (needed[d]["route"]["destination"], needed[d]["route"]["nexthop"]) not in failed_pairs),
                      key=lambda d: _dest_order(d, bool(groups.get(d))))
     if controlled is None:
         return pending, 0
     return [d for d in pending if not controlled(d)], sum(1 for d in pending if controlled(d))
 
 
-def may_remove(removable, kept=NO_KEPT):
+def may_remove(removable: Collection[tuple[str, str]] | None, kept: KeptRoutes = NO_KEPT) -> Callable[[Route], bool]:
     """The predicate of the routes a plan may remove: read before the plan (``removable``, None: any) and not kept."""
     if removable is None:
         return lambda route: not kept.holds(route)
     return lambda route: (route["destination"], route["nexthop"]) in removable and not kept.holds(route)
 
 
-def step_size(step):
+def step_size(step: Step) -> int:
     if step["action"] in ("add_routes", "remove_routes"):
         return len(step["routes"])
     if step["action"] == "address_pairs":
@@ -170,11 +187,13 @@ def step_size(step):
     return 0
 
 
-def simulate(routes, nodes, cluster_cidrs, limit=None, budget=None, pending_pairs=(), max_steps=10000,
-             removable=None, controlled=None, kept=NO_KEPT):
+def simulate(routes: Iterable[Route], nodes: Sequence[Node], cluster_cidrs: Iterable[IPNetwork], limit: int | None = None,
+             budget: int | None = None, pending_pairs: Iterable[Any] = (), max_steps: int = 10000,
+             removable: Collection[tuple[str, str]] | None = None, controlled: Controlled | None = None,
+             kept: KeptRoutes = NO_KEPT) -> tuple[list[Step], list[Route], str | None]:
     """Run ``next_step`` to the end assuming every request succeeds (check mode's plan).
     Returns (steps, final routes, stop reason or None)."""
-    steps = []
+    steps: list[Step] = []
     pairs = list(pending_pairs)
     current = [dict(r) for r in routes]
     for _step in range(max_steps):
