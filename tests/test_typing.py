@@ -26,6 +26,7 @@ ANNOTATED = [
     "module_utils/lb_member_wait",
     "module_utils/cluster_pause_ack",
     "module_utils/route_audit",
+    "module_utils/secgroup_ensure",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

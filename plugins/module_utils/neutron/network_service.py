@@ -79,7 +79,7 @@ class NetworkService(ServiceBase):
                           params={"id": sorted(ids), "fields": ["id"]})["security_groups"]
         return set(g["id"] for g in found)
 
-    def create_group(self, name: str, description: str, deadline: Deadline) -> dict[str, Any]:
+    def create_group(self, name: str, description: str | None, deadline: Deadline) -> dict[str, Any]:
         """Create the group; after a lost answer the group of this name is looked for and adopted (never a
         second group of the name). Returns the group."""
         body = {"security_group": {"name": name, "description": description or ""}}
@@ -136,7 +136,7 @@ class NetworkService(ServiceBase):
         return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
                          params={"fields": list(PORT_FIELDS)})["port"]
 
-    def update_port_groups(self, port_id: str, groups: list[str], revision: int, deadline: Deadline) -> Any:
+    def update_port_groups(self, port_id: str, groups: list[str], revision: int | None, deadline: Deadline) -> Any:
         """Set the port's security groups only if its revision is still ``revision`` (If-Match).
         Returns the updated port, or None when the port changed meanwhile (412), or ``LOST_ANSWER`` when the
         412 came after an attempt whose answer was lost (the change may be ours: read the port to know)."""

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure decisions of secgroup_ensure: rule normalisation and matching, server selection, port plans.
@@ -13,7 +12,11 @@ which is what a packet filter sees.
 Everything here works on plain dicts with Neutron's field names and is unit-tested without a cloud.
 """
 
+from __future__ import annotations
+
 import ipaddress
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError, RuleError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.identifiers import is_uuid, normalize_uuid
@@ -37,7 +40,7 @@ POD_PROTOCOLS = ("tcp", "udp", "icmp")
 NEW_GROUP = "(new group)"
 
 
-def protocol_number(protocol, ethertype):
+def protocol_number(protocol: Any, ethertype: str | None) -> int | None:
     """The protocol as Neutron compares it: None for any, else the number (IPv6 ICMP folded to 58)."""
     if protocol in ANY_PROTOCOL:
         return None
@@ -59,7 +62,7 @@ def protocol_number(protocol, ethertype):
     return number
 
 
-def protocol_name(number):
+def protocol_name(number: Any) -> str | None:
     if number is None:
         return None
     for name, value in sorted(PROTOCOL_NUMBERS.items()):
@@ -68,7 +71,7 @@ def protocol_name(number):
     return str(number)
 
 
-def normalize_prefix(prefix, ethertype=None, what="remote_ip_prefix"):
+def normalize_prefix(prefix: Any, ethertype: str | None = None, what: str = "remote_ip_prefix") -> str | None:
     """The prefix in network form, None for no prefix or any address; RuleError if malformed or
     of the other family than ``ethertype``."""
     if prefix in (None, ""):
@@ -85,7 +88,7 @@ def normalize_prefix(prefix, ethertype=None, what="remote_ip_prefix"):
     return str(network)
 
 
-def _port(value, name):
+def _port(value: Any, name: str) -> int | None:
     if value is None or value == "":
         return None
     try:
@@ -100,8 +103,10 @@ class Rule:
     FIELDS = ("direction", "ethertype", "protocol", "port_range_min", "port_range_max", "remote_ip_prefix",
               "remote_group_id", "remote_address_group_id")
 
-    def __init__(self, direction, ethertype, protocol, port_range_min, port_range_max, remote_ip_prefix,
-                 remote_group_id, remote_address_group_id=None, description=None, rule_id=None):
+    def __init__(self, direction: Any, ethertype: Any, protocol: Any, port_range_min: int | None,
+                 port_range_max: int | None, remote_ip_prefix: str | None, remote_group_id: str | None,
+                 remote_address_group_id: str | None = None, description: str | None = None,
+                 rule_id: str | None = None) -> None:
         self.direction = direction
         self.ethertype = ethertype
         self.protocol = protocol  # number or None
@@ -111,15 +116,16 @@ class Rule:
         self.remote_group_id = remote_group_id
         self.remote_address_group_id = remote_address_group_id
         self.description = description
-        self.id = rule_id
+        self.id: Any = rule_id  # Neutron's id (None for a rule not made yet)
 
     @property
-    def key(self):
+    def key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, f) for f in self.FIELDS)
 
-    def to_api(self, security_group_id):
+    def to_api(self, security_group_id: str) -> dict[str, Any]:
         """The body of a rule create request."""
-        body = dict(security_group_id=security_group_id, direction=self.direction, ethertype=self.ethertype)
+        body: dict[str, Any] = dict(security_group_id=security_group_id, direction=self.direction,
+                                    ethertype=self.ethertype)
         if self.protocol is not None:
             body["protocol"] = protocol_name(self.protocol)
         for field in ("port_range_min", "port_range_max", "remote_ip_prefix", "remote_group_id",
@@ -129,7 +135,7 @@ class Rule:
                 body[field] = value
         return body
 
-    def view(self):
+    def view(self) -> dict[str, Any]:
         """The rule as the module reports it."""
         data = dict((f, getattr(self, f)) for f in self.FIELDS)
         data["protocol"] = protocol_name(self.protocol)
@@ -137,7 +143,7 @@ class Rule:
         data["id"] = self.id
         return data
 
-    def label(self):
+    def label(self) -> str:
         parts = [self.direction, self.ethertype, protocol_name(self.protocol) or "any"]
         if self.port_range_min is not None or self.port_range_max is not None:
             parts.append("%s-%s" % (self.port_range_min, self.port_range_max))
@@ -150,7 +156,7 @@ class Rule:
         return " ".join(parts)
 
 
-def _canonical_ports(protocol, pmin, pmax):
+def _canonical_ports(protocol: int | None, pmin: int | None, pmax: int | None) -> tuple[int | None, int | None]:
     """Neutron's port range validation and canonical form (1-65535 becomes no range)."""
     if pmin is None and pmax is None:
         return None, None
@@ -178,7 +184,7 @@ def _canonical_ports(protocol, pmin, pmax):
                     % protocol_name(protocol))
 
 
-def normalize_rule(spec, group_ids=None):
+def normalize_rule(spec: Mapping[str, Any], group_ids: Mapping[str, str] | None = None) -> Rule:
     """A user's rule spec (module option) as a ``Rule``; RuleError with the reason if Neutron would reject it.
 
     ``spec`` keys: direction, ethertype, protocol, port_range_min, port_range_max, port (one port),
@@ -222,7 +228,7 @@ def normalize_rule(spec, group_ids=None):
                 description=spec.get("description"))
 
 
-def _valid_network(text):
+def _valid_network(text: object) -> bool:
     try:
         ipaddress.ip_network(str(text).strip(), strict=False)
     except ValueError:
@@ -230,9 +236,9 @@ def _valid_network(text):
     return True
 
 
-def pod_cidr_rules(cidrs, description=None):
+def pod_cidr_rules(cidrs: Iterable[Any], description: str | None = None) -> list[Rule]:
     """The shortcut: ingress tcp, udp and icmp (ipv6-icmp for IPv6) from each CIDR."""
-    rules = []
+    rules: list[Rule] = []
     for cidr in cidrs:
         try:
             network = ipaddress.ip_network(str(cidr).strip(), strict=False)
@@ -245,11 +251,11 @@ def pod_cidr_rules(cidrs, description=None):
     return rules
 
 
-def rule_from_neutron(rule):
+def rule_from_neutron(rule: dict[str, Any]) -> Rule:
     """A rule as Neutron returns it, as a ``Rule``. Never raises on what Neutron stored."""
     ethertype = rule.get("ethertype")
     try:
-        protocol = protocol_number(rule.get("protocol"), ethertype)
+        protocol: Any = protocol_number(rule.get("protocol"), ethertype)
     except RuleError:
         protocol = rule.get("protocol")
     prefix = rule.get("remote_ip_prefix")
@@ -266,7 +272,7 @@ def rule_from_neutron(rule):
                 rule.get("remote_address_group_id"), description=rule.get("description"), rule_id=rule.get("id"))
 
 
-def dedupe(rules):
+def dedupe(rules: Iterable[Rule]) -> list[Rule]:
     """The rules with duplicates (same key) dropped, first one kept, order kept."""
     seen = set()
     result = []
@@ -277,18 +283,19 @@ def dedupe(rules):
     return result
 
 
+@dataclass(eq=False)
 class RulePlan:
-    def __init__(self, create, delete, present):
-        self.create = create
-        self.delete = delete
-        self.present = present
+    create: list[Rule]
+    delete: list[Rule]
+    present: list[Rule]
 
 
-def plan_rules(wanted, existing, state="present", exclusive=False):
+def plan_rules(wanted: Iterable[Rule], existing: Iterable[Rule], state: str = "present",
+               exclusive: bool = False) -> RulePlan:
     """What to create and delete so the group has ``wanted`` (state present, plus nothing else with
     ``exclusive``) or lacks it (state absent). ``existing`` are ``Rule`` objects with ids."""
     wanted = dedupe(wanted)
-    existing_keys = {}
+    existing_keys: dict[tuple[Any, ...], list[Rule]] = {}
     for rule in existing:
         existing_keys.setdefault(rule.key, []).append(rule)
     wanted_keys = set(r.key for r in wanted)
@@ -301,7 +308,7 @@ def plan_rules(wanted, existing, state="present", exclusive=False):
     return RulePlan(create=create, delete=guard_deletes(delete, wanted_keys, state), present=present)
 
 
-def guard_deletes(delete, wanted_keys, state):
+def guard_deletes(delete: list[Rule], wanted_keys: set[tuple[Any, ...]], state: str) -> list[Rule]:
     """The final guard over a rule plan: with state present no rule of ``rules``/``pod_cidr`` (``wanted_keys``) is
     ever deleted (``exclusive`` removes only the others); with state absent only those are. A plan that breaks this
     is an internal error (PlanError), raised before any write. Returns ``delete``."""
@@ -313,7 +320,8 @@ def guard_deletes(delete, wanted_keys, state):
     return delete
 
 
-def select_servers(servers, selectors):
+def select_servers(servers: list[dict[str, Any]],
+                   selectors: Iterable[str] | None) -> tuple[list[dict[str, Any]], list[str]]:
     """The servers chosen by ``selectors`` (ids, names, or glob patterns on names; the rule of ``core.names``: an
     entry that is exactly a server's name means that server only, even with ``*`` in it), in list order, each
     once; and the selectors (ids or names, not patterns) that matched nothing.
@@ -325,19 +333,19 @@ def select_servers(servers, selectors):
     return selection.chosen, missing
 
 
+@dataclass(eq=False)
 class PortChange:
-    def __init__(self, server, port, before, after):
-        self.server = server
-        self.port = port
-        self.before = before
-        self.after = after
+    server: dict[str, Any]
+    port: dict[str, Any]
+    before: list[str]
+    after: list[str]
 
-    def view(self):
+    def view(self) -> dict[str, Any]:
         return dict(server=self.server.get("name"), server_id=self.server["id"], port=self.port["id"],
                     port_name=self.port.get("name"), before=list(self.before), after=list(self.after))
 
 
-def wanted_groups(current, group_id, state):
+def wanted_groups(current: Iterable[str] | None, group_id: str, state: str) -> list[str]:
     """A port's security group list after ensuring ``group_id`` is in it (present) or not (absent);
     order kept, the group appended at the end."""
     current = list(current or [])
@@ -346,15 +354,18 @@ def wanted_groups(current, group_id, state):
     return current if group_id in current else current + [group_id]
 
 
-def plan_ports(servers, ports, group_id, state="present"):
+def plan_ports(servers: Iterable[dict[str, Any]], ports: Iterable[dict[str, Any]], group_id: str,
+               state: str = "present") -> tuple[list[PortChange], list[dict[str, Any]], list[dict[str, Any]]]:
     """Port updates and skipped ports. ``ports`` are Neutron ports of all chosen servers (matched to a
     server by device_id). A port without port security cannot carry a group: it is skipped with the
     reason (when removing, it has no group to remove, so it is only skipped if it lists the group).
     Servers with no port are returned too."""
-    by_device = {}
+    by_device: dict[Any, list[dict[str, Any]]] = {}
     for port in ports:
         by_device.setdefault(port.get("device_id"), []).append(port)
-    changes, skipped, portless = [], [], []
+    changes: list[PortChange] = []
+    skipped: list[dict[str, Any]] = []
+    portless: list[dict[str, Any]] = []
     for server in servers:
         mine = sorted(by_device.get(server["id"], []), key=lambda p: (p.get("name") or "", p["id"]))
         if not mine:
@@ -380,7 +391,7 @@ def plan_ports(servers, ports, group_id, state="present"):
 NAME_LENGTH = 255
 
 
-def text_problem(what, value, required=False):
+def text_problem(what: str, value: str | None, required: bool = False) -> str | None:
     """Why a name or description is refused (Neutron's length limit, blank names), or None."""
     if value is None:
         return None
@@ -391,7 +402,7 @@ def text_problem(what, value, required=False):
     return None
 
 
-def exclusive_refusal(plan, existing, max_share):
+def exclusive_refusal(plan: RulePlan, existing: Sequence[Rule], max_share: float) -> str | None:
     """Why ``exclusive`` must not remove ``plan.delete`` from a group that had ``existing`` rules, or None:
     every rule of the group, or more than ``max_share`` of them. ``max_share`` 1 lifts the guard."""
     if not plan.delete or max_share >= 1 or not existing:
@@ -406,7 +417,7 @@ def exclusive_refusal(plan, existing, max_share):
                 ", ..." if len(plan.delete) > 10 else "", max_share))
 
 
-def settle_twins(groups, ours_id):
+def settle_twins(groups: list[dict[str, Any]], ours_id: str) -> tuple[dict[str, Any], bool]:
     """Two runs that created a group of one name at the same time: the group both keep (the oldest by
     ``created_at``, then by id: every run that sees the same groups keeps the same one) and whether ours must
     go. ``groups`` are Neutron's dicts of every group of the name, ours among them."""
@@ -414,17 +425,17 @@ def settle_twins(groups, ours_id):
     return kept, kept["id"] != ours_id
 
 
-def untouched_since_created(created, now):
+def untouched_since_created(created: dict[str, Any], now: dict[str, Any] | None) -> bool:
     """Whether a group we created still has the rules Neutron gave it and nothing else (no rule added by
     another client): then removing it loses nothing."""
     return now is not None and _rule_keys(created) == _rule_keys(now)
 
 
-def _rule_keys(group):
+def _rule_keys(group: dict[str, Any]) -> list[str]:
     return sorted(repr(rule_from_neutron(r).key) for r in group.get("security_group_rules") or [])
 
 
-def recheck_deletes(planned, fresh, max_share):
+def recheck_deletes(planned: list[Rule], fresh: list[Rule], max_share: float) -> tuple[list[Rule], list[Rule], str | None]:
     """The planned deletes judged again on a fresh read of the group (``fresh``: its rules as ``Rule``), just
     before they are made: the rules that are still there, those already gone, and the refusal of
     ``exclusive_refusal`` on the group as it is now (a rule added after the plan's read is never deleted: only

@@ -1,13 +1,15 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of secgroup_ensure: read everything (the group, remote groups, servers, their ports), plan
 with ``secgroup_ensure.plan``, then write (the group, rules, ports with If-Match), recording each write so that
 a failure halfway says what was made and what was not. The module file gives the argument spec."""
 
-from dataclasses import dataclass, field
-from typing import Optional
+from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
@@ -18,6 +20,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.ident
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.network_service import NetworkService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.neutron.revisions import update_with_reread
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import ServerService
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.module_base import OpenStackModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     error_message,
     http_status,
@@ -30,19 +33,19 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.secgroup_e
 class Work:
     """Everything read and planned before the first write."""
 
-    group: object  # the group as read (None: not there)
+    group: Optional[dict[str, Any]]  # the group as read (None: not there)
     name: str
-    wanted: list  # the pod_cidr rules
-    group_ids: dict  # remote group name -> id (sr.NEW_GROUP for the group itself before it exists)
-    plan: object = None  # sr.RulePlan
-    existing: list = field(default_factory=list)  # the group's rules as sr.Rule
-    chosen: list = field(default_factory=list)  # the servers chosen
-    changes: list = field(default_factory=list)  # sr.PortChange
-    skipped: list = field(default_factory=list)
-    portless: list = field(default_factory=list)
+    wanted: list[sr.Rule]  # the pod_cidr rules
+    group_ids: dict[str, str]  # remote group name -> id (sr.NEW_GROUP for the group itself before it exists)
+    plan: Any = None  # sr.RulePlan, once planned
+    existing: list[sr.Rule] = field(default_factory=list)  # the group's rules as sr.Rule
+    chosen: list[dict[str, Any]] = field(default_factory=list)  # the servers chosen
+    changes: list[sr.PortChange] = field(default_factory=list)  # sr.PortChange
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    portless: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def group_id(self):
+    def group_id(self) -> Optional[str]:
         return self.group["id"] if self.group else None
 
 
@@ -50,14 +53,14 @@ class Work:
 class Progress:
     """The writes made so far, in order."""
 
-    group_id: object = None
+    group_id: Any = None  # the group's id once it exists
     group_created: bool = False
-    created: list = field(default_factory=list)
-    unchanged: list = field(default_factory=list)
-    deleted: list = field(default_factory=list)
-    updated: list = field(default_factory=list)
-    deletes_made: list = field(default_factory=list)
-    ports_made: list = field(default_factory=list)
+    created: list[sr.Rule] = field(default_factory=list)
+    unchanged: list[sr.Rule] = field(default_factory=list)
+    deleted: list[sr.Rule] = field(default_factory=list)
+    updated: list[dict[str, Any]] = field(default_factory=list)
+    deletes_made: list[sr.Rule] = field(default_factory=list)
+    ports_made: list[sr.PortChange] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,11 @@ class SecgroupOptions(ModuleOptions):
     security_group: str
     description: Optional[str]
     create: bool
-    pod_cidr: Optional[list]
-    rules: Optional[list]
+    pod_cidr: Optional[list[str]]
+    rules: Optional[list[dict[str, Any]]]
     exclusive: bool
     max_removal_share: float
-    servers: Optional[list]
+    servers: Optional[list[str]]
     skip_ports_without_port_security: bool
     state: str
     timeout: int
@@ -83,9 +86,12 @@ class SecgroupRunner(ModuleRunner):
     """secgroup_ensure's work. ``module`` is the module base it runs in (an ``OpenStackModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
 
+    module: OpenStackModule
+    options: SecgroupOptions
+
     # -- input -------------------------------------------------------------------------
 
-    def validate(self):
+    def validate(self) -> tuple[list[sr.Rule], set[str], set[str]]:
         """Check all input before any request; returns the wanted rules (remote group names unresolved)."""
         options = self.options
         if options.exclusive and options.state == "absent":
@@ -100,7 +106,8 @@ class SecgroupRunner(ModuleRunner):
             wanted = sr.pod_cidr_rules(options.pod_cidr or [])
         except sr.RuleError as exc:
             raise ModuleFailure(str(exc))
-        names, ids = set(), set()
+        names: set[str] = set()
+        ids: set[str] = set()
         for index, spec in enumerate(options.rules or []):
             group = spec.get("remote_group")
             if group:
@@ -111,7 +118,7 @@ class SecgroupRunner(ModuleRunner):
                 raise ModuleFailure("rules[%d]: %s" % (index, exc))
         return wanted, names, ids
 
-    def check_texts(self):
+    def check_texts(self) -> None:
         options = self.options
         problems = [sr.text_problem("security_group", options.security_group, required=True),
                     sr.text_problem("description", options.description)]
@@ -119,11 +126,11 @@ class SecgroupRunner(ModuleRunner):
                      for i, r in enumerate(options.rules or [])]
         problems += [sr.text_problem("rules[%d].remote_group" % i, r.get("remote_group"), required=True)
                      for i, r in enumerate(options.rules or []) if r.get("remote_group") is not None]
-        problems = [p for p in problems if p]
-        if problems:
-            raise ModuleFailure("; ".join(problems))
+        found = [p for p in problems if p]
+        if found:
+            raise ModuleFailure("; ".join(found))
 
-    def resolve_rules(self, wanted, group_ids):
+    def resolve_rules(self, wanted: list[sr.Rule], group_ids: dict[str, str]) -> list[sr.Rule]:
         rules = list(wanted)
         for index, spec in enumerate(self.options.rules or []):
             try:
@@ -134,7 +141,7 @@ class SecgroupRunner(ModuleRunner):
 
     # -- reading and planning (no write) -----------------------------------------------
 
-    def find_group(self, api, deadline):
+    def find_group(self, api: NetworkService, deadline: Deadline) -> dict[str, Any] | None:
         options, ref = self.options, self.options.security_group
         group = api.find_group(ref, deadline, is_id=is_uuid(ref))
         if group is None and options.state == "present" and (not options.create or is_uuid(ref)):
@@ -143,10 +150,11 @@ class SecgroupRunner(ModuleRunner):
                 else " and create is false"))
         return group
 
-    def remote_group_ids(self, api, group, remote_names, remote_ids, deadline):
+    def remote_group_ids(self, api: NetworkService, group: dict[str, Any] | None, remote_names: set[str],
+                         remote_ids: set[str], deadline: Deadline) -> dict[str, str]:
         """name -> id of every remote group the rules name; fails for a name or id that is no group."""
         name, group_id = (group["name"], group["id"]) if group else (self.options.security_group, None)
-        group_ids = {}
+        group_ids: dict[str, str] = {}
         if remote_names:
             group_ids = api.group_ids_by_name(sorted(n for n in remote_names if n != name), deadline)
         if name in remote_names:
@@ -162,10 +170,10 @@ class SecgroupRunner(ModuleRunner):
                                 % ", ".join(missing_ids))
         return group_ids
 
-    def plan_ports(self, api, work, deadline):
+    def plan_ports(self, api: NetworkService, work: Work, deadline: Deadline) -> None:
         """The chosen servers and the port changes they need (servers and ports are read here)."""
         options, state = self.options, self.options.state
-        servers = ServerService(self.module.client).list_server_names(deadline)
+        servers = ServerService(api.client).list_server_names(deadline)
         work.chosen, missing = sr.select_servers(servers, options.servers)
         if missing:
             raise ModuleFailure("server(s) %s not found (looked up by id and by name among %d servers of "
@@ -182,7 +190,7 @@ class SecgroupRunner(ModuleRunner):
                                                             for s in work.skipped)),
                 ports_skipped=work.skipped)
 
-    def plan_rules(self, work):
+    def plan_rules(self, work: Work) -> None:
         options = self.options
         rules = self.resolve_rules(work.wanted, work.group_ids)
         work.existing = [sr.rule_from_neutron(r) for r in (work.group or {}).get("security_group_rules") or []]
@@ -195,11 +203,10 @@ class SecgroupRunner(ModuleRunner):
 
     # -- the run -----------------------------------------------------------------------
 
-    def run(self):
+    def run(self) -> None:
         wanted, remote_names, remote_ids = self.validate()
         deadline = self.deadline
-        self.module.connect()
-        api = NetworkService(self.module.client)
+        api = NetworkService(self.module.connect())
         group = self.find_group(api, deadline)
         work = Work(group=group, name=group["name"] if group else self.options.security_group, wanted=wanted,
                     group_ids=self.remote_group_ids(api, group, remote_names, remote_ids, deadline))
@@ -234,7 +241,8 @@ class SecgroupRunner(ModuleRunner):
 
     # -- writes ------------------------------------------------------------------------
 
-    def create_group(self, api, work, progress, deadline, conflicts):
+    def create_group(self, api: NetworkService, work: Work, progress: Progress, deadline: Deadline,
+                     conflicts: list[dict[str, Any]]) -> dict[str, Any]:
         """Create the group (or adopt the one a concurrent run created: ``settle_twins``), then plan its rules
         again against the rules Neutron gave it; the diff's before."""
         options = self.options
@@ -251,7 +259,8 @@ class SecgroupRunner(ModuleRunner):
             change.after = [group["id"] if g == sr.NEW_GROUP else g for g in change.after]
         return self.snapshot(work.existing, work.changes, "before")
 
-    def settle_twins(self, api, ours, progress, deadline, conflicts):
+    def settle_twins(self, api: NetworkService, ours: dict[str, Any], progress: Progress, deadline: Deadline,
+                     conflicts: list[dict[str, Any]]) -> dict[str, Any]:
         """Look again by name after the create: when another run created a group of the name at the same time,
         every run keeps the oldest (``sr.settle_twins``); ours is deleted when it is the newer one and still as
         Neutron made it (no port has it yet: this run has not written one), and the kept group is adopted. The
@@ -279,13 +288,14 @@ class SecgroupRunner(ModuleRunner):
             "one, %s, adopted" % (name, ours["id"], kept["id"]))))
         return kept
 
-    def write(self, api, work, progress, before, result, deadline):
+    def write(self, api: NetworkService, work: Work, progress: Progress, before: dict[str, Any], result: dict[str, Any],
+              deadline: Deadline) -> dict[str, Any]:
         """Make the planned writes, recording each in ``progress`` as it is done; returns the diff's before."""
         if progress.group_id is None and self.options.state == "present":
             before = self.create_group(api, work, progress, deadline, result["conflicts"])
         for rule in work.plan.create:
             made, is_new = api.create_rule(rule.to_api(progress.group_id), deadline,
-                                           matches=lambda found, key=rule.key: sr.rule_from_neutron(found).key == key)
+                                           matches=lambda found, key=rule.key: sr.rule_from_neutron(found).key == key)  # type: ignore[misc]
             if is_new:
                 progress.created.append(sr.rule_from_neutron(made) if made else rule)
             else:
@@ -303,7 +313,7 @@ class SecgroupRunner(ModuleRunner):
             progress.ports_made.append(change)
         return before
 
-    def deletes_now(self, api, work, progress, deadline):
+    def deletes_now(self, api: NetworkService, work: Work, progress: Progress, deadline: Deadline) -> list[sr.Rule]:
         """The planned deletes, judged again on the group as it is just before them (one read, only when there is
         something to delete): a rule already gone is skipped (recorded as made), and ``exclusive``'s removal guard
         is checked again on the fresh rules of a group that existed before the run, so the deletes never go beyond
@@ -320,17 +330,18 @@ class SecgroupRunner(ModuleRunner):
             raise ModuleFailure("on the group as it is now (read again before the deletes): %s" % refusal)
         return delete
 
-    def update_port(self, api, change, group_id, deadline, conflicts):
+    def update_port(self, api: NetworkService, change: sr.PortChange, group_id: str, deadline: Deadline,
+                    conflicts: list[dict[str, Any]]) -> dict[str, Any] | None:
         """Send the change with If-Match; on 412 read the port again and recompute. None if nothing was left
         to do (someone else made the same change)."""
         state, server = self.options.state, change.server.get("name")
 
-        def compute(port):
+        def compute(port: dict[str, Any]) -> list[str] | None:
             current = list(port.get("security_groups") or [])
             after = sr.wanted_groups(current, group_id, state)
             return None if after == current else after
 
-        def send(port, after):
+        def send(port: dict[str, Any], after: list[str]) -> Any:
             try:
                 return api.update_port_groups(port["id"], after, port.get("revision_number"), deadline)
             except Exception as exc:  # pylint: disable=broad-except
@@ -339,7 +350,7 @@ class SecgroupRunner(ModuleRunner):
                 raise ModuleFailure("updating the security groups of port %s (server %s) failed: HTTP %s: %s" % (
                     port["id"], server, http_status(exc), error_message(exc)))
 
-        def on_conflict(port):
+        def on_conflict(port: dict[str, Any]) -> None:
             conflicts.append(dict(kind="port_changed", port=port["id"], server=server,
                                   detail="HTTP 412: the port changed meanwhile (now revision %s, groups %s); "
                                          "read again" % (port.get("revision_number"), port.get("security_groups"))))
@@ -358,7 +369,7 @@ class SecgroupRunner(ModuleRunner):
                     attempts=attempts)
         return view
 
-    def fail_halfway(self, exc, progress, work, result):
+    def fail_halfway(self, exc: Exception, progress: Progress, work: Work, result: dict[str, Any]) -> None:
         """A write failed: fail saying what was done (``changed`` true if anything was), what was not, and the
         service's own words; a re-run finishes the job."""
         if isinstance(exc, ModuleFailure):
@@ -391,11 +402,13 @@ class SecgroupRunner(ModuleRunner):
     # -- the result --------------------------------------------------------------------
 
     @staticmethod
-    def snapshot(rules, changes, side):
+    def snapshot(rules: list[sr.Rule], changes: list[sr.PortChange], side: str) -> dict[str, Any]:
         return dict(rules=sorted(r.label() for r in rules),
                     ports=dict((c.port["id"], list(getattr(c, side))) for c in changes))
 
-    def report(self, result, group_id, name, created_group, created, deleted, unchanged, updated, before, after):
+    def report(self, result: dict[str, Any], group_id: str | None, name: str, created_group: bool, created: list[sr.Rule],
+               deleted: list[sr.Rule], unchanged: list[sr.Rule], updated: list[dict[str, Any]], before: dict[str, Any],
+               after: dict[str, Any]) -> None:
         result.update(
             security_group=dict(id=group_id, name=name, created=created_group),
             rules_created=[r.view() for r in created],
