@@ -27,6 +27,7 @@ ANNOTATED = [
     "module_utils/cluster_pause_ack",
     "module_utils/route_audit",
     "module_utils/secgroup_ensure",
+    "module_utils/node_registration_audit",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """node_registration_audit's decisions, pure functions over plain data (no API access, no clock).
@@ -9,7 +8,10 @@ registered within the timeout (or are in ERROR), and which of those a clean-up m
 nothing at all when no server is a Node (then the Node source is broken, not the servers).
 """
 
+from __future__ import annotations
+
 import datetime
+from typing import Any, Iterable, Mapping, Sequence
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import PlanError, ResolveError
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import RULE
@@ -28,7 +30,7 @@ PROVIDER_PREFIX = "openstack://"
 GONE_SINCE = "it is gone since the audit"
 
 
-def parse_time(text):
+def parse_time(text: str | None) -> datetime.datetime:
     """An aware UTC datetime from Nova's ``created`` (``2024-05-01T10:00:00Z``, with or without
     fractions or an offset; a time without an offset is UTC)."""
     if not text:
@@ -42,12 +44,13 @@ def parse_time(text):
 UTC = datetime.timezone.utc
 
 
-def epoch_time(seconds):
+def epoch_time(seconds: float) -> datetime.datetime:
     """An aware UTC datetime from epoch seconds (the module's wall clock)."""
     return datetime.datetime.fromtimestamp(seconds, UTC)
 
 
-def choose_servers(servers, patterns=None, metadata=None):
+def choose_servers(servers: list[dict[str, Any]], patterns: Iterable[str] | None = None,
+                   metadata: Mapping[str, Any] | None = None) -> nova_selection.Selection:
     """The servers of the cluster as a ``nova.selection.Selection``: those an entry of ``patterns`` chooses (an id,
     an existing name, or a ``*`` pattern: ``core.names``) and whose metadata has every key/value of ``metadata``.
     A criterion not given selects everything; the caller makes sure at least one is given. ``missing`` lists the
@@ -66,17 +69,18 @@ def choose_servers(servers, patterns=None, metadata=None):
     return chosen
 
 
-def _has_metadata(server, metadata):
+def _has_metadata(server: dict[str, Any], metadata: Mapping[str, Any]) -> bool:
     have = server.get("metadata") or {}
     return not any(k not in have or str(have.get(k)) != str(v) for k, v in metadata.items())
 
 
-def select_servers(servers, patterns=None, metadata=None):
+def select_servers(servers: list[dict[str, Any]], patterns: Iterable[str] | None = None,
+                   metadata: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The chosen servers of ``choose_servers``, as a list."""
     return choose_servers(servers, patterns, metadata).chosen
 
 
-def unmatched_message(missing, metadata, count):
+def unmatched_message(missing: Sequence[str], metadata: Mapping[str, Any] | None, count: int) -> str:
     """Why a selection that named something that is not there fails (nothing deleted): an audit of fewer servers
     than asked for is no healthy audit."""
     if missing:
@@ -87,7 +91,7 @@ def unmatched_message(missing, metadata, count):
             % (count, metadata))
 
 
-def provider_server_id(provider_id):
+def provider_server_id(provider_id: object) -> str | None:
     """The server id of an OpenStack providerID (``openstack:///<id>`` or ``openstack://<region>/<id>``)."""
     if not provider_id or not str(provider_id).startswith(PROVIDER_PREFIX):
         return None
@@ -96,11 +100,11 @@ def provider_server_id(provider_id):
     return server_id or None
 
 
-def match_nodes(servers, nodes):
+def match_nodes(servers: Iterable[dict[str, Any]], nodes: Iterable[dict[str, Any]]) -> dict[str, tuple[str, str]]:
     """server id -> (node name, how) for the servers that are a Node: by providerID first, else by name
     (case-insensitive, as kubelet lowercases the hostname). A Node is matched to one server at most."""
-    by_provider = {}
-    by_name = {}
+    by_provider: dict[str, str] = {}
+    by_name: dict[str, str] = {}
     for node in nodes:
         server_id = provider_server_id(node.get("provider_id"))
         if server_id:
@@ -108,7 +112,7 @@ def match_nodes(servers, nodes):
         else:
             by_name.setdefault((node.get("name") or "").lower(), node["name"])
     used = set()
-    matched = {}
+    matched: dict[str, tuple[str, str]] = {}
     for server in servers:
         if server["id"] in by_provider:
             matched[server["id"]] = (by_provider[server["id"]], "providerID")
@@ -123,7 +127,8 @@ def match_nodes(servers, nodes):
     return matched
 
 
-def classify(servers, nodes, now, timeout):
+def classify(servers: Iterable[dict[str, Any]], nodes: Iterable[dict[str, Any]], now: datetime.datetime,
+             timeout: float) -> list[dict[str, Any]]:
     """One record per server, sorted oldest first: ``id``, ``name``, ``status``, ``created``, ``age``
     (seconds), ``node`` (name or None), ``matched_by``, ``state`` (registered, waiting, unregistered,
     error, deleting) and ``reason`` (words)."""
@@ -159,7 +164,7 @@ def classify(servers, nodes, now, timeout):
     return records
 
 
-def cluster_marks(records, metadata_by_id):
+def cluster_marks(records: Iterable[dict[str, Any]], metadata_by_id: Mapping[str, Any]) -> dict[str, Any]:
     """The Nova metadata every registered server of the cluster carries with one value (``{key: value}``):
     what marks a server as this cluster's (CAPO's and most tools' cluster tags)."""
     registered = [metadata_by_id.get(r["id"]) or {} for r in records if r["state"] == REGISTERED]
@@ -171,7 +176,7 @@ def cluster_marks(records, metadata_by_id):
     return marks
 
 
-def foreign_mark(metadata, marks):
+def foreign_mark(metadata: Any, marks: Mapping[str, Any]) -> str | None:
     """``key=value`` of ``metadata`` that contradicts the cluster's ``marks`` (another cluster's tag), or None."""
     for key in sorted(marks):
         if key in (metadata or {}) and str(metadata[key]) != str(marks[key]):
@@ -179,7 +184,9 @@ def foreign_mark(metadata, marks):
     return None
 
 
-def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None, selection=None):
+def plan_deletions(records: list[dict[str, Any]], max_deletions: int, nodes_visible: int,
+                   metadata_by_id: Mapping[str, Any] | None = None, selection: nova_selection.Selection | None = None,
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
     """(to delete, skipped, refusal) for a clean-up.
 
     Candidates are the ``unregistered`` and ``error`` records, oldest first. ``refusal`` is a message
@@ -193,8 +200,8 @@ def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None, s
     """
     metadata_by_id = metadata_by_id or {}
     marks = cluster_marks(records, metadata_by_id)
-    foreign = []
-    candidates = []
+    foreign: list[dict[str, Any]] = []
+    candidates: list[dict[str, Any]] = []
     for record in records:
         if record["state"] not in (UNREGISTERED, ERROR):
             continue
@@ -228,7 +235,7 @@ def plan_deletions(records, max_deletions, nodes_visible, metadata_by_id=None, s
     return delete, foreign + skipped, None
 
 
-def guard_deletions(delete, refused):
+def guard_deletions(delete: list[dict[str, Any]], refused: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The final guard over a clean-up plan: a server that is a Node, still waiting, being deleted, or refused
     (``refused``: another cluster's mark, matched only through '?' or '[...]') is never among the deletions. A plan
     that breaks this is an internal error (PlanError), raised before any deletion. Returns ``delete``."""
@@ -241,7 +248,9 @@ def guard_deletions(delete, refused):
     return delete
 
 
-def recheck(record, servers_now, nodes_now, patterns, metadata, marks, now, timeout):
+def recheck(record: dict[str, Any], servers_now: list[dict[str, Any]], nodes_now: list[dict[str, Any]],
+            patterns: Iterable[str] | None, metadata: Mapping[str, Any] | None, marks: Mapping[str, Any],
+            now: datetime.datetime, timeout: float) -> str | None:
     """None when the record's server may still be deleted on the read just before its deletion (``servers_now``:
     the project's servers then, ``nodes_now``: the Nodes then), else why not. The server must still be there, be
     chosen by the selection as the audit chose it (by an entry's name or ``*``), carry no other cluster's mark,
@@ -272,12 +281,12 @@ def recheck(record, servers_now, nodes_now, patterns, metadata, marks, now, time
     return None
 
 
-def brief(record):
+def brief(record: dict[str, Any]) -> dict[str, Any]:
     return dict(id=record["id"], name=record["name"], status=record["status"], created=record["created"],
                 age=record["age"], state=record["state"])
 
 
-def counts(records):
+def counts(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     result = dict((state, 0) for state in (REGISTERED, WAITING, UNREGISTERED, ERROR, DELETING))
     for record in records:
         result[record["state"]] += 1

@@ -1,20 +1,27 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of node_registration_audit: read the Nodes and the servers, classify with
 ``node_registration_audit.plan``, and with state=cleaned delete what the plan allows. The module file gives the
 argument spec."""
 
-from dataclasses import dataclass
-from typing import Optional
+from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
     DeadlineExceeded,
     ModuleFailure,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import is_sdk_error
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.nodes import list_nodes
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.openstack_module_base import (
+    OpenStackKubernetesModule,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.selection import Selection
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.nova.server_service import ServerService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import (
     describe_fault,
@@ -27,8 +34,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.node_regis
 class RegistrationOptions(ModuleOptions):
     """What node_registration_audit was asked (with check mode and diff): the runner reads nothing else."""
 
-    servers: Optional[list]
-    server_metadata: Optional[dict]
+    servers: Optional[list[str]]
+    server_metadata: Optional[dict[str, Any]]
     node_selector: Optional[str]
     registration_timeout: int
     state: str
@@ -43,7 +50,11 @@ class RegistrationRunner(ModuleRunner):
     """node_registration_audit's work. ``module`` is the module base it runs in (an ``OpenStackKubernetesModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
 
-    def validate(self):
+    module: OpenStackKubernetesModule
+    options: RegistrationOptions
+    node_source: KubernetesClient
+
+    def validate(self) -> None:
         options = self.options
         if options.servers is not None and not [p for p in options.servers if p]:
             raise ModuleFailure("servers is empty; name the cluster's servers (a glob such as prod-node-*)")
@@ -51,14 +62,13 @@ class RegistrationRunner(ModuleRunner):
             raise ModuleFailure("server_metadata is empty and servers is not given: that would be every server of "
                                 "the project")
 
-    def run(self):
+    def run(self) -> None:
         self.validate()
         options = self.options
         deadline = self.deadline
         self.node_source = self.module.connect_kubernetes()
         nodes = list_nodes(self.node_source, deadline, label_selector=options.node_selector)
-        self.module.connect()
-        api = ServerService(self.module.client)
+        api = ServerService(self.module.connect())
         listed = api.list_servers(deadline)
         selection = registration_plan.choose_servers(listed, options.servers, options.server_metadata)
         servers = selection.chosen
@@ -67,8 +77,8 @@ class RegistrationRunner(ModuleRunner):
         findings = [r for r in records if r["state"] in (registration_plan.UNREGISTERED, registration_plan.ERROR)]
         counts = registration_plan.counts(records)
         counts["nodes"] = len(nodes)
-        result = dict(servers=records, unregistered=findings, deleted=[], not_deleted=[], refused=None, counts=counts,
-                      unmatched=selection.missing)
+        result: dict[str, Any] = dict(servers=records, unregistered=findings, deleted=[], not_deleted=[], refused=None,
+                                      counts=counts, unmatched=selection.missing)
         if selection.missing or not records:
             # an audit of fewer servers than asked for is no healthy audit: fail before any deletion
             result.update(remaining=findings, healthy=False, changed=False)
@@ -78,7 +88,7 @@ class RegistrationRunner(ModuleRunner):
             self.clean(api, records, servers, nodes, deadline, result, selection)
         self.conclude(result, records, findings)
 
-    def conclude(self, result, records, findings):
+    def conclude(self, result: dict[str, Any], records: list[dict[str, Any]], findings: list[dict[str, Any]]) -> None:
         """Finish the result (what remains, healthy, changed, diff); fail on findings when asked."""
         gone = set(d["id"] for d in result["deleted"])
         result["remaining"] = [r for r in findings if r["id"] not in gone]
@@ -95,7 +105,8 @@ class RegistrationRunner(ModuleRunner):
                                                     for r in result["remaining"])), **result)
         self.module.exit(**result)
 
-    def clean(self, api, records, servers, nodes, deadline, result, selection):
+    def clean(self, api: ServerService, records: list[dict[str, Any]], servers: list[dict[str, Any]],
+              nodes: list[dict[str, Any]], deadline: Deadline, result: dict[str, Any], selection: Selection) -> None:
         check = self.options.check_mode
         metadata_by_id = dict((s["id"], s.get("metadata")) for s in servers)
         delete, skipped, refusal = registration_plan.plan_deletions(
@@ -130,7 +141,7 @@ class RegistrationRunner(ModuleRunner):
                         ", ".join(d["name"] for d in result["deleted"]) or "none"), **result)
             result["deleted"].append(entry)
 
-    def recheck(self, api, record, marks, deadline):
+    def recheck(self, api: ServerService, record: dict[str, Any], marks: dict[str, Any], deadline: Deadline) -> str | None:
         """Read the servers and the Nodes again just before deleting ``record``'s server: None when the guards
         still hold on that read, else why the server is kept (``node_registration_audit.plan.recheck``)."""
         options = self.options
