@@ -38,7 +38,7 @@ def test_a_rollout_someone_else_starts_is_guarded_by_the_rulebook(rulebook, upst
                 "-p", json.dumps({"spec": {"rollout": {"after": now.strftime("%Y-%m-%dT%H:%M:%SZ")}}}))
         output = run.wait_for("PLAY RECAP", 600)
         assert "failed=0" in output.split("PLAY RECAP", 1)[1], output[-6000:]
-        assert output.count("PLAY [Roll the control planes of the fleet") == 1, output[-6000:]
+        assert output.count("PLAY [Roll the fleet, wave by wave") == 1, output[-6000:]
         after = machines(kubectl, capi_cluster)
         assert len(after) == 3 and not {m["metadata"]["name"] for m in after} & before, after
         assert not any(HOOK in (m["metadata"].get("annotations") or {}) for m in after)
