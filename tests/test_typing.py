@@ -28,6 +28,7 @@ ANNOTATED = [
     "module_utils/route_audit",
     "module_utils/secgroup_ensure",
     "module_utils/node_registration_audit",
+    "module_utils/resource_leak_audit",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

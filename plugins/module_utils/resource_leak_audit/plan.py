@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """resource_leak_audit's decisions, pure functions over plain data (no API access, no clock).
@@ -11,8 +10,12 @@ servers in ERROR. Which clusters an object belongs to is read from CAPO's names,
 never an object another cluster claims, and nothing at all while any part of the view is unknown.
 """
 
+from __future__ import annotations
+
 import datetime
 import re
+from dataclasses import dataclass
+from typing import Any, Callable, Collection, Iterable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo.names import (
     DESCRIPTION,
@@ -55,12 +58,26 @@ VIEWS = ("servers", "ports", "networks", "routers", "security_groups", "floating
          "members")
 UTC = datetime.timezone.utc
 
+#: an OpenStack object as its API returns it; a finding of the audit
+Obj = dict[str, Any]
+Finding = dict[str, Any]
+
 
 class View:
     """One read of the project: a list per view (``members``: pool id -> its members), None where the list could
     not be read; ``unknown``: view -> why."""
 
-    def __init__(self, **lists):
+    servers: Optional[list[Obj]]
+    ports: Optional[list[Obj]]
+    networks: Optional[list[Obj]]
+    routers: Optional[list[Obj]]
+    security_groups: Optional[list[Obj]]
+    floating_ips: Optional[list[Obj]]
+    loadbalancers: Optional[list[Obj]]
+    pools: Optional[list[Obj]]
+    members: Optional[dict[str, list[Obj]]]
+
+    def __init__(self, **lists: Any) -> None:
         for name in VIEWS:
             setattr(self, name, lists.get(name))
         self.unknown = dict(lists.get("unknown") or {})
@@ -71,71 +88,72 @@ class Options:
     project), ``clusters`` (resource names the user says exist), ``now`` (aware datetime), ``port_grace_period``
     (seconds)."""
 
-    def __init__(self, scope=None, clusters=(), now=None, port_grace_period=3600):
+    def __init__(self, scope: str | None = None, clusters: Iterable[str] | None = (),
+                 now: datetime.datetime | None = None, port_grace_period: float = 3600) -> None:
         self.scope = scope
         self.clusters = set(clusters or ())
         self.now = now
         self.port_grace_period = port_grace_period
 
 
+@dataclass(eq=False)
 class Audit:
     """``findings`` (dicts, each with ``kind``, ``id``, ``name``, ``why``, ``age``, ``cluster``, ``claims``,
     ``group``, ``keep``: why a clean-up must leave it, or None), ``population`` (group -> how many objects it has),
     ``unknown`` (kind -> why), ``present`` (the clusters seen to exist)."""
 
-    def __init__(self, findings, population, unknown, present):
-        self.findings = findings
-        self.population = population
-        self.unknown = unknown
-        self.present = present
+    findings: list[Finding]
+    population: dict[str, int]
+    unknown: dict[str, str]
+    present: set[str]
 
 
-def cluster_resource(text):
+def cluster_resource(text: object) -> str:
     """CAPO's cluster resource name of ``namespace/name`` (``namespace-name``); a resource name is kept. The
     runner refuses what names no cluster (``core.names.cluster_reference_problem``) before it gets here."""
     text = str(text)
     return text.replace("/", "-", 1) if "/" in text else text
 
 
-def age(obj, now, field="created_at"):
+def age(obj: Obj, now: datetime.datetime | None, field: str = "created_at") -> int | None:
     created = parse_utc(obj.get(field))
     if created is None or now is None:
         return None
     return max(0, int((now - created).total_seconds()))
 
 
-def after_prefix(name, prefix):
+def after_prefix(name: str | None, prefix: str) -> str:
     name = name or ""
     return name[len(prefix):] if name.startswith(prefix) else ""
 
 
-def network_claims(name):
+def network_claims(name: str | None) -> set[str]:
     """The cluster a network, subnet or router called ``name`` is CAPO's for: ``k8s-clusterapi-cluster-<resource>``
     (the whole rest of the name, whatever it ends in)."""
     rest = after_prefix(name, PREFIX)
     return set([rest]) if rest else set()
 
 
-def loadbalancer_claims(name):
+def loadbalancer_claims(name: str | None) -> set[str]:
     """The cluster an API load balancer called ``name`` is CAPO's for: ``k8s-clusterapi-cluster-<resource>-kubeapi``."""
     rest = after_prefix(name, PREFIX)
     return set([rest[:-len(LB_SUFFIX)]]) if rest.endswith(LB_SUFFIX) and len(rest) > len(LB_SUFFIX) else set()
 
 
-def pool_claims(name):
+def pool_claims(name: str | None) -> set[str]:
     """The cluster of a pool (listener, monitor) of an API load balancer: ``<lb>-<port>``."""
     found = POOL_NAME.match(after_prefix(name, PREFIX))
     return set([found.group(1)]) if found else set()
 
 
-def member_claims(name):
+def member_claims(name: str | None) -> set[str]:
     """Every cluster a member called ``<lb>-<port>-<machine>`` could be of: the machine's name is free, so each
     ``-kubeapi-<port>-`` in the name is a possible end of the load balancer's name."""
     rest = after_prefix(name, PREFIX)
     return set(rest[:cut.start()] for cut in MEMBER_CUT.finditer(rest) if cut.start() > 0)
 
 
-def security_group_claims(name):
+def security_group_claims(name: str | None) -> set[str]:
     """The cluster a security group called ``name`` is CAPO's for: ``k8s-cluster-<resource>-secgroup-<role>``, one
     of CAPO's roles."""
     rest = after_prefix(name, SG_PREFIX)
@@ -146,18 +164,19 @@ def security_group_claims(name):
     return set()
 
 
-def description_claims(description):
+def description_claims(description: str | None) -> set[str]:
     """The cluster CAPO's description names (the whole rest of it)."""
     rest = after_prefix((description or "").strip(), DESCRIPTION).strip()
     return set([rest]) if rest else set()
 
 
-def tag_claims(tags):
+def tag_claims(tags: Iterable[Any] | None) -> set[str]:
     """The clusters of the tags ``k8s-clusterapi-cluster-<resource>``."""
     return set(after_prefix(str(tag), PREFIX) for tag in tags or [] if after_prefix(str(tag), PREFIX))
 
 
-def claims(obj, networks_by_id=None, names=None):
+def claims(obj: Obj, networks_by_id: dict[Any, Obj] | None = None,
+           names: Callable[[str | None], set[str]] | None = None) -> set[str]:
     """The clusters ``obj`` says it belongs to: its CAPO description, its tags, its name read with ``names`` (the
     name pattern of its kind; a port's or server's name is the machine's, no evidence) and, for a port, the name
     of its network."""
@@ -170,7 +189,7 @@ def claims(obj, networks_by_id=None, names=None):
     return found
 
 
-def present_clusters(view, options):
+def present_clusters(view: View, options: Options) -> set[str]:
     """The clusters that exist: those the user lists, and those whose network, router or API load balancer is in
     the project (a cluster's servers sit on its network, so the network stands for them)."""
     present = set(options.clusters)
@@ -181,20 +200,21 @@ def present_clusters(view, options):
     return present
 
 
-def live_ports(view):
+def live_ports(view: View) -> list[Obj]:
     """The ports whose device is a server of the project."""
     server_ids = set(s["id"] for s in view.servers or [])
     return [p for p in view.ports or [] if (p.get("device_owner") or "").startswith("compute:")
             and p.get("device_id") in server_ids]
 
 
-def finding(kind, obj, why, age_, claimed, group, cluster=None, keep=None, name=None):
+def finding(kind: str, obj: Obj, why: str, age_: int | None, claimed: Collection[str], group: str,
+            cluster: str | None = None, keep: str | None = None, name: str | None = None) -> Finding:
     return dict(kind=kind, id=obj["id"], name=name if name is not None else obj.get("name"), why=why, age=age_,
                 cluster=cluster if cluster is not None else (sorted(claimed)[0] if len(claimed) == 1 else None),
                 claims=sorted(claimed), group=group, keep=keep)
 
 
-def other_claim(claimed, scope):
+def other_claim(claimed: Collection[str], scope: str | None) -> str | None:
     """Why a clean-up must leave an object that names another cluster (or several), else None."""
     if scope is not None:
         others = sorted(c for c in claimed if c != scope)
@@ -205,7 +225,7 @@ def other_claim(claimed, scope):
     return None
 
 
-def audit_ports(view, options, networks_by_id):
+def audit_ports(view: View, options: Options, networks_by_id: dict[str, Obj]) -> tuple[list[Finding], dict[str, int]]:
     """Ports whose server is gone, judged among the ports of servers (group ``COMPUTE_PORTS``: a server list that
     came back empty or short makes every one of them look orphaned, which the clean-up refuses), and ports without
     a device past the grace period, judged among all the ports in scope."""
@@ -234,7 +254,7 @@ def audit_ports(view, options, networks_by_id):
     return findings, population
 
 
-def cluster_addresses(view, resource, networks_by_id):
+def cluster_addresses(view: View, resource: str, networks_by_id: dict[str, Obj]) -> tuple[set[Any], str]:
     """(the addresses of the servers of the cluster, how they were chosen): the fixed IPs of the live servers'
     ports on the cluster's network, or of every live server of the project when the cluster has no CAPO network."""
     ports = live_ports(view)
@@ -247,14 +267,14 @@ def cluster_addresses(view, resource, networks_by_id):
     return set(ip.get("ip_address") for p in ports for ip in p.get("fixed_ips") or []), how
 
 
-def member_owner(resource, member):
+def member_owner(resource: str, member: Obj) -> set[str]:
     """The clusters a member of a pool of ``resource``'s load balancer names: the pool's cluster first (a name that
     reads as that cluster's is its), else every reading of its name beside it."""
     named = member_claims(member.get("name"))
     return set([resource]) | (set() if resource in named else named)
 
 
-def audit_members(view, options, networks_by_id):
+def audit_members(view: View, options: Options, networks_by_id: dict[str, Obj]) -> tuple[list[Finding], dict[str, int]]:
     findings, population = [], {}
     for lb in view.loadbalancers or []:
         lb_claims = loadbalancer_claims(lb.get("name"))
@@ -283,7 +303,7 @@ def audit_members(view, options, networks_by_id):
     return findings, population
 
 
-def audit_security_groups(view, options, present):
+def audit_security_groups(view: View, options: Options, present: set[str]) -> tuple[list[Finding], dict[str, int]]:
     in_use = set(g for p in live_ports(view) for g in p.get("security_groups") or [])
     findings, population = [], 0
     for group in view.security_groups or []:
@@ -302,7 +322,7 @@ def audit_security_groups(view, options, present):
     return findings, {SECURITY_GROUPS: population}
 
 
-def audit_floating_ips(view, options, present):
+def audit_floating_ips(view: View, options: Options, present: set[str]) -> tuple[list[Finding], dict[str, int]]:
     findings, population = [], 0
     for fip in view.floating_ips or []:
         claimed = claims(fip)
@@ -321,8 +341,8 @@ def audit_floating_ips(view, options, present):
     return findings, {FLOATING_IPS: population}
 
 
-def audit_servers(view, options, networks_by_id):
-    ports_of = {}
+def audit_servers(view: View, options: Options, networks_by_id: dict[str, Obj]) -> tuple[list[Finding], dict[str, int]]:
+    ports_of: dict[Any, set[str]] = {}
     for port in view.ports or []:
         ports_of.setdefault(port.get("device_id"), set()).update(claims(port, networks_by_id))
     findings = []
@@ -338,7 +358,7 @@ def audit_servers(view, options, networks_by_id):
     return findings, {}
 
 
-def unknown_kinds(view):
+def unknown_kinds(view: View) -> dict[str, str]:
     """kind -> why its audit cannot be complete (the views it needs that could not be read)."""
     result = {}
     for kind in KINDS:
@@ -348,7 +368,7 @@ def unknown_kinds(view):
     return result
 
 
-def audit(view, options):
+def audit(view: View, options: Options) -> Audit:
     """The ``Audit`` of one read. A kind whose views are not all read has no findings and is in ``unknown``: a
     view that could not be read is never taken for "no leaks"."""
     networks_by_id = dict((n["id"], n) for n in view.networks or [])
@@ -370,7 +390,8 @@ def audit(view, options):
     return Audit(findings, population, unknown, present)
 
 
-def plan_cleanup(result, cleanup, max_deletions):
+def plan_cleanup(result: Audit, cleanup: Collection[str],
+                 max_deletions: int) -> tuple[list[Finding], list[dict[str, Any]], str | None]:
     """(to delete, not deleted, refusal) of a clean-up of the kinds in ``cleanup``: ``candidates`` capped at
     ``max_deletions`` (``capped``)."""
     candidates, skipped, refusal = candidates_of(result, cleanup)
@@ -378,18 +399,18 @@ def plan_cleanup(result, cleanup, max_deletions):
     return delete, skipped + over, refusal
 
 
-def capped(candidates, max_deletions):
+def capped(candidates: list[Finding], max_deletions: int) -> tuple[list[Finding], list[dict[str, Any]]]:
     """(the first ``max_deletions`` candidates, the others as not deleted with the cap as the reason)."""
     cap = max(0, int(max_deletions))
     return candidates[:cap], over_cap(candidates[cap:], cap)
 
 
-def over_cap(entries, cap):
+def over_cap(entries: Iterable[Finding], cap: int) -> list[dict[str, Any]]:
     """``entries`` as not deleted: the cap of ``cap`` deletions a run is reached."""
     return [brief(f, "max_deletions (%d per run) reached; a later run deletes it" % cap) for f in entries]
 
 
-def candidates_of(result, cleanup):
+def candidates_of(result: Audit, cleanup: Collection[str]) -> tuple[list[Finding], list[dict[str, Any]], str | None]:
     """(the findings a clean-up of the kinds in ``cleanup`` may delete, oldest first; not deleted; refusal).
     Nothing when any kind is unknown (the refusal says which); never a finding with a ``keep`` reason; never every
     object of a group (a kind, or one pool's members: that means a broken view, not leaks)."""
@@ -401,7 +422,7 @@ def candidates_of(result, cleanup):
                    % "; ".join("%s unknown: %s" % kv for kv in sorted(result.unknown.items())))
         return [], [brief(f, "refused: " + refusal) for f in chosen], refusal
     skipped, candidates = [], []
-    by_group = {}
+    by_group: dict[str, list[Finding]] = {}
     for entry in chosen:
         by_group.setdefault(entry["group"], []).append(entry)
     for entry in chosen:
@@ -417,7 +438,7 @@ def candidates_of(result, cleanup):
     return candidates, skipped, None
 
 
-def recheck(entry, fresh, cleanup):
+def recheck(entry: Finding, fresh: Audit, cleanup: Collection[str]) -> str | None:
     """None when ``entry`` may still be deleted on ``fresh`` (the ``Audit`` of a read made just before its
     deletion), else why not: the object is gone or changed, no longer a leak, or the guards now refuse it."""
     if fresh.unknown:
@@ -435,11 +456,11 @@ def recheck(entry, fresh, cleanup):
     return None
 
 
-def brief(entry, reason):
+def brief(entry: Finding, reason: str) -> dict[str, Any]:
     return dict(kind=entry["kind"], id=entry["id"], name=entry["name"], age=entry["age"], reason=reason)
 
 
-def counts(result):
+def counts(result: Audit) -> dict[str, int | None]:
     """kind -> number of findings, None for a kind that is unknown."""
     return dict((kind, None if kind in result.unknown else len([f for f in result.findings if f["kind"] == kind]))
                 for kind in KINDS)
