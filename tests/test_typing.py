@@ -29,6 +29,7 @@ ANNOTATED = [
     "module_utils/secgroup_ensure",
     "module_utils/node_registration_audit",
     "module_utils/resource_leak_audit",
+    "module_utils/workload_kubeconfig",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

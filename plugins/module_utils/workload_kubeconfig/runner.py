@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of workload_kubeconfig: read a workload cluster's kubeconfig Secret from the management cluster,
@@ -6,19 +5,26 @@ check it (and, if asked, that the workload API answers with it), and write it to
 asks for a file. The module file gives the argument spec. The kubeconfig's content never reaches the result, an
 error or the diff."""
 
+from __future__ import annotations
+
 import json
 import os
 import stat
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Mapping, Optional
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import KubernetesClient
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.kubeconfig_secret import (
+    SecretRef,
+    WorkloadKubeconfig,
     read_kubeconfig_secret,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import (
+    KubernetesDictModule,
     secret_ref,
 )
 
@@ -26,7 +32,7 @@ FILE_MODE = 0o600
 HIDDEN = "(kubeconfig, not shown)"
 
 
-def secret_options(params):
+def secret_options(params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """The Secret's reference options: ``secret``, or ``cluster`` and ``namespace`` (Cluster API's
     ``<cluster>-kubeconfig``, key ``value``)."""
     if params.get("secret"):
@@ -35,7 +41,7 @@ def secret_options(params):
         "cluster"
 
 
-def file_state(path):
+def file_state(path: str) -> tuple[bytes | None, int | None]:
     """``(content, mode)`` of the file at ``path``, ``(None, None)`` when there is none; refuses what is no
     regular file."""
     try:
@@ -48,9 +54,10 @@ def file_state(path):
         return handle.read(), stat.S_IMODE(info.st_mode)
 
 
-def file_diff(path, ref, before_content, before_mode, content):
+def file_diff(path: str, ref: SecretRef, before_content: bytes | None, before_mode: int | None,
+              content: bytes) -> dict[str, str]:
     """What changes in the file, without its content."""
-    def lines(state, mode):
+    def lines(state: str | None, mode: Any) -> str:
         return "" if state is None else "content: %s\nmode: %04o\n" % (state, mode)
 
     before = None if before_content is None else (HIDDEN if before_content == content else "(another kubeconfig, "
@@ -60,7 +67,7 @@ def file_diff(path, ref, before_content, before_mode, content):
                            FILE_MODE)}
 
 
-def write_private_file(path, content):
+def write_private_file(path: str, content: bytes) -> None:
     """Write ``content`` to ``path`` with mode 0600 from the start (a new file beside it, renamed over it)."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -86,7 +93,7 @@ class WorkloadKubeconfigOptions(ModuleOptions):
 
     cluster: Optional[str]
     namespace: str
-    secret: Optional[dict]
+    secret: Optional[dict[str, Any]]
     check_api: bool
     dest: Optional[str]
     timeout: int
@@ -98,7 +105,10 @@ class WorkloadKubeconfigRunner(ModuleRunner):
     """workload_kubeconfig's work. ``module`` is the module base it runs in (a ``KubernetesDictModule``: the
     connections, the start time, masking, exit and fail); ``options`` what was asked."""
 
-    def run(self):
+    module: KubernetesDictModule
+    options: WorkloadKubeconfigOptions
+
+    def run(self) -> None:
         options = self.options
         deadline = self.deadline
         given = dict(cluster=options.cluster, namespace=options.namespace, secret=options.secret)
@@ -116,14 +126,14 @@ class WorkloadKubeconfigRunner(ModuleRunner):
         self.module.exit(**result)
 
     @staticmethod
-    def server_version(kube, deadline):
+    def server_version(kube: KubernetesClient, deadline: Deadline) -> str | None:
         import kubernetes  # pylint: disable=import-outside-toplevel
         version_api = kubernetes.client.VersionApi(kube.api_client)
         answer = kube.call(lambda: json.loads(version_api.get_code(_preload_content=False).data),
                            "reading the workload cluster's version at %s" % kube.host, deadline)
         return answer.get("gitVersion")
 
-    def place_file(self, path, workload, ref, result):
+    def place_file(self, path: str, workload: WorkloadKubeconfig, ref: SecretRef, result: dict[str, Any]) -> None:
         before_content, before_mode = file_state(path)
         changed = before_content != workload.content or before_mode != FILE_MODE
         result["changed"] = changed
