@@ -30,6 +30,7 @@ ANNOTATED = [
     "module_utils/node_registration_audit",
     "module_utils/resource_leak_audit",
     "module_utils/workload_kubeconfig",
+    "module_utils/capi_events",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

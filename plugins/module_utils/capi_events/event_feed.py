@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One kind in one namespace (or all), listed then watched for as long as the caller wants: the
@@ -12,11 +11,17 @@ jittered pause after a failure (reset by the next event); a 410 Gone (answer or 
 fresh list. Blocking calls: the event source runs ``follow`` in a thread of its own.
 """
 
+from __future__ import annotations
+
 import json
 import random
+import threading
+from typing import Any, Callable
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import (
+    KubernetesClient,
     failure_text,
     is_status,
     status_message,
@@ -50,7 +55,7 @@ class FeedError(Exception):
     """The feed cannot go on; the message says why in words a person can act on."""
 
 
-def backoff(failures, rand=random.random):
+def backoff(failures: int, rand: Callable[[], float] = random.random) -> float:
     """Seconds to wait before the next attempt after ``failures`` failures in a row (jittered, capped)."""
     if failures <= 0:
         return 0.0
@@ -60,23 +65,24 @@ def backoff(failures, rand=random.random):
 class EventFeed:
     """``plural`` of ``group/version`` (kind ``kind``) in ``namespace`` (None: every namespace)."""
 
-    def __init__(self, kube, group, version, plural, kind, namespace=None, label_selector=None, clock=None):
+    def __init__(self, kube: KubernetesClient, group: str, version: str, plural: str, kind: str,
+                 namespace: str | None = None, label_selector: str | None = None, clock: Clock | None = None) -> None:
         self.kube = kube
         self.group, self.version, self.plural, self.kind = group, version, plural, kind
         self.namespace = namespace
         self.label_selector = label_selector
         self.clock = clock or kube.clock
-        self.resource_version = None
+        self.resource_version: str | None = None
         self.relists = 0
         self.watches = 0
         self.response = None
 
-    def describe(self):
+    def describe(self) -> str:
         where = "namespace %s" % self.namespace if self.namespace else "all namespaces"
         return "%s.%s/%s in %s%s" % (self.plural, self.group, self.version, where,
                                      " (%s)" % self.label_selector if self.label_selector else "")
 
-    def _request(self, **kwargs):
+    def _request(self, **kwargs: Any) -> Any:
         if self.label_selector:
             kwargs["label_selector"] = self.label_selector
         custom = self.kube.custom
@@ -85,7 +91,7 @@ class EventFeed:
                                                         **kwargs)
         return custom.list_cluster_custom_object(self.group, self.version, self.plural, **kwargs)
 
-    def list(self):
+    def list(self) -> list[dict[str, Any]]:
         """The objects now (each with apiVersion and kind); remembers the list's resourceVersion."""
         deadline = Deadline.after(self.clock, LIST_SECONDS)
         try:
@@ -99,14 +105,14 @@ class EventFeed:
         self.resource_version = (found.get("metadata") or {}).get("resourceVersion")
         return items
 
-    def refusal(self, exc, doing):
+    def refusal(self, exc: Exception, doing: str) -> Exception:
         status = getattr(exc, "status", None)
         if status in TERMINAL:
             return FeedError("%s %s was refused: HTTP %s: %s; %s" % (doing, self.describe(), status,
                                                                      status_message(exc), TERMINAL[status]))
         return exc
 
-    def follow(self, emit, stop):
+    def follow(self, emit: Callable[[str, Any], Any], stop: threading.Event) -> None:
         """Watch until ``stop`` (a threading.Event) is set; raises FeedError when the watch cannot go on."""
         failures = 0
         while not stop.is_set():
@@ -125,7 +131,7 @@ class EventFeed:
                 raise FeedError("the watch of %s failed %d times in a row" % (self.describe(), failures))
             stop.wait(backoff(failures))
 
-    def watch_once(self, emit, stop):
+    def watch_once(self, emit: Callable[[str, Any], Any], stop: threading.Event) -> bool:
         """One watch request read to its end; True when it brought an event or ended as planned."""
         try:
             response = self._request(
@@ -156,7 +162,7 @@ class EventFeed:
             response.release_conn()
         return brought or self.clock.monotonic() - started >= WATCH_SECONDS - 1
 
-    def apply(self, event, emit):
+    def apply(self, event: dict[str, Any], emit: Callable[[str, Any], Any]) -> bool:
         effect, value = event_effect(event)
         if effect == RELIST:
             return self.relist(emit)
@@ -172,13 +178,13 @@ class EventFeed:
         emit(effect, value)
         return True
 
-    def relist(self, emit):
+    def relist(self, emit: Callable[[str, Any], Any]) -> bool:
         """A fresh list after a 410: the objects as they are now, in one RELIST."""
         self.relists += 1
         emit(RELIST, self.list())
         return True
 
-    def abort(self):
+    def abort(self) -> None:
         """End the watch another thread reads (urllib3 2.3+ shuts the socket down)."""
         abort_watch(self.response)
 

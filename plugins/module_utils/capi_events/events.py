@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cluster API objects as they change, turned into normalised, de-duplicated events.  Pure.
@@ -34,6 +33,9 @@ it (``hand_over``: the guard releases it when safe), or at once when its Cluster
 Every event has ``cluster`` (``{namespace, name}``), ``host`` (the capi_clusters inventory's host name) and
 ``meta.hosts`` (the same, so that ansible-rulebook limits a playbook to that cluster's host).
 """
+
+# no ``from __future__ import annotations``: ``annotations`` below is capi.objects' helper; hence Optional
+from typing import Any, Iterable, Optional, Tuple
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.hostnames import DEFAULT_HOSTNAME_FORMAT
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
@@ -77,19 +79,25 @@ DEFAULT_STUCK_SECONDS = 600.0
 DEFAULT_GUARD_HOOK = "flightcontrol-rollout"
 HOLD, HAND_OVER, LET_GO = "hold", "hand_over", "let_go"
 
+#: an object as the API sends it; an event of the source
+Obj = dict[str, Any]
+Event = dict[str, Any]
+#: (kind, namespace, name) of an object
+Key = Tuple[Any, Any, Any]
 
-def parse_time(text):
+
+def parse_time(text: Optional[str]) -> Optional[float]:
     """An RFC 3339 time as seconds since the epoch, or None."""
     moment = parse_kube_time(text)
     return None if moment is None else moment.timestamp()
 
 
-def key_of(obj):
+def key_of(obj: Obj) -> Key:
     metadata = meta(obj)
     return (obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
 
 
-def cluster_of(obj):
+def cluster_of(obj: Obj) -> Optional[str]:
     """The name of the Cluster ``obj`` belongs to: its cluster-name label, ``spec.clusterName`` or an owner."""
     name = labels(obj).get(CLUSTER_NAME_LABEL) or dig(obj, "spec", "clusterName")
     if name:
@@ -100,7 +108,7 @@ def cluster_of(obj):
     return None
 
 
-def template_name(kcp):
+def template_name(kcp: Obj) -> Optional[str]:
     for path in TEMPLATE_PATHS:
         ref = dig(kcp, *path)
         if isinstance(ref, dict) and ref.get("name"):
@@ -108,7 +116,7 @@ def template_name(kcp):
     return None
 
 
-def outdated_reason(machine, kcp, now):
+def outdated_reason(machine: Obj, kcp: Obj, now: float) -> Optional[str]:
     """Why the Machine is not up to date with the control plane (``version``, ``rolloutAfter``,
     ``remediation``, ``template`` or ``other``), or None when it is (or nothing says it is not)."""
     if REMEDIATE_ANNOTATION in annotations(machine):
@@ -122,12 +130,12 @@ def outdated_reason(machine, kcp, now):
         return "rolloutAfter"
     condition = new_condition(machine, "UpToDate")  # Cluster API v1.9+
     if condition_false(condition):
-        text = "%s %s" % (condition.get("reason") or "", condition.get("message") or "")
+        text = "%s %s" % (condition.get("reason") or "", condition.get("message") or "")  # type: ignore[union-attr]  # condition_false: not None
         return "template" if "template" in text.lower() or "infrastructure" in text.lower() else "other"
     return None
 
 
-def kcp_status_behind(kcp):
+def kcp_status_behind(kcp: Obj) -> bool:
     """Whether the control plane's own status counts fewer up-to-date replicas than replicas."""
     replicas, up_to_date = replica_counts(kcp)
     if replicas is None or up_to_date is None:
@@ -135,7 +143,7 @@ def kcp_status_behind(kcp):
     return up_to_date < replicas
 
 
-def deletion_phase(machine):
+def deletion_phase(machine: Obj) -> Tuple[str, list[str]]:
     """``(phase, hooks)`` of a Machine being deleted: what holds it now."""
     notes = annotations(machine)
     drain_hooks = sorted(k[len(PRE_DRAIN_HOOK_PREFIX):] for k in notes if k.startswith(PRE_DRAIN_HOOK_PREFIX))
@@ -155,14 +163,14 @@ def deletion_phase(machine):
     return "infrastructure", []
 
 
-def degraded_conditions(kcp):
+def degraded_conditions(kcp: Obj) -> list[str]:
     """The control plane's health conditions that are False, as ``type: reason message`` texts."""
-    found = []
+    found: list[str] = []
     for conditions in (new_conditions(kcp)[0], old_conditions(kcp)):
         for kind in HEALTH_CONDITIONS:
             condition = find_condition(conditions, kind)
             if condition_false(condition):
-                text = "%s: %s" % (kind, condition.get("message") or condition.get("reason") or "False")
+                text = "%s: %s" % (kind, condition.get("message") or condition.get("reason") or "False")  # type: ignore[union-attr]
                 if text not in found:
                     found.append(text)
     return found
@@ -171,29 +179,29 @@ def degraded_conditions(kcp):
 class EventState:
     """What the source knows of the objects and what it has already reported."""
 
-    def __init__(self, hostname_format=DEFAULT_HOSTNAME_FORMAT, stuck_seconds=DEFAULT_STUCK_SECONDS,
-                 standing_hook=None, guard_hook=DEFAULT_GUARD_HOOK):
+    def __init__(self, hostname_format: str = DEFAULT_HOSTNAME_FORMAT, stuck_seconds: float = DEFAULT_STUCK_SECONDS,
+                 standing_hook: Optional[str] = None, guard_hook: str = DEFAULT_GUARD_HOOK) -> None:
         self.standing_hook = PRE_DRAIN_HOOK_PREFIX + standing_hook if standing_hook else None
         self.guard_hook = PRE_DRAIN_HOOK_PREFIX + guard_hook
-        self.acted = set()        # (uid, resourceVersion, action) written already
+        self.acted: set[Tuple[Any, Any, str]] = set()  # (uid, resourceVersion, action) written already
         self.hostname_format = hostname_format
         self.stuck_seconds = float(stuck_seconds)
-        self.objects = {}         # (kind, namespace, name) -> object
-        self.reported = set()     # keys of the events said
-        self.paused = {}          # cluster uid -> the pause state last reported
-        self.degraded = set()     # control plane uids reported degraded (until healthy again)
-        self.phases = {}          # machine uid -> (phase, hooks, since)
+        self.objects: dict[Key, Obj] = {}  # (kind, namespace, name) -> object
+        self.reported: set[Tuple[Any, ...]] = set()  # keys of the events said
+        self.paused: dict[str, bool] = {}  # cluster uid -> the pause state last reported
+        self.degraded: set[Any] = set()  # control plane uids reported degraded (until healthy again)
+        self.phases: dict[Any, Tuple[str, list[str], float]] = {}  # machine uid -> (phase, hooks, since)
 
     # -- feeding ------------------------------------------------------------------------------
 
-    def observe(self, obj, now):
+    def observe(self, obj: Obj, now: float) -> list[Event]:
         """An object as listed or as a watch event brought it; the events it makes."""
         if obj.get("kind") not in KINDS:
             return []
         self.objects[key_of(obj)] = obj
         if not self._selected(obj):
             return []
-        events = []
+        events: list[Event] = []
         if obj["kind"] == "Cluster":
             events.extend(self._cluster(obj))
         elif obj["kind"] == "Machine":
@@ -204,28 +212,28 @@ class EventState:
             events.extend(self._control_plane(kcp, now))
         return events
 
-    def forget(self, obj):
+    def forget(self, obj: Obj) -> list[Event]:
         """An object the API reports deleted."""
         self.objects.pop(key_of(obj), None)
         uid = meta(obj).get("uid")
         self.phases.pop(uid, None)
         return []
 
-    def relisted(self, kind, namespace, objects, now):
+    def relisted(self, kind: str, namespace: Optional[str], objects: Iterable[Obj], now: float) -> list[Event]:
         """A fresh list of ``kind`` in ``namespace`` (None: all namespaces): objects no longer there are
         forgotten, the others observed again (which reports only what changed)."""
         listed = set(key_of(dict(o, kind=kind)) for o in objects)
         for key in [k for k in self.objects if k[0] == kind and (namespace is None or k[1] == namespace)]:
             if key not in listed:
                 self.forget(self.objects[key])
-        events = []
+        events: list[Event] = []
         for obj in objects:
             events.extend(self.observe(dict(obj, kind=kind), now))
         return events
 
-    def tick(self, now):
+    def tick(self, now: float) -> list[Event]:
         """Events time alone makes true: deletions held in one phase longer than the threshold."""
-        events = []
+        events: list[Event] = []
         for key, obj in sorted(self.objects.items(), key=lambda item: item[0]):
             if not self._selected(obj):
                 continue
@@ -235,7 +243,7 @@ class EventState:
                 events.extend(self._rollout(obj, now))  # a rollout time that has just come
         return events
 
-    def hook_actions(self):
+    def hook_actions(self) -> list[dict[str, Any]]:
         """The standing-hook writes the objects call for now: ``[{action, namespace, name, annotation, value}]``
         (value None removes the annotation), each once per version of the Machine."""
         if not self.standing_hook:
@@ -259,7 +267,7 @@ class EventState:
         namespace, cluster = meta(machine).get("namespace"), cluster_of(machine)
         owner = self.objects.get(("Cluster", namespace, cluster))
         kcps = self._control_planes(namespace, cluster)
-        ending = bool(meta(owner).get("deletionTimestamp")) or any(meta(k).get("deletionTimestamp") for k in kcps)
+        ending = bool(meta(owner).get("deletionTimestamp")) or any(meta(k).get("deletionTimestamp") for k in kcps)  # type: ignore[arg-type]
         if not meta(machine).get("deletionTimestamp"):
             return HOLD if self.standing_hook not in notes and not ending else None
         if self.standing_hook not in notes:
@@ -283,7 +291,7 @@ class EventState:
         self.reported.add(key)
         return True
 
-    def event(self, kind, namespace, cluster, **fields):
+    def event(self, kind: str, namespace: Optional[str], cluster: Optional[str], **fields: Any) -> Event:
         variables = dict(capi_cluster_name=cluster, capi_cluster_namespace=namespace,
                          capi_cluster_uid=self._cluster_uid(namespace, cluster))
         try:
@@ -325,7 +333,7 @@ class EventState:
                 return key[2]
         return None
 
-    def control_plane_machines(self, kcp):
+    def control_plane_machines(self, kcp: Obj) -> list[Obj]:
         namespace, cluster = meta(kcp).get("namespace"), self._kcp_cluster(kcp)
         return [obj for key, obj in sorted(self.objects.items(), key=lambda item: item[0])
                 if key[0] == "Machine" and key[1] == namespace and cluster_of(obj) == cluster
@@ -341,14 +349,14 @@ class EventState:
         if not old and not kcp_status_behind(kcp):
             return []
         metadata = meta(kcp)
-        remediated = sorted(meta(m).get("name") for m, why in old if why == "remediation")
+        remediated = sorted(meta(m).get("name") for m, why in old if why == "remediation")  # type: ignore[type-var]  # Machines have names
         why = "remediation" if remediated else (old[0][1] if old else "other")
         reason_of = dict((w, True) for _m, w in old)
         if "version" in reason_of and not remediated:
             why = "version"
         rollout_id = "%s/%s" % (metadata.get("uid") or metadata.get("name"), metadata.get("generation"))
         if remediated:
-            rollout_id = "%s/remediation/%s" % (metadata.get("uid") or metadata.get("name"), ",".join(remediated))
+            rollout_id = "%s/remediation/%s" % (metadata.get("uid") or metadata.get("name"), ",".join(remediated))  # type: ignore[arg-type]
         if not self._new((ROLLOUT_STARTED, rollout_id)):
             return []
         cluster = self._kcp_cluster(kcp)
