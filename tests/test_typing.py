@@ -31,6 +31,7 @@ ANNOTATED = [
     "module_utils/resource_leak_audit",
     "module_utils/workload_kubeconfig",
     "module_utils/capi_events",
+    "inventory",
 ]
 
 FunctionNode = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -1,6 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: capi_clusters
@@ -201,6 +202,8 @@ cache_timeout: 300
 #     ansible-inventory -i fleet.capi_clusters.yml --graph
 '''
 
+from typing import Any
+
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
@@ -232,9 +235,9 @@ try:  # ansible-core 2.19+: what an inventory plugin sets is never a template un
     from ansible.template import trust_as_template
     wrap_var = None
 except ImportError:  # older: what it sets is a template unless wrapped as unsafe
-    from ansible.utils.unsafe_proxy import wrap_var
+    from ansible.utils.unsafe_proxy import wrap_var  # type: ignore[no-redef]
 
-    def trust_as_template(value):
+    def trust_as_template(value: Any) -> Any:
         return value
 
 SUFFIXES = ("capi_clusters.yml", "capi_clusters.yaml")
@@ -245,15 +248,15 @@ PLAYBOOK_PYTHON = "{{ ansible_playbook_python }}"
 class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     NAME = "flightcontrol.openstack.capi_clusters"
 
-    def __init__(self):
-        super(InventoryModule, self).__init__()
+    def __init__(self) -> None:
+        super().__init__()
         self.api_calls = 0
 
-    def verify_file(self, path):
-        return super(InventoryModule, self).verify_file(path) and path.endswith(SUFFIXES)
+    def verify_file(self, path: str) -> bool:
+        return super().verify_file(path) and path.endswith(SUFFIXES)
 
-    def parse(self, inventory, loader, path, cache=True):
-        super(InventoryModule, self).parse(inventory, loader, path, cache=cache)
+    def parse(self, inventory: Any, loader: Any, path: str, cache: bool = True) -> None:
+        super().parse(inventory, loader, path, cache=cache)
         self._read_config_data(path)
         cache_key = self.get_cache_key(path)
         use_cache = self.get_option("cache") and cache
@@ -272,7 +275,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     # -- reading -------------------------------------------------------------------------------------------
 
-    def read_hosts(self):
+    def read_hosts(self) -> list[dict[str, Any]]:
         """The hosts of the fleet (``fleet.fleet_hosts``), from one list request per kind."""
         namespaces = self.get_option("namespaces") or []
         problems = [p for p in (name_problem("namespaces", n, "label") for n in namespaces) if p]
@@ -290,7 +293,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 raise
             raise AnsibleParserError("%s: %s" % (self.NAME, message))
 
-    def connect(self, clock):
+    def connect(self, clock: Clock) -> KubernetesClient:
         if K8S_IMPORT_ERROR is not None:
             raise AnsibleParserError("%s needs the Python library kubernetes (the official client) on the "
                                      "controller: pip install kubernetes" % self.NAME)
@@ -300,14 +303,14 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         except CONFIG_ERRORS as exc:
             raise AnsibleParserError("%s: Kubernetes connection settings are invalid: %s" % (self.NAME, exc))
 
-    def _read(self, namespaces):
+    def _read(self, namespaces: list[str]) -> list[dict[str, Any]]:
         clock = Clock()
         deadline = Deadline.after(clock, self.get_option("timeout"))
         kube = self.connect(clock)
         try:
             capi = CapiService(kube)
-            capi.discover(deadline)
-            contract = choose_version(capi.served, self.get_option("api_version"))
+            served = capi.discover(deadline)
+            contract = choose_version(served, self.get_option("api_version"))
             clusters = capi.list_across(CORE_GROUP, contract, "clusters", namespaces,
                                         self.get_option("label_selector"), deadline)
             self.warn_missing_namespaces(kube, namespaces, clusters, deadline)
@@ -326,7 +329,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             self.NAME, len(hosts), contract, kube.api_calls))
         return hosts
 
-    def warn_missing_namespaces(self, kube, namespaces, clusters, deadline):
+    def warn_missing_namespaces(self, kube: KubernetesClient, namespaces: list[str], clusters: list[dict[str, Any]],
+                                deadline: Deadline) -> None:
         """Warn for each listed namespace that gave no Cluster and does not exist (the API answers an empty list for
         a namespace that does not exist): a typo must not look like an empty fleet. One read per empty namespace; a
         namespace the credentials may not read is not warned about."""
@@ -335,8 +339,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             if namespace in seen:
                 continue
             try:
-                kube.call(lambda where=namespace: kube.core.read_namespace(where), "reading namespace %s" % namespace,
-                          deadline)
+                kube.call(lambda where=namespace: kube.core.read_namespace(where),  # type: ignore[misc]
+                          "reading namespace %s" % namespace, deadline)
             except Exception as exc:  # pylint: disable=broad-except
                 if is_status(exc, 404):
                     self.display.warning("%s: namespace %s does not exist; no Clusters were read from it (check "
@@ -344,7 +348,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 elif describe_kubernetes_error(exc) is None:
                     raise
 
-    def _list_related(self, capi, group, kind, contract, namespaces, deadline):
+    def _list_related(self, capi: CapiService, group: str, kind: str, contract: str, namespaces: list[str],
+                      deadline: Deadline) -> list[dict[str, Any]] | None:
         """Every object of one kind the Clusters point to (one list), or None when the API does not serve it."""
         version = capi.version_for(group, contract)
         try:
@@ -362,7 +367,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     # -- the inventory -------------------------------------------------------------------------------------
 
-    def populate(self, hosts):
+    def populate(self, hosts: list[dict[str, Any]]) -> None:
         strict = self.get_option("strict")
         for host in hosts:
             name = host["name"]
