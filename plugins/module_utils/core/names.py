@@ -106,8 +106,8 @@ def cluster_reference_problem(option: str, text: str | None) -> str | None:
     text = "" if text is None else str(text)
     if "/" in text:
         namespace, _slash, name = text.partition("/")
-        return "; ".join(cluster_problems(name, namespace, "%s %r: the name" % (option, text),
-                                          "%s %r: the namespace" % (option, text))) or None
+        return "; ".join(cluster_problems(name, namespace, f"{option} {text!r}: the name",
+                                          f"{option} {text!r}: the namespace")) or None
     if any(not cluster_problems(text[i + 1:], text[:i]) for i, char in enumerate(text) if char == "-"):
         return None
     return ("%s %r names no Cluster API cluster: give namespace/name (a namespace of lower-case letters, digits and "

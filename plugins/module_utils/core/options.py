@@ -42,14 +42,14 @@ class NumberRange:
     def problem(self, name: str, value: float) -> str | None:
         """The refusal of ``value`` for option ``name`` in words, or None when it is accepted."""
         if self.above is not None and not value > self.above:
-            wanted = "more than %s%s" % (_amount(self.above), self.unit)
+            wanted = f"more than {_amount(self.above)}{self.unit}"
         elif self.minimum is not None and value < self.minimum:
-            wanted = "%s or more%s" % (_amount(self.minimum), self.unit)
+            wanted = f"{_amount(self.minimum)} or more{self.unit}"
         elif self.maximum is not None and value > self.maximum:
-            wanted = "at most %s%s" % (_amount(self.maximum), self.unit)
+            wanted = f"at most {_amount(self.maximum)}{self.unit}"
         else:
             return None
-        return "%s must be %s, got %s%s" % (name, wanted, value, " (%s)" % self.hint if self.hint else "")
+        return "%s must be %s, got %s%s" % (name, wanted, value, f" ({self.hint})" if self.hint else "")
 
 
 def _amount(number: float) -> str:
@@ -61,7 +61,7 @@ def number_problem(label: str, number: float, number_range: NumberRange | None =
     'inf') for option ``label``, or None: NaN and infinities, anything beyond +-LARGEST_NUMBER, and what
     ``number_range`` refuses."""
     if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
-        return "%s must be a finite number, got %s" % (label, number)
+        return f"{label} must be a finite number, got {number}"
     if abs(number) > LARGEST_NUMBER:
         return "%s is out of range: %s (the largest accepted is %d)" % (label, number, LARGEST_NUMBER)
     return number_range.problem(label, number) if number_range is not None else None
