@@ -179,5 +179,5 @@ class OpenStackClient:
                 trace.saw(fault)
 
         return create_or_adopt(lambda: self.call(send, what, deadline, kind=CREATE), lambda: self.call(
-            find, "looking for what '%s' made" % what, deadline), deadline, self.request_timeout,
+            find, f"looking for what '{what}' made", deadline), deadline, self.request_timeout,
             what=what, on_lost=mark_lost)

@@ -41,7 +41,7 @@ def describe_fault(exc: BaseException) -> Fault | None:
     if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.SSLError):
         return None
     if is_connection_error(exc):
-        return Fault(connection_error=True, description="connection error: %s" % exc,
+        return Fault(connection_error=True, description=f"connection error: {exc}",
                      before_sending=failed_before_sending(exc))
     status = http_status(exc)
     if status is None:
@@ -51,7 +51,7 @@ def describe_fault(exc: BaseException) -> Fault | None:
     if response is not None:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
     return Fault(status=status, retry_after=retry_after,
-                 description="HTTP %s%s" % (status, " (Retry-After %s s)" % retry_after if retry_after is not None else ""))
+                 description="HTTP %s%s" % (status, f" (Retry-After {retry_after} s)" if retry_after is not None else ""))
 
 
 def _error_body(exc: BaseException) -> tuple[str | None, str | None]:
@@ -102,7 +102,7 @@ def service_message(exc: BaseException) -> str:
         return str(exc)
     hint = (" (keystoneauth had already fetched a new token once: check the credentials, and the user's role in "
             "the project)" if status == 401 else "")
-    return "HTTP %s%s: %s%s" % (status, " %s" % kind if kind else "", message, hint)
+    return "HTTP %s%s: %s%s" % (status, f" {kind}" if kind else "", message, hint)
 
 
 def is_not_found(exc: BaseException) -> bool:

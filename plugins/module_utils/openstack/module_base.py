@@ -59,7 +59,7 @@ class OpenStackModule(BaseModule):
         try:
             self.client = OpenStackClient(self.params, clock=self.clock)
         except sdk_exceptions.ConfigException as exc:
-            raise ModuleFailure("OpenStack connection settings are invalid: %s" % exc)
+            raise ModuleFailure(f"OpenStack connection settings are invalid: {exc}")
         self.clients.append(self.client)
         return self.client
 
@@ -69,4 +69,4 @@ class OpenStackModule(BaseModule):
                     "the endpoints' host names; validate_certs: false skips the check (test clouds only)" % (exc,))
         if describe_fault(exc) is None and not is_sdk_error(exc):
             return None
-        return "OpenStack API error: %s" % (service_message(exc),)
+        return f"OpenStack API error: {service_message(exc)}"
