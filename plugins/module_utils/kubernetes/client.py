@@ -109,7 +109,7 @@ def auth_settings(params: Mapping[str, Any], environ: Mapping[str, str] | None =
     for option, attribute in AUTH_OPTIONS:
         value = params.get(option)
         if value is None:
-            value = environ.get("K8S_AUTH_%s" % option.upper()) or environ.get("K8S_AUTH_%s" % attribute.upper())
+            value = environ.get(f"K8S_AUTH_{option.upper()}") or environ.get(f"K8S_AUTH_{attribute.upper()}")
             if value is not None and option in BOOL_OPTIONS:
                 value = value.lower() not in ("0", "false", "no")
         if value is not None and value != "":
@@ -233,7 +233,7 @@ def apply_options(settings: Mapping[str, Any], configuration: Any) -> None:
         if option == "host":
             value = value.rstrip("/")
         if option == "api_key":
-            configuration.api_key = {"authorization": "Bearer %s" % value}
+            configuration.api_key = {"authorization": f"Bearer {value}"}
             continue
         setattr(configuration, attribute, value)
     if settings.get("username") and settings.get("password") and "api_key" not in settings:
@@ -254,7 +254,7 @@ def _load_kubeconfig(settings: Mapping[str, Any], configuration: Any) -> None:
                               % type(kubeconfig).__name__)
     path = os.path.expanduser(kubeconfig) if kubeconfig else None
     if path and not os.path.isfile(path):
-        raise ConfigException("kubeconfig file %s does not exist" % path)
+        raise ConfigException(f"kubeconfig file {path} does not exist")
     kubernetes.config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
 
 
@@ -297,16 +297,16 @@ def describe_fault(exc: BaseException) -> Fault | None:
         return None  # a certificate problem does not heal by retrying
     if ApiException is not None and isinstance(exc, ApiException):
         if not exc.status:
-            return Fault(connection_error=True, description="connection error: %s" % (exc.reason,),
+            return Fault(connection_error=True, description=f"connection error: {exc.reason}",
                          before_sending=failed_before_sending(exc))
         headers = exc.headers or {}
         retry_after = parse_retry_after(headers.get("Retry-After"))
         return Fault(status=exc.status, retry_after=retry_after,
-                     description="HTTP %s%s" % (exc.status, " (Retry-After %s s)" % retry_after
+                     description="HTTP %s%s" % (exc.status, f" (Retry-After {retry_after} s)"
                                                 if retry_after is not None else ""))
     if (urllib3 is not None and isinstance(exc, urllib3.exceptions.HTTPError)) or isinstance(
             exc, (ConnectionError, TimeoutError)):
-        return Fault(connection_error=True, description="connection error: %s" % (exc,),
+        return Fault(connection_error=True, description=f"connection error: {exc}",
                      before_sending=failed_before_sending(exc))
     return None
 
@@ -389,7 +389,7 @@ class KubernetesClient:
         except Exception as exc:  # pylint: disable=broad-except
             fault = describe_fault(getattr(exc, "last_error", None) or exc)
             if not self.contacted and fault is not None and fault.connection_error:
-                raise UnreachableError("the Kubernetes API at %s does not answer (%s)" % (self.host, fault.description))
+                raise UnreachableError(f"the Kubernetes API at {self.host} does not answer ({fault.description})")
             raise
 
     def _describe(self, exc: BaseException) -> Fault | None:

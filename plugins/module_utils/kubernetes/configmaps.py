@@ -38,7 +38,7 @@ class ConfigMapService:
         try:
             return self._plain(self.kube.call(
                 lambda: self.kube.core.read_namespaced_config_map(name, namespace),
-                "read ConfigMap %s/%s" % (namespace, name), deadline))
+                f"read ConfigMap {namespace}/{name}", deadline))
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 404):
                 return None
@@ -60,7 +60,7 @@ class ConfigMapService:
         """Delete the ConfigMap; False when there was none (a replay after a lost answer finds it gone)."""
         try:
             self.kube.call(lambda: self.kube.core.delete_namespaced_config_map(name, namespace),
-                           "delete ConfigMap %s/%s" % (namespace, name), deadline, kind=IDEMPOTENT)
+                           f"delete ConfigMap {namespace}/{name}", deadline, kind=IDEMPOTENT)
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 404):
                 return False
@@ -72,5 +72,5 @@ class ConfigMapService:
             return self._plain(self.kube.call(send, what, deadline, kind=kind))
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 409):
-                raise RecordConflict("%s lost to another writer (HTTP 409)" % what)
+                raise RecordConflict(f"{what} lost to another writer (HTTP 409)")
             raise

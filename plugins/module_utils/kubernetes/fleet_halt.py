@@ -50,7 +50,7 @@ def halt_body(namespace: str, run: object, wave: object, reason: object, failed:
 
 
 def lift_command(namespace: str | None) -> str:
-    return "kubectl delete configmap -n %s %s" % (namespace, HALT_NAME)
+    return f"kubectl delete configmap -n {namespace} {HALT_NAME}"
 
 
 def halt_message(halt: dict[str, Any]) -> str:

@@ -75,17 +75,17 @@ class SecretRef:
 
     def problems(self, option: str = "kubeconfig_secret") -> list[str]:
         """Why the reference can never name a Secret's key (before any request), as sentences."""
-        found = [name_problem("%s.name" % option, self.name),
-                 name_problem("%s.namespace" % option, self.namespace, "label")]
+        found = [name_problem(f"{option}.name", self.name),
+                 name_problem(f"{option}.namespace", self.namespace, "label")]
         if not _SECRET_KEY.match(self.key):
-            found.append("%s.key %r is no valid Secret key: letters, digits, '-', '_' and '.'" % (option, self.key))
+            found.append(f"{option}.key {self.key!r} is no valid Secret key: letters, digits, '-', '_' and '.'")
         return [problem for problem in found if problem]
 
     def as_dict(self) -> dict[str, str | None]:
         return {"name": self.name, "namespace": self.namespace, "key": self.key}
 
     def __str__(self) -> str:
-        return "Secret %s/%s" % (self.namespace, self.name)
+        return f"Secret {self.namespace}/{self.name}"
 
 
 class WorkloadKubeconfig:
@@ -151,24 +151,24 @@ def parse_kubeconfig_secret(secret: dict[str, Any] | None, ref: SecretRef) -> Wo
         raise KubeconfigSecretError("%s has no key %r (its keys: %s); the kubeconfig of a Cluster API cluster is "
                                     "under 'value'" % (ref, ref.key, ", ".join(sorted(data)) or "none"))
     encoded = data[ref.key]
-    where = "key %r of %s" % (ref.key, ref)
+    where = f"key {ref.key!r} of {ref}"
     try:
         content = _decode_base64(encoded or "")
     except (binascii.Error, ValueError, TypeError):
         raise KubeconfigSecretError("%s is not base64 (a Secret's data is base64: was it written to data instead "
                                     "of stringData?)" % where)
     if not content.strip():
-        raise KubeconfigSecretError("%s is empty: no kubeconfig" % where)
+        raise KubeconfigSecretError(f"{where} is empty: no kubeconfig")
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
-        raise KubeconfigSecretError("%s is not a kubeconfig: not UTF-8 text" % where)
+        raise KubeconfigSecretError(f"{where} is not a kubeconfig: not UTF-8 text")
     try:
         config = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = " (line %d, column %d)" % (mark.line + 1, mark.column + 1) if mark is not None else ""
-        raise KubeconfigSecretError("%s is not a kubeconfig: not valid YAML%s" % (where, at))
+        raise KubeconfigSecretError(f"{where} is not a kubeconfig: not valid YAML{at}")
     context, cluster, user = check_kubeconfig(config, where)
     return WorkloadKubeconfig(ref, content, config, context, cluster, user, encoded)
 
@@ -178,9 +178,9 @@ def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
     that a client can use it from a Secret; ``user`` is None for a context without one. Raises
     ``KubeconfigSecretError``."""
     if not isinstance(config, dict):
-        raise KubeconfigSecretError("%s is not a kubeconfig: YAML %s, not a mapping" % (where, type(config).__name__))
+        raise KubeconfigSecretError(f"{where} is not a kubeconfig: YAML {type(config).__name__}, not a mapping")
     if not isinstance(config.get("clusters"), list) or not config["clusters"]:
-        raise KubeconfigSecretError("%s is not a kubeconfig: it has no clusters" % where)
+        raise KubeconfigSecretError(f"{where} is not a kubeconfig: it has no clusters")
     current = config.get("current-context")
     if not current:
         raise KubeconfigSecretError("%s has no current-context: the kubeconfig must name the context to use "
@@ -196,7 +196,7 @@ def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
                                     % (where, current, cluster_name, _names(config, "clusters")))
     server = cluster["cluster"].get("server")
     if not isinstance(server, str) or not server.startswith(("https://", "http://")):
-        raise KubeconfigSecretError("%s: cluster %r has no server URL (https://...)" % (where, cluster_name))
+        raise KubeconfigSecretError(f"{where}: cluster {cluster_name!r} has no server URL (https://...)")
     user_name = context["context"].get("user")
     user: dict[str, Any] = {}
     if user_name:
@@ -210,7 +210,7 @@ def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
             raise KubeconfigSecretError(
                 "%s: user %r has %s credentials, which would run a program on this host; a kubeconfig from a "
                 "Secret may only carry certificates, a token or a user name and password" % (where, user_name, field))
-    for owner, entry in (("cluster %r" % cluster_name, cluster["cluster"]), ("user %r" % user_name, user)):
+    for owner, entry in ((f"cluster {cluster_name!r}", cluster["cluster"]), (f"user {user_name!r}", user)):
         for field, inline in FILE_FIELDS:
             if entry.get(field) and not entry.get(inline):
                 raise KubeconfigSecretError("%s: %s names a file (%s) on the host that reads it; a kubeconfig from a "
@@ -220,7 +220,7 @@ def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
                 try:
                     _decode_base64(entry[inline])
                 except (binascii.Error, ValueError, TypeError):
-                    raise KubeconfigSecretError("%s: %s's %s is not base64" % (where, owner, inline))
+                    raise KubeconfigSecretError(f"{where}: {owner}'s {inline} is not base64")
     return current, cluster_name, user_name or None
 
 
@@ -253,7 +253,7 @@ def client_settings(workload: WorkloadKubeconfig,
 def in_memory_file(label: str, content: bytes) -> str:
     """A path to ``content`` that lives in memory only (Linux ``memfd``), readable by this process as long as it
     runs."""
-    fd = os.memfd_create("flightcontrol-%s" % label, getattr(os, "MFD_CLOEXEC", 0))
+    fd = os.memfd_create(f"flightcontrol-{label}", getattr(os, "MFD_CLOEXEC", 0))
     view = memoryview(content)
     while view:
         view = view[os.write(fd, view):]
@@ -268,7 +268,7 @@ def read_kubeconfig_secret(kube: KubernetesClient, ref: SecretRef, deadline: Dea
         return json.loads(response.data)
 
     try:
-        secret = kube.call(read, "reading %s" % ref, deadline)
+        secret = kube.call(read, f"reading {ref}", deadline)
     except Exception as exc:  # pylint: disable=broad-except
         error = secret_read_error(exc, ref, kube.host)
         if error is None:
@@ -286,5 +286,5 @@ def secret_read_error(exc: BaseException, ref: SecretRef, host: str) -> Kubeconf
         return KubeconfigSecretError("reading %s was refused (HTTP 403): the credentials for %s need get on secrets "
                                      "in namespace %s" % (ref, host, ref.namespace))
     if is_status(exc, 401):
-        return KubeconfigSecretError("reading %s: the cluster at %s refused the credentials (HTTP 401)" % (ref, host))
+        return KubeconfigSecretError(f"reading {ref}: the cluster at {host} refused the credentials (HTTP 401)")
     return None

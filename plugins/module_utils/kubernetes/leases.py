@@ -36,7 +36,7 @@ class LeaseService:
         try:
             return self.kube.call(
                 lambda: self.kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name),
-                "read Lease %s/%s" % (namespace, name), deadline)
+                f"read Lease {namespace}/{name}", deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 404):
                 return None
@@ -63,5 +63,5 @@ class LeaseService:
             return self.kube.call(send, what, deadline, kind=kind)
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 409):
-                raise LeaseConflict("%s lost to another writer (HTTP 409)" % what)
+                raise LeaseConflict(f"{what} lost to another writer (HTTP 409)")
             raise

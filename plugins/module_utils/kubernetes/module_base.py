@@ -61,7 +61,7 @@ def _client(module: Any, settings: Mapping[str, Any], clock: Clock, params: Mapp
     try:
         return KubernetesClient(settings, clock=clock, request_timeout=params.get("api_timeout"))
     except CONFIG_ERRORS as exc:
-        raise ModuleFailure(refusal(exc) if refusal else "Kubernetes connection settings are invalid: %s" % (exc,))
+        raise ModuleFailure(refusal(exc) if refusal else f"Kubernetes connection settings are invalid: {exc}")
 
 
 def connect_kubernetes(module: Any, params: Mapping[str, Any], clock: Clock, clients: list[Any],
@@ -100,7 +100,7 @@ def connect_workload(module: Any, workload: WorkloadKubeconfig, clock: Clock, pa
         reason = str(exc)
         if any(value in reason for value in workload.secret_values):  # never quote the kubeconfig
             reason = type(exc).__name__
-        return "the kubeconfig in key %r of %s cannot be used: %s" % (workload.ref.key, workload.ref, reason)
+        return f"the kubeconfig in key {workload.ref.key!r} of {workload.ref} cannot be used: {reason}"
 
     kube = _client(module, client_settings(workload), clock, params, refusal)
     clients.append(kube)
@@ -121,16 +121,16 @@ def describe_kubernetes_error(exc: BaseException) -> str | None:
     if isinstance(exc, UnreachableError):
         return str(exc)
     if ApiException is not None and isinstance(exc, ApiException) and exc.status:
-        message = "Kubernetes API error: HTTP %s: %s" % (exc.status, status_message(exc))
+        message = f"Kubernetes API error: HTTP {exc.status}: {status_message(exc)}"
         hint = STATUS_HINTS.get(exc.status)
-        return "%s; %s" % (message, hint) if hint else message
+        return f"{message}; {hint}" if hint else message
     tls = tls_error(exc)
     if tls is not None:
         return ("TLS verification of the Kubernetes API failed: %s. Check ca_cert (or the kubeconfig's "
                 "certificate-authority) and the API's host name; validate_certs: false skips the check (test "
                 "clusters only)" % (getattr(tls, "reason", None) or getattr(tls, "strerror", None) or tls,))
     if describe_fault(exc) is not None:
-        return "Kubernetes API error: %s" % (exc,)
+        return f"Kubernetes API error: {exc}"
     return None
 
 

@@ -78,7 +78,7 @@ class Feed:
 
     def describe(self) -> str:
         selector = self.field_selector or self.label_selector
-        return "%s in %s%s" % (self.plural, self.namespace, " (%s)" % selector if selector else "")
+        return "%s in %s%s" % (self.plural, self.namespace, f" ({selector})" if selector else "")
 
     def selectors(self) -> dict[str, str]:
         found = {}
@@ -183,7 +183,7 @@ class ObjectWatch:
             self._list(index, deadline)
         for index in range(len(self.feeds)):
             thread = threading.Thread(target=self._follow, args=(index, deadline),
-                                      name="watch-%s" % self.feeds[index].plural)
+                                      name=f"watch-{self.feeds[index].plural}")
             thread.daemon = True  # a wait that ends never waits for its watches
             thread.start()
         return self
@@ -200,7 +200,7 @@ class ObjectWatch:
         found = self.kube.call(
             lambda: self.kube.custom.list_namespaced_custom_object(
                 feed.group, feed.version, feed.namespace, feed.plural, **feed.selectors()),
-            "listing %s" % feed.describe(), deadline)
+            f"listing {feed.describe()}", deadline)
         items = found.get("items") or []
         now = self.clock.monotonic()
         with self.lock:
@@ -231,7 +231,7 @@ class ObjectWatch:
             if not self._stopped.is_set():
                 with self.lock:
                     if self.failure is None:
-                        self.failure = "watching %s failed: %s" % (self.feeds[index].describe(), failure_text(exc))
+                        self.failure = f"watching {self.feeds[index].describe()} failed: {failure_text(exc)}"
                     self.lock.notify_all()
 
     def _watch_once(self, index: int, deadline: Deadline) -> bool:
@@ -245,7 +245,7 @@ class ObjectWatch:
                     resource_version=self.versions[index], allow_watch_bookmarks=True, timeout_seconds=seconds,
                     _preload_content=False, _request_timeout=(CONNECT_SECONDS, seconds + READ_MARGIN),
                     **feed.selectors()),
-                "watching %s" % feed.describe(), deadline)
+                f"watching {feed.describe()}", deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 410):
                 self._relist(index, deadline)
@@ -352,7 +352,7 @@ def given_up(watch: ObjectWatch | None) -> dict[str, Any] | None:
     if watch is None or watch.failure is None:
         return None
     watch.stop()
-    return dict(method="poll", fallback_reason="the watch stopped, polling took over: %s" % watch.failure,
+    return dict(method="poll", fallback_reason=f"the watch stopped, polling took over: {watch.failure}",
                 **watch.summary())
 
 
