@@ -134,20 +134,20 @@ def _describe_condition(condition: dict[str, Any], where: Optional[str]) -> str:
 def _pause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: Optional[str], record: Optional[Record],
                now: float, quiet_period: float, since: float) -> Tuple[Optional[str], Optional[str]]:
     if BLOCK_MOVE_ANNOTATION in annotations(obj):
-        return None, "the %s annotation is still set (its provider has not finished)" % BLOCK_MOVE_ANNOTATION
+        return None, f"the {BLOCK_MOVE_ANNOTATION} annotation is still set (its provider has not finished)"
     if condition is not None:
         if not condition_true(condition):
-            return None, "%s: not paused yet" % _describe_condition(condition, where)
+            return None, f"{_describe_condition(condition, where)}: not paused yet"
         if not _condition_caught_up(obj, condition):
             return None, "%s, but the object is at generation %s: its controller has not seen the pause yet" % (
                 _describe_condition(condition, where), generation(obj))
         return _describe_condition(condition, where), None
     if record is not None and record.block_move_gone_at is not None:
-        return "the %s annotation was removed by its provider" % BLOCK_MOVE_ANNOTATION, None
+        return f"the {BLOCK_MOVE_ANNOTATION} annotation was removed by its provider", None
     quiet_since = max(since, record.changed_at if record is not None else now)
     quiet_for = now - quiet_since
     if quiet_for >= quiet_period:
-        return ("reports no pause state; no writes for %.1f s (quiet period %s s)" % (quiet_for, quiet_period)), None
+        return (f"reports no pause state; no writes for {quiet_for:.1f} s (quiet period {quiet_period} s)"), None
     return None, ("reports no pause state; waiting for %s s without writes (quiet for %.1f s%s)" % (
         quiet_period, max(0.0, quiet_for),
         ", %d write(s) seen during the wait" % record.writes_seen if record is not None and record.writes_seen else ""))
@@ -160,7 +160,7 @@ def _unpause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where
                       "annotation to unpause it" % PAUSED_ANNOTATION)
     if condition is not None:
         if condition_true(condition):
-            return None, "%s: still paused" % _describe_condition(condition, where)
+            return None, f"{_describe_condition(condition, where)}: still paused"
         if not _condition_caught_up(obj, condition):
             return None, "%s, but the object is at generation %s: its controller has not seen the unpause yet" % (
                 _describe_condition(condition, where), generation(obj))

@@ -211,8 +211,8 @@ class PauseAckRunner(ModuleRunner):
 
     def failure_text(self, outcome: WaitResult) -> str:
         options, paused = self.options, self.target.paused
-        what = "set spec.paused=%s" % str(paused).lower() if self.target.changed else \
-            "found spec.paused=%s already" % str(paused).lower()
+        what = f"set spec.paused={str(paused).lower()}" if self.target.changed else \
+            f"found spec.paused={str(paused).lower()} already"
         if outcome.timed_out:
             return ("Cluster %s/%s: this task %s (left as it is), but after %.0f s not every controller has "
                     "acknowledged the %s: %s" % (options.namespace, options.name, what, outcome.elapsed,
