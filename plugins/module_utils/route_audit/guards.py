@@ -37,7 +37,7 @@ def cidr_scope_problem(cluster_cidrs: Iterable[IPNetwork], router_subnets: Itera
             return whole_family(what, cidr)
         for subnet in router_subnets:
             if subnet.version == cidr.version and (subnet.subnet_of(cidr) or cidr.subnet_of(subnet)):  # type: ignore[arg-type]
-                clashes.append("%s overlaps the router's subnet %s" % (cidr, subnet))
+                clashes.append(f"{cidr} overlaps the router's subnet {subnet}")
     if clashes:
         return ("%s is wider than the cluster's pod network: %s. Pod routes never lie inside the "
                 "router's own subnets; give the pod network only (kube-controller-manager's --cluster-cidr)"

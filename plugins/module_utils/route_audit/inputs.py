@@ -28,7 +28,7 @@ def normalize_cluster_cidrs(values: Iterable[Any] | None, what: str = "cluster_c
     cluster's). The rule every CIDR-typed pod network input of route_audit is checked by, before any request; the
     overlap with the router's own subnets needs the router (``cidr_scope_problem``)."""
     if not values:
-        raise PlanError("%s needs at least one CIDR" % what)
+        raise PlanError(f"{what} needs at least one CIDR")
     cidrs: list[IPNetwork] = []
     for value in values:
         cidr = parse_cidr(value, what)
@@ -40,7 +40,7 @@ def normalize_cluster_cidrs(values: Iterable[Any] | None, what: str = "cluster_c
 
 
 def whole_family(what: str, cidr: IPNetwork) -> str:
-    return "%s %s is every address of its family; give the cluster's pod network" % (what, cidr)
+    return f"{what} {cidr} is every address of its family; give the cluster's pod network"
 
 
 def normalize_keep_routes(values: Iterable[dict[str, Any]] | None) -> KeptRoutes:
@@ -51,8 +51,8 @@ def normalize_keep_routes(values: Iterable[dict[str, Any]] | None) -> KeptRoutes
     for index, route in enumerate(values or []):
         where = "keep_routes[%d]" % index
         try:
-            destination = parse_cidr(route.get("destination"), "%s destination" % where)
-            nexthop = parse_address(route.get("nexthop"), "%s nexthop" % where)
+            destination = parse_cidr(route.get("destination"), f"{where} destination")
+            nexthop = parse_address(route.get("nexthop"), f"{where} nexthop")
         except PlanError as exc:
             problems.append(str(exc))
             continue

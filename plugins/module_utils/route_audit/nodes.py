@@ -58,11 +58,11 @@ def normalize_nodes(raw_nodes: Iterable[Any] | None, cluster_cidrs: Iterable[IPN
     for index, raw in enumerate(raw_nodes or []):
         where = "%s[%d]" % (source, index)
         if not isinstance(raw, dict):
-            problems.append("%s is not a dict with name, pod_cidr and address" % where)
+            problems.append(f"{where} is not a dict with name, pod_cidr and address")
             continue
         name = raw.get("name")
         if not name:
-            problems.append("%s has no name" % where)
+            problems.append(f"{where} has no name")
             continue
         where = "%s[%d] (%s)" % (source, index, name)
         if name in names:
@@ -96,7 +96,7 @@ def incomplete_reason(cidr_values: list[Any], address_values: list[Any]) -> str 
     try:
         addresses = _node_addresses(address_values, "its")
     except PlanError as exc:
-        return "no usable address: %s" % str(exc)
+        return f"no usable address: {str(exc)}"
     for value in cidr_values:
         network = cidr_cache.destination(as_text(value).strip())
         if network is not None and not any(a.version == network.version for a in addresses):
@@ -146,7 +146,7 @@ def _node_addresses(values: list[Any], where: str) -> list[IPAddress]:
     """A node's addresses, at most one per family."""
     addresses: list[IPAddress] = []
     for value in values:
-        address = parse_address(value, "%s address" % where)
+        address = parse_address(value, f"{where} address")
         if any(a.version == address.version for a in addresses):
             raise PlanError("%s has two IPv%d addresses (%s); give one per family" % (
                 where, address.version, ", ".join(map(str, values))))
@@ -198,10 +198,10 @@ def _node_pod_cidrs(values: list[Any], node: Node, where: str, cluster_cidrs: It
     """A node's pod CIDRs: inside a cluster CIDR, of a family the node has an address of, claimed by no other
     node (``owners``: the ``_Claims`` so far, pod CIDR -> node name, updated)."""
     if not values:
-        raise PlanError("%s has no pod CIDR" % where)
+        raise PlanError(f"{where} has no pod CIDR")
     cidrs: list[IPNetwork] = []
     for value in values:
-        cidr = parse_cidr(value, "%s pod CIDR" % where)
+        cidr = parse_cidr(value, f"{where} pod CIDR")
         if not inside(cidr, cluster_cidrs):
             raise PlanError("%s pod CIDR %s is outside cluster_cidr %s; its route would never be managed" % (
                 where, cidr, ", ".join(map(str, cluster_cidrs))))
@@ -213,7 +213,7 @@ def _node_pod_cidrs(values: list[Any], node: Node, where: str, cluster_cidrs: It
                 where, cidr, owners[cidr]))
         clash = owners.overlapping(cidr)
         if clash is not None:
-            raise PlanError("%s pod CIDR %s overlaps %s of node %s" % (where, cidr, clash[0], clash[1]))
+            raise PlanError(f"{where} pod CIDR {cidr} overlaps {clash[0]} of node {clash[1]}")
         owners.claim(cidr, node["name"])
         if cidr not in cidrs:
             cidrs.append(cidr)

@@ -44,7 +44,7 @@ def parse_cidr(text: object, what: str) -> IPNetwork:
     """A CIDR in network form; PlanError for malformed input or host bits (Neutron refuses those)."""
     text = as_text(text).strip()
     if "/" not in text:
-        raise PlanError("%s %r is not a CIDR (it needs a prefix length, e.g. 198.19.1.0/24)" % (what, text))
+        raise PlanError(f"{what} {text!r} is not a CIDR (it needs a prefix length, e.g. 198.19.1.0/24)")
     try:
         network = cidr_cache.network(text)  # in network form: the common case, one parse
     except ValueError:
@@ -54,7 +54,7 @@ def parse_cidr(text: object, what: str) -> IPNetwork:
     try:
         loose = ipaddress.ip_network(text, strict=False)
     except ValueError as exc:
-        raise PlanError("%s %r is not a valid CIDR: %s" % (what, text, exc))
+        raise PlanError(f"{what} {text!r} is not a valid CIDR: {exc}")
     if loose.network_address != ipaddress.ip_interface(text).ip:
         raise PlanError("%s %s has host bits set; Neutron refuses it as a route destination (did you mean %s?)"
                         % (what, text, loose))
@@ -64,7 +64,7 @@ def parse_cidr(text: object, what: str) -> IPNetwork:
 def parse_address(text: object, what: str) -> IPAddress:
     address = cidr_cache.address(as_text(text).strip())
     if address is None:
-        raise PlanError("%s %r is not an IP address" % (what, text))
+        raise PlanError(f"{what} {text!r} is not an IP address")
     return address
 
 

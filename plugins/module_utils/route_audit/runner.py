@@ -223,7 +223,7 @@ class RouteAuditRunner(ModuleRunner):
         scope_problem = route_guards.cidr_scope_problem(cidrs, view.networks) or route_guards.cidr_scope_problem(
             self.controller_cidrs or [], view.networks, "cloud_controller.cluster_cidr")
         if scope_problem:
-            raise ModuleFailure("router %s: %s; nothing was changed" % (view.label, scope_problem))
+            raise ModuleFailure(f"router {view.label}: {scope_problem}; nothing was changed")
         node_ports: dict[str, Any] = self.match_ports(nodes, view.ports) if options.check_address_pairs else {}
         audited = Audited(source=source, nodes=nodes, cidrs=cidrs, node_ports=node_ports, owner=owner)
         audited.findings = self.audit(view.router.get("routes") or [], node_ports, view, audited)
@@ -297,7 +297,7 @@ class RouteAuditRunner(ModuleRunner):
         result.update(remaining=findings, healthy=not any(f["severity"] == route_findings.ERROR for f in findings),
                       changed=False, routes=self.route_counts(before, before, audited),
                       limit=self.limit_view(before, view, audited))
-        raise ModuleFailure("router %s: %s" % (view.label, refusal), **result)
+        raise ModuleFailure(f"router {view.label}: {refusal}", **result)
 
     # -- the result --------------------------------------------------------------------
 
