@@ -56,7 +56,7 @@ def protocol_number(protocol: Any, ethertype: str | None) -> int | None:
             raise RuleError("protocol %r is neither a known protocol name (%s) nor a number 0-255" % (
                 protocol, ", ".join(sorted(PROTOCOL_NUMBERS))))
         if not 0 <= number <= 255:
-            raise RuleError("protocol number %s is outside 0-255" % number)
+            raise RuleError(f"protocol number {number} is outside 0-255")
     if ethertype == "IPv6" and number == 1:
         number = 58
     return number
@@ -79,7 +79,7 @@ def normalize_prefix(prefix: Any, ethertype: str | None = None, what: str = "rem
     try:
         network = ipaddress.ip_network(str(prefix).strip(), strict=False)
     except ValueError as exc:
-        raise RuleError("%s %r is not a valid CIDR: %s" % (what, prefix, exc))
+        raise RuleError(f"{what} {prefix!r} is not a valid CIDR: {exc}")
     if ethertype is not None and "IPv%d" % network.version != ethertype:
         raise RuleError("%s %s is an IPv%d prefix but the rule's ethertype is %s" % (
             what, prefix, network.version, ethertype))
@@ -94,7 +94,7 @@ def _port(value: Any, name: str) -> int | None:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise RuleError("%s %r is not an integer" % (name, value))
+        raise RuleError(f"{name} {value!r} is not an integer")
 
 
 class Rule:
@@ -146,7 +146,7 @@ class Rule:
     def label(self) -> str:
         parts = [self.direction, self.ethertype, protocol_name(self.protocol) or "any"]
         if self.port_range_min is not None or self.port_range_max is not None:
-            parts.append("%s-%s" % (self.port_range_min, self.port_range_max))
+            parts.append(f"{self.port_range_min}-{self.port_range_max}")
         if self.remote_ip_prefix:
             parts.append("from " + self.remote_ip_prefix)
         if self.remote_group_id:
@@ -164,21 +164,21 @@ def _canonical_ports(protocol: int | None, pmin: int | None, pmax: int | None) -
         raise RuleError("a port range needs a protocol (Neutron: SecurityGroupProtocolRequiredWithPorts)")
     if protocol in PORT_PROTOCOLS:
         if pmin == 0 or pmax == 0:
-            raise RuleError("port 0 is not allowed for %s" % protocol_name(protocol))
+            raise RuleError(f"port 0 is not allowed for {protocol_name(protocol)}")
         if pmin is None or pmax is None or pmin > pmax:
             raise RuleError("%s needs port_range_min <= port_range_max, both given (got %s and %s)" % (
                 protocol_name(protocol), pmin, pmax))
         if not (1 <= pmin <= 65535 and 1 <= pmax <= 65535):
-            raise RuleError("ports must be within 1-65535 (got %s-%s)" % (pmin, pmax))
+            raise RuleError(f"ports must be within 1-65535 (got {pmin}-{pmax})")
         if (pmin, pmax) == (1, 65535):
             return None, None
         return pmin, pmax
     if protocol in ICMP_PROTOCOLS:
         for value, field in ((pmin, "type (port_range_min)"), (pmax, "code (port_range_max)")):
             if value is not None and not 0 <= value <= 255:
-                raise RuleError("ICMP %s %s is outside 0-255" % (field, value))
+                raise RuleError(f"ICMP {field} {value} is outside 0-255")
         if pmin is None and pmax is not None:
-            raise RuleError("an ICMP code (port_range_max %s) needs an ICMP type (port_range_min)" % pmax)
+            raise RuleError(f"an ICMP code (port_range_max {pmax}) needs an ICMP type (port_range_min)")
         return pmin, pmax
     raise RuleError("protocol %s takes no port range; only tcp, udp, dccp, sctp (ports) and icmp (type/code) do"
                     % protocol_name(protocol))
@@ -203,7 +203,7 @@ def normalize_rule(spec: Mapping[str, Any], group_ids: Mapping[str, str] | None 
         raise RuleError("ethertype %r is not one of %s" % (ethertype, ", ".join(ETHERTYPES)))
     protocol = protocol_number(spec.get("protocol"), ethertype)
     if protocol in IPV6_ONLY_PROTOCOLS and ethertype == "IPv4":
-        raise RuleError("protocol %s is IPv6 only but the ethertype is IPv4" % protocol_name(protocol))
+        raise RuleError(f"protocol {protocol_name(protocol)} is IPv6 only but the ethertype is IPv4")
     pmin = _port(spec.get("port_range_min"), "port_range_min")
     pmax = _port(spec.get("port_range_max"), "port_range_max")
     port = _port(spec.get("port"), "port")
@@ -223,7 +223,7 @@ def normalize_rule(spec: Mapping[str, Any], group_ids: Mapping[str, str] | None 
         elif is_uuid(remote_group):
             remote_group_id = normalize_uuid(remote_group)
         else:
-            raise RuleError("remote_group %r is not a security group id nor a name found" % remote_group)
+            raise RuleError(f"remote_group {remote_group!r} is not a security group id nor a name found")
     return Rule(direction, ethertype, protocol, pmin, pmax, prefix, remote_group_id,
                 description=spec.get("description"))
 
@@ -243,7 +243,7 @@ def pod_cidr_rules(cidrs: Iterable[Any], description: str | None = None) -> list
         try:
             network = ipaddress.ip_network(str(cidr).strip(), strict=False)
         except ValueError as exc:
-            raise RuleError("pod_cidr %r is not a valid CIDR: %s" % (cidr, exc))
+            raise RuleError(f"pod_cidr {cidr!r} is not a valid CIDR: {exc}")
         ethertype = "IPv%d" % network.version
         for proto in POD_PROTOCOLS:
             rules.append(normalize_rule(dict(direction="ingress", ethertype=ethertype, protocol=proto,
@@ -396,7 +396,7 @@ def text_problem(what: str, value: str | None, required: bool = False) -> str | 
     if value is None:
         return None
     if required and not value.strip():
-        return "%s must not be empty or blank" % what
+        return f"{what} must not be empty or blank"
     if len(value) > NAME_LENGTH:
         return "%s is %d characters long; Neutron takes at most %d" % (what, len(value), NAME_LENGTH)
     return None

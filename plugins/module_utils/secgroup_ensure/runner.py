@@ -199,7 +199,7 @@ class SecgroupRunner(ModuleRunner):
         if options.exclusive and work.group is not None:
             refusal = sr.exclusive_refusal(work.plan, work.existing, options.max_removal_share)
             if refusal:
-                raise ModuleFailure("security group %s: %s" % (work.name, refusal))
+                raise ModuleFailure(f"security group {work.name}: {refusal}")
 
     # -- the run -----------------------------------------------------------------------
 
@@ -327,7 +327,7 @@ class SecgroupRunner(ModuleRunner):
         delete, gone, refusal = sr.recheck_deletes(planned, fresh, self.options.max_removal_share)
         progress.deletes_made.extend(gone)
         if refusal and self.options.exclusive and work.group is not None:  # a group made by this run: no guard
-            raise ModuleFailure("on the group as it is now (read again before the deletes): %s" % refusal)
+            raise ModuleFailure(f"on the group as it is now (read again before the deletes): {refusal}")
         return delete
 
     def update_port(self, api: NetworkService, change: sr.PortChange, group_id: str, deadline: Deadline,
