@@ -37,7 +37,7 @@ def parse_time(text: str | None) -> datetime.datetime:
         raise PlanError("a server has no created time")
     parsed = parse_utc(text)
     if parsed is None:
-        raise PlanError("created time %r is not an ISO 8601 time" % (text,))
+        raise PlanError(f"created time {text!r} is not an ISO 8601 time")
     return parsed
 
 
@@ -86,7 +86,7 @@ def unmatched_message(missing: Sequence[str], metadata: Mapping[str, Any] | None
     if missing:
         return ("servers entr%s %s matched no server%s among the project's %d (%s); nothing was deleted: fix the "
                 "entry or remove it" % ("y" if len(missing) == 1 else "ies", ", ".join(repr(m) for m in missing),
-                                        " with server_metadata %s" % (metadata,) if metadata else "", count, RULE))
+                                        f" with server_metadata {metadata}" if metadata else "", count, RULE))
     return ("no server of the project's %d has server_metadata %s; nothing was deleted: fix server_metadata"
             % (count, metadata))
 
@@ -142,18 +142,18 @@ def classify(servers: Iterable[dict[str, Any]], nodes: Iterable[dict[str, Any]],
         task = server.get("task_state")
         if node:
             state = REGISTERED
-            reason = "registered as Node %s (matched by %s)" % (node, how)
+            reason = f"registered as Node {node} (matched by {how})"
             if status == "ERROR":
                 reason += "; the server is in ERROR but its Node exists, so it is left alone"
         elif task == "deleting" or status in GONE_STATUSES:
             state = DELETING
-            reason = "being deleted (task_state deleting)" if task == "deleting" else "status %s" % status
+            reason = "being deleted (task_state deleting)" if task == "deleting" else f"status {status}"
         elif status == "ERROR":
             state = ERROR
             reason = "server in ERROR and no Node"
         elif age >= timeout:
             state = UNREGISTERED
-            reason = "no Node after %s (registration_timeout %s)" % (duration(age), duration(timeout))
+            reason = f"no Node after {duration(age)} (registration_timeout {duration(timeout)})"
         else:
             state = WAITING
             reason = "no Node yet, %s of the %s registration_timeout left" % (
@@ -180,7 +180,7 @@ def foreign_mark(metadata: Any, marks: Mapping[str, Any]) -> str | None:
     """``key=value`` of ``metadata`` that contradicts the cluster's ``marks`` (another cluster's tag), or None."""
     for key in sorted(marks):
         if key in (metadata or {}) and str(metadata[key]) != str(marks[key]):
-            return "%s=%s" % (key, metadata[key])
+            return f"{key}={metadata[key]}"
     return None
 
 
@@ -262,14 +262,14 @@ def recheck(record: dict[str, Any], servers_now: list[dict[str, Any]], nodes_now
     try:
         chosen = choose_servers(servers_now, patterns, metadata)
     except ResolveError as exc:
-        return "the selection no longer resolves: %s" % exc
+        return f"the selection no longer resolves: {exc}"
     if server["id"] not in chosen.matched:
         return "the selection no longer chooses it (now named %r)" % server.get("name")
     if not chosen.destructible(server["id"]):
         return "it is now matched only through '?' or '[...]' (now named %r)" % server.get("name")
     mark = foreign_mark(server.get("metadata"), marks)
     if mark:
-        return "it now carries %s, another cluster's mark" % mark
+        return f"it now carries {mark}, another cluster's mark"
     if not nodes_now:
         return "no Kubernetes Node is visible any more; the Node source looks broken"
     records_now = classify(chosen.chosen, nodes_now, now, timeout)
