@@ -242,7 +242,7 @@ def audit_ports(view: View, options: Options, networks_by_id: dict[str, Obj]) ->
             population[COMPUTE_PORTS] += 1
             if device in server_ids:
                 continue
-            why = "device_owner %s, device_id %s: no server of the project has this id" % (owner, device)
+            why = f"device_owner {owner}, device_id {device}: no server of the project has this id"
             group = COMPUTE_PORTS
         elif not owner and not device and claimed and port_age is not None and port_age >= options.port_grace_period:
             why = "no device, older than port_grace_period (%s), on cluster %s's network or made for it" % (
@@ -261,9 +261,9 @@ def cluster_addresses(view: View, resource: str, networks_by_id: dict[str, Obj])
     nets = [n["id"] for n in networks_by_id.values() if n.get("name") == PREFIX + resource]
     if nets:
         ports = [p for p in ports if p.get("network_id") in nets]
-        how = "no server on network %s%s has this address" % (PREFIX, resource)
+        how = f"no server on network {PREFIX}{resource} has this address"
     else:
-        how = "no server of the project has this address (the cluster has no network %s%s)" % (PREFIX, resource)
+        how = f"no server of the project has this address (the cluster has no network {PREFIX}{resource})"
     return set(ip.get("ip_address") for p in ports for ip in p.get("fixed_ips") or []), how
 
 
@@ -364,7 +364,7 @@ def unknown_kinds(view: View) -> dict[str, str]:
     for kind in KINDS:
         missing = [v for v in NEEDS[kind] if v in view.unknown]
         if missing:
-            result[kind] = "; ".join("%s: %s" % (v, view.unknown[v]) for v in missing)
+            result[kind] = "; ".join(f"{v}: {view.unknown[v]}" for v in missing)
     return result
 
 
@@ -442,7 +442,7 @@ def recheck(entry: Finding, fresh: Audit, cleanup: Collection[str]) -> str | Non
     """None when ``entry`` may still be deleted on ``fresh`` (the ``Audit`` of a read made just before its
     deletion), else why not: the object is gone or changed, no longer a leak, or the guards now refuse it."""
     if fresh.unknown:
-        return "the view is partial now (%s)" % "; ".join("%s unknown" % k for k in sorted(fresh.unknown))
+        return "the view is partial now (%s)" % "; ".join(f"{k} unknown" for k in sorted(fresh.unknown))
     now = next((f for f in fresh.findings if f["kind"] == entry["kind"] and f["id"] == entry["id"]), None)
     if now is None:
         return "since the audit it is gone or no longer a leak"

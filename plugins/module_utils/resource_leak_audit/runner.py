@@ -42,7 +42,7 @@ def refusal_of(exc: BaseException) -> str | None:
     if http_status(exc) in REFUSED:
         return service_message(exc)
     if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.EndpointNotFound):
-        return "the service is not in the catalog (%s)" % exc
+        return f"the service is not in the catalog ({exc})"
     return None
 
 
