@@ -49,7 +49,7 @@ def file_state(path: str) -> tuple[bytes | None, int | None]:
     except OSError:
         return None, None
     if not stat.S_ISREG(info.st_mode):
-        raise ModuleFailure("dest %s exists and is no regular file; nothing was written" % path)
+        raise ModuleFailure(f"dest {path} exists and is no regular file; nothing was written")
     with open(path, "rb") as handle:
         return handle.read(), stat.S_IMODE(info.st_mode)
 
@@ -63,7 +63,7 @@ def file_diff(path: str, ref: SecretRef, before_content: bytes | None, before_mo
     before = None if before_content is None else (HIDDEN if before_content == content else "(another kubeconfig, "
                                                                                            "not shown)")
     return {"before_header": path, "after_header": path, "before": lines(before, before_mode),
-            "after": lines("(kubeconfig from %s, not shown)" % ref if before_content != content else HIDDEN,
+            "after": lines(f"(kubeconfig from {ref}, not shown)" if before_content != content else HIDDEN,
                            FILE_MODE)}
 
 
@@ -71,7 +71,7 @@ def write_private_file(path: str, content: bytes) -> None:
     """Write ``content`` to ``path`` with mode 0600 from the start (a new file beside it, renamed over it)."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise ModuleFailure("the directory of dest %s does not exist; nothing was written" % path)
+        raise ModuleFailure(f"the directory of dest {path} does not exist; nothing was written")
     partial = os.path.join(directory, ".%s.%d.partial" % (os.path.basename(path), os.getpid()))
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
@@ -130,7 +130,7 @@ class WorkloadKubeconfigRunner(ModuleRunner):
         import kubernetes  # pylint: disable=import-outside-toplevel
         version_api = kubernetes.client.VersionApi(kube.api_client)
         answer = kube.call(lambda: json.loads(version_api.get_code(_preload_content=False).data),
-                           "reading the workload cluster's version at %s" % kube.host, deadline)
+                           f"reading the workload cluster's version at {kube.host}", deadline)
         return answer.get("gitVersion")
 
     def place_file(self, path: str, workload: WorkloadKubeconfig, ref: SecretRef, result: dict[str, Any]) -> None:
@@ -146,4 +146,4 @@ class WorkloadKubeconfigRunner(ModuleRunner):
                 else:
                     write_private_file(path, workload.content)
             except OSError as exc:
-                raise ModuleFailure("cannot write dest %s: %s; nothing was written" % (path, exc.strerror or exc))
+                raise ModuleFailure(f"cannot write dest {path}: {exc.strerror or exc}; nothing was written")
