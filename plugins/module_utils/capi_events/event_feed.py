@@ -78,9 +78,9 @@ class EventFeed:
         self.response = None
 
     def describe(self) -> str:
-        where = "namespace %s" % self.namespace if self.namespace else "all namespaces"
+        where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
         return "%s.%s/%s in %s%s" % (self.plural, self.group, self.version, where,
-                                     " (%s)" % self.label_selector if self.label_selector else "")
+                                     f" ({self.label_selector})" if self.label_selector else "")
 
     def _request(self, **kwargs: Any) -> Any:
         if self.label_selector:
@@ -95,12 +95,12 @@ class EventFeed:
         """The objects now (each with apiVersion and kind); remembers the list's resourceVersion."""
         deadline = Deadline.after(self.clock, LIST_SECONDS)
         try:
-            found = self.kube.call(self._request, "listing %s" % self.describe(), deadline)
+            found = self.kube.call(self._request, f"listing {self.describe()}", deadline)
         except Exception as exc:  # pylint: disable=broad-except
             raise self.refusal(exc, "listing")
         items = found.get("items") or []
         for item in items:
-            item.setdefault("apiVersion", "%s/%s" % (self.group, self.version))
+            item.setdefault("apiVersion", f"{self.group}/{self.version}")
             item.setdefault("kind", self.kind)
         self.resource_version = (found.get("metadata") or {}).get("resourceVersion")
         return items
@@ -124,7 +124,7 @@ class EventFeed:
                 if stop.is_set():
                     return
                 if any(is_status(exc, status) for status in tuple(TERMINAL) + NOT_WATCHED):
-                    raise FeedError("watching %s failed: %s" % (self.describe(), failure_text(exc)))
+                    raise FeedError(f"watching {self.describe()} failed: {failure_text(exc)}")
                 brought = False
             failures = 0 if brought else failures + 1
             if failures >= MAX_FAILURES:
@@ -170,7 +170,7 @@ class EventFeed:
             if value:
                 self.resource_version = value
             return True
-        value.setdefault("apiVersion", "%s/%s" % (self.group, self.version))
+        value.setdefault("apiVersion", f"{self.group}/{self.version}")
         value.setdefault("kind", self.kind)
         version = (value.get("metadata") or {}).get("resourceVersion")
         if version:

@@ -297,7 +297,7 @@ class EventState:
         try:
             host = self.hostname_format.format(name=cluster, namespace=namespace, uid=variables["capi_cluster_uid"])
         except (KeyError, IndexError, ValueError):
-            host = "%s/%s" % (namespace, cluster)
+            host = f"{namespace}/{cluster}"
         result = dict(type=kind, cluster=dict(namespace=namespace, name=cluster), host=host)
         result.update(fields)
         result["meta"] = dict(hosts=host)
