@@ -286,12 +286,12 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         except HostnameError as exc:
             raise AnsibleParserError(str(exc))
         except FlightcontrolError as exc:  # NotServed (no Cluster API there), UnreachableError, DeadlineExceeded
-            raise AnsibleParserError("%s: %s" % (self.NAME, exc))
+            raise AnsibleParserError(f"{self.NAME}: {exc}")
         except Exception as exc:  # pylint: disable=broad-except
             message = describe_kubernetes_error(exc)
             if message is None:
                 raise
-            raise AnsibleParserError("%s: %s" % (self.NAME, message))
+            raise AnsibleParserError(f"{self.NAME}: {message}")
 
     def connect(self, clock: Clock) -> KubernetesClient:
         if K8S_IMPORT_ERROR is not None:
@@ -301,7 +301,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         try:
             return KubernetesClient(auth_settings(params), clock=clock, request_timeout=self.get_option("api_timeout"))
         except CONFIG_ERRORS as exc:
-            raise AnsibleParserError("%s: Kubernetes connection settings are invalid: %s" % (self.NAME, exc))
+            raise AnsibleParserError(f"{self.NAME}: Kubernetes connection settings are invalid: {exc}")
 
     def _read(self, namespaces: list[str]) -> list[dict[str, Any]]:
         clock = Clock()
@@ -315,7 +315,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                                         self.get_option("label_selector"), deadline)
             self.warn_missing_namespaces(kube, namespaces, clusters, deadline)
             for cluster in clusters:
-                cluster.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, contract))
+                cluster.setdefault("apiVersion", f"{CORE_GROUP}/{contract}")
                 cluster.setdefault("kind", "Cluster")
             related = []
             for group, kind in related_kinds(clusters):
@@ -340,7 +340,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 continue
             try:
                 kube.call(lambda where=namespace: kube.core.read_namespace(where),  # type: ignore[misc]
-                          "reading namespace %s" % namespace, deadline)
+                          f"reading namespace {namespace}", deadline)
             except Exception as exc:  # pylint: disable=broad-except
                 if is_status(exc, 404):
                     self.display.warning("%s: namespace %s does not exist; no Clusters were read from it (check "
@@ -354,14 +354,14 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         version = capi.version_for(group, contract)
         try:
             if version is None:
-                raise NotServed("the Kubernetes API does not serve %s" % group)
+                raise NotServed(f"the Kubernetes API does not serve {group}")
             plural = capi.plural(group, version, kind, deadline)
         except NotServed as exc:
-            self.display.warning("%s: %s; the clusters' %s variables are left empty" % (self.NAME, exc, kind))
+            self.display.warning(f"{self.NAME}: {exc}; the clusters' {kind} variables are left empty")
             return None
         items = capi.list_across(group, version, plural, namespaces, None, deadline)
         for item in items:
-            item.setdefault("apiVersion", "%s/%s" % (group, version))
+            item.setdefault("apiVersion", f"{group}/{version}")
             item.setdefault("kind", kind)
         return items
 
