@@ -355,7 +355,8 @@ def resource_path(obj: dict) -> str:
 _PLURALS = {"CustomResourceDefinition": "customresourcedefinitions",
             "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
             "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
-            "KubeadmControlPlane": "kubeadmcontrolplanes", "Namespace": "namespaces"}
+            "KubeadmControlPlane": "kubeadmcontrolplanes", "Namespace": "namespaces",
+            "ClusterClass": "clusterclasses"}
 
 
 def _tcp_open(port: int) -> bool:
