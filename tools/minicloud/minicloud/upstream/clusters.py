@@ -88,6 +88,15 @@ def class_cluster_objects(name: str, namespace: str, control_plane: int, opensta
     return [*namespace_object, *classes.class_objects(class_name, namespace, PROVISIONING, CRI_SOCKET, sans), cluster]
 
 
+def _apply(plane, obj: dict) -> dict:
+    """Server-side apply, as the plane's ``apply`` does, with the ClusterClass's plural (``clusterclasses``)."""
+    if obj["kind"] != "ClusterClass":
+        return plane.apply(obj)
+    meta = obj["metadata"]
+    path = f"{capo_lb.CAPI}/namespaces/{meta['namespace']}/clusterclasses/{meta['name']}?fieldManager=minicloud&force=true"
+    return plane.request("PATCH", path, obj, content_type="application/apply-patch+yaml")
+
+
 def _control_plane_name(plane, name: str, namespace: str, class_name: str | None) -> str | None:
     """The KubeadmControlPlane's name: fixed for a plain cluster, the topology controller's for a class cluster
     (None until it has set ``spec.controlPlaneRef``)."""
@@ -117,7 +126,7 @@ def create(plane, conn, write_instances, name: str, namespace: str = "default", 
     objects = (cluster_objects(name, namespace, control_plane, openstack) if class_name is None
                else class_cluster_objects(name, namespace, control_plane, openstack, class_name))
     for obj in objects:
-        plane.apply(obj)
+        _apply(plane, obj)
     found = {}
 
     def settled() -> bool:
