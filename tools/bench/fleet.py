@@ -241,6 +241,13 @@ def common_vars(cloud, hosts, namespace):
             "control_plane_rollout_member_timeout": 30, "control_plane_rollout_poll_interval": 1}
 
 
+def report(row):
+    print("%-48s wall %7.1f s  halt %s  touched %d  of a later wave %s  rc %s" % (
+        row["run"], row["wall"], "%.1f s" % row["halt"] if row["halt"] else "-", row["touched"],
+        "-" if row["later_touched"] is None else row["later_touched"], row["rc"]), flush=True)
+    return row
+
+
 def wave_runs(cloud, env, fleets, run):
     """The three runs of the waves benchmark, each on a fleet of its own (a stuck cluster keeps its holds);
     rows for the table. ``fleets``: three ``(inventory, hosts, namespace)``."""
@@ -259,25 +266,25 @@ def wave_runs(cloud, env, fleets, run):
     watcher.join()
     cloud.set_octavia_mode("normal")
     touched = [h for h in hosts if lease_of(coordination, h)]
-    rows = [dict(run="waves, 3 slices, first cluster of wave 2 stuck", wall=wall, halt=halt.get("at"),
+    rows = [report(dict(run="waves, 3 slices, first cluster of wave 2 stuck", wall=wall, halt=halt.get("at"),
                  touched=len(touched), later_touched=len(set(touched) & set(later)),
-                 rc=[p.returncode for p in procs])]
+                 rc=[p.returncode for p in procs]))]
     core.delete_namespaced_config_map("flightcontrol-fleet-halt", namespace)
     inventory, hosts, namespace = fleets[1]
     common = common_vars(cloud, hosts, namespace)
     slices = [hosts[i::SLICES] for i in range(SLICES)]
     started = time.monotonic()
     outputs, procs = run_slices(env, inventory, slices, dict(common, fleet_run=run + "-clean"))
-    rows.append(dict(run="waves, 3 slices, no stuck cluster", wall=time.monotonic() - started, halt=None,
-                     touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs]))
+    rows.append(report(dict(run="waves, 3 slices, no stuck cluster", wall=time.monotonic() - started, halt=None,
+                            touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs])))
     if any(p.returncode for p in procs):
         raise SystemExit("waves run failed:\n%s" % outputs[0][0][-6000:])
     inventory, hosts, namespace = fleets[2]
     plain_vars = dict((k, v) for k, v in common_vars(cloud, hosts, namespace).items() if k != "fleet_waves")
     started = time.monotonic()
     outputs, procs = run_slices(env, inventory, [None], plain_vars)
-    rows.append(dict(run="no waves, one cluster at a time, 1 process", wall=time.monotonic() - started, halt=None,
-                     touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs]))
+    rows.append(report(dict(run="no waves, one cluster at a time, 1 process", wall=time.monotonic() - started,
+                            halt=None, touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs])))
     return rows
 
 
