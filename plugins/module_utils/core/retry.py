@@ -35,7 +35,7 @@ import email.utils
 import random
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
@@ -217,8 +217,7 @@ class RetryPolicy:
                             what, fault.description), fault=fault, last_error=exc)
                 if decision == REAUTH:
                     reauth_done = True
-                    assert reauth is not None  # classify gives REAUTH only when there is one
-                    reauth()
+                    cast(Callable[[], Any], reauth)()  # classify gives REAUTH only when there is one
                     continue
                 delay = self.backoff(attempt, fault.retry_after)
                 remaining = deadline.remaining()

@@ -10,7 +10,7 @@ caller's deadline), and every API call a module makes goes through ``OpenStackCl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.idempotency import create_or_adopt
@@ -18,6 +18,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.reque
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import (
     CREATE,
     READ,
+    Fault,
     MaybeCommitted,
     RetryPolicy,
     WriteTrace,
@@ -172,8 +173,7 @@ class OpenStackClient:
         for what it asked for, for as long as one request may take, and adopts it. Returns a ``Created``."""
         def mark_lost(exc: MaybeCommitted) -> None:
             # in the result's retried_faults too: the create met it, and was resolved by looking, not replaying
-            fault = exc.fault
-            assert fault is not None  # the retry policy raises MaybeCommitted with the fault it met
+            fault = cast(Fault, exc.fault)  # the retry policy raises MaybeCommitted with the fault it met
             self.policy.retried.append(fault.status if fault.status is not None else "connection")
             if trace is not None:
                 trace.saw(fault)

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, WriteTrace
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.openstack.http import http_status
@@ -43,8 +43,7 @@ class ServiceBase:
     @property
     def api(self) -> Any:
         # Touching a proxy authenticates and reads the catalog: only ever do it inside client.call.
-        assert self.proxy is not None, "a service class names its proxy"
-        return getattr(self.client.conn, self.proxy)
+        return getattr(self.client.conn, cast(str, self.proxy))  # a service class names its proxy
 
     def _get(self, path: str, what: str, deadline: Deadline, params: dict[str, Any] | None = None) -> Any:
         """One GET, its JSON answer decoded."""

@@ -19,7 +19,7 @@ import contextlib
 import contextvars
 import functools
 import ipaddress
-from typing import Any, Iterable, Iterator, Optional, Tuple, Union
+from typing import Any, Iterable, Iterator, Tuple, Union
 
 #: How many parses of each kind are kept (past it the addresses and destinations are forgotten at once, the
 #: routes least recently used first).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, cast
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
@@ -156,8 +156,8 @@ class RouteAuditRunner(ModuleRunner):
         no usable address) is incomplete: reported, and its routes left alone (``CheckedNodes.incomplete``). The
         owner (``route_owner``) is the option's, else detected on the Nodes read."""
         if self.options.nodes is not None:
-            assert self.explicit_nodes is not None  # checked by validate()
-            return "nodes", self.explicit_nodes, self.ownership(cidrs, ())
+            # checked by validate()
+            return "nodes", cast(route_nodes.CheckedNodes, self.explicit_nodes), self.ownership(cidrs, ())
         records = list_nodes(self.module.connect_kubernetes(), deadline, label_selector=self.options.node_selector)
         return ("kubernetes", route_nodes.normalize_nodes(records, cidrs, source="kubernetes", lenient=True),
                 self.ownership(cidrs, records))
