@@ -72,8 +72,7 @@ def ignored_option_warnings(connection_spec: Mapping[str, Any], own_spec: Mappin
     for prefix, spec, values in places:
         for name, source in sorted(IGNORED_COMPAT_OPTIONS.items()):
             if name in spec and not (prefix == "" and name in own_spec) and values.get(name) is not None:
-                warnings.append("%s%s is accepted for module_defaults compatibility with %s and ignored"
-                                % (prefix, name, source))
+                warnings.append(f"{prefix}{name} is accepted for module_defaults compatibility with {source} and ignored")
     return warnings
 
 
@@ -146,9 +145,7 @@ def suboption_shape_problems(spec: Mapping[str, Any], params: Any) -> list[str]:
             value = params.get(key) if isinstance(params, dict) else None
             items = value if option.get("type") == "list" and isinstance(value, list) else [value]
             if value is not None and not all(isinstance(item, (dict, str)) for item in items):
-                problems.append("%s must be %s, got %s" % (
-                    key, "a list of dictionaries" if option.get("type") == "list" else "a dictionary",
-                    type(value).__name__))
+                problems.append(f'{key} must be {"a list of dictionaries" if option.get("type") == "list" else "a dictionary"}, got {type(value).__name__}')
     return problems
 
 
@@ -259,7 +256,7 @@ class BaseModule:
         the failure: the reads that follow a write fail like any other."""
         writes = self.writes()
         if writes and data.get("changed") is not True:  # the failure does not account for the writes itself
-            msg = "%s (written before this failure: %s)" % (msg.rstrip("."), describe_writes(writes))
+            msg = f'{msg.rstrip(".")} (written before this failure: {describe_writes(writes)})'
         data = written_result(data, writes, self.written)
         self.ansible.fail_json(msg=msg, **self._complete(data))
 

@@ -110,9 +110,8 @@ def cluster_reference_problem(option: str, text: str | None) -> str | None:
                                           f"{option} {text!r}: the namespace")) or None
     if any(not cluster_problems(text[i + 1:], text[:i]) for i, char in enumerate(text) if char == "-"):
         return None
-    return ("%s %r names no Cluster API cluster: give namespace/name (a namespace of lower-case letters, digits and "
-            "'-', a name of lower-case letters, digits, '-' and '.'), or CAPO's resource name namespace-name"
-            % (option, text))
+    return (f"{option} {text!r} names no Cluster API cluster: give namespace/name (a namespace of lower-case letters, digits and "
+            "'-', a name of lower-case letters, digits, '-' and '.'), or CAPO's resource name namespace-name")
 
 
 def check_cluster(name: str | None, namespace: str | None, name_option: str = "name",

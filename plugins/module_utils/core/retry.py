@@ -213,8 +213,7 @@ class RetryPolicy:
                     trace.saw(fault)
                 if kind == CREATE and decision == RETRY and fault.maybe_committed:
                     raise MaybeCommitted(
-                        "%s met a fault after which it may have been done (%s); it was not sent again" % (
-                            what, fault.description), fault=fault, last_error=exc)
+                        f"{what} met a fault after which it may have been done ({fault.description}); it was not sent again", fault=fault, last_error=exc)
                 if decision == REAUTH:
                     reauth_done = True
                     cast(Callable[[], Any], reauth)()  # classify gives REAUTH only when there is one
