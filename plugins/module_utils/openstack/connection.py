@@ -69,23 +69,20 @@ def cloud_dict_problem(params: Mapping[str, Any]) -> str | None:
     this combination too)."""
     cloud = params.get("cloud")
     if cloud is not None and not isinstance(cloud, (str, dict)):
-        return ("cloud must be the name of a cloud in clouds.yaml or a dict of connection settings, got a %s"
-                % type(cloud).__name__)
+        return (f"cloud must be the name of a cloud in clouds.yaml or a dict of connection settings, got a {type(cloud).__name__}")
     if not isinstance(cloud, dict):
         return None
     wrong = sorted(key for key in ("auth", "region_name", "auth_type") if key in cloud and not isinstance(
         cloud[key], dict if key == "auth" else str))
     if wrong:
-        return "cloud: %s of the cloud dict has the wrong type (auth is a dict, auth_type and region_name strings)" % (
-            ", ".join(wrong))
+        return f'cloud: {", ".join(wrong)} of the cloud dict has the wrong type (auth is a dict, auth_type and region_name strings)'
     interface = params.get("interface")
     if cloud.get("interface") not in (None, interface) and interface not in (None, "public"):
-        return ("interface is %s but the cloud dict says interface: %s; give it in one place" % (
-            interface, cloud["interface"]))
+        return (f'interface is {interface} but the cloud dict says interface: {cloud["interface"]}; give it in one place')
     clashing = [name for name in CONNECTION_OPTIONS if params.get(name) is not None]
     if clashing:
-        return ("cloud is a complete cloud configuration (a dict), so %s would be ignored: put them inside the "
-                "cloud dict, or name a cloud from clouds.yaml instead" % ", ".join(clashing))
+        return (f'cloud is a complete cloud configuration (a dict), so {", ".join(clashing)} would be ignored: put them inside the '
+                "cloud dict, or name a cloud from clouds.yaml instead")
     return None
 
 

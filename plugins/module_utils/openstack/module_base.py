@@ -65,8 +65,8 @@ class OpenStackModule(BaseModule):
 
     def describe_error(self, exc: Exception) -> str | None:
         if ksa_exceptions is not None and isinstance(exc, ksa_exceptions.SSLError):
-            return ("TLS verification of the OpenStack API failed: %s. Check ca_cert (or cacert in clouds.yaml) and "
-                    "the endpoints' host names; validate_certs: false skips the check (test clouds only)" % (exc,))
+            return (f"TLS verification of the OpenStack API failed: {exc}. Check ca_cert (or cacert in clouds.yaml) and "
+                    "the endpoints' host names; validate_certs: false skips the check (test clouds only)")
         if describe_fault(exc) is None and not is_sdk_error(exc):
             return None
         return f"OpenStack API error: {service_message(exc)}"

@@ -58,8 +58,7 @@ def sdk_version_error() -> str | None:
     if version is None:
         return None
     if _version_tuple(version) < _version_tuple(MINIMUM_SDK_VERSION):
-        return "openstacksdk %s is installed; %s needs %s or newer" % (
-            version, COLLECTION_NAME, MINIMUM_SDK_VERSION)
+        return f"openstacksdk {version} is installed; {COLLECTION_NAME} needs {MINIMUM_SDK_VERSION} or newer"
     return None
 
 
