@@ -170,12 +170,12 @@ def connection_problem(settings: Mapping[str, Any]) -> str | None:
     would go unnoticed). Names options only, never a value."""
     for option, needed in CREDENTIAL_PAIRS:
         if settings.get(option) and not settings.get(needed):
-            return ("%s is given without %s: give both (the kubeconfig's credentials are never mixed with the "
-                    "options')" % (option, needed))
+            return (f"{option} is given without {needed}: give both (the kubeconfig's credentials are never mixed with the "
+                    "options')")
     kinds = explicit_credentials(settings)
     if len(kinds) > 1:
-        return ("%s are given together: give one kind of credentials (a request carries one, and the API would "
-                "take whichever it accepts)" % " and ".join(kinds))
+        return (f'{" and ".join(kinds)} are given together: give one kind of credentials (a request carries one, and the API would '
+                "take whichever it accepts)")
     return None
 
 
@@ -250,8 +250,7 @@ def _load_kubeconfig(settings: Mapping[str, Any], configuration: Any) -> None:
                                                      client_configuration=configuration)
         return
     if kubeconfig is not None and not isinstance(kubeconfig, str):
-        raise ConfigException("kubeconfig must be the path of a kubeconfig file or a kubeconfig as a dict, got a %s"
-                              % type(kubeconfig).__name__)
+        raise ConfigException(f"kubeconfig must be the path of a kubeconfig file or a kubeconfig as a dict, got a {type(kubeconfig).__name__}")
     path = os.path.expanduser(kubeconfig) if kubeconfig else None
     if path and not os.path.isfile(path):
         raise ConfigException(f"kubeconfig file {path} does not exist")
@@ -268,13 +267,13 @@ def status_message(exc: BaseException) -> str:
             data = None
         if isinstance(data, dict) and data.get("message"):
             return data["message"]
-    return "%s %s" % (getattr(exc, "status", ""), getattr(exc, "reason", "") or "")
+    return f'{getattr(exc, "status", "")} {getattr(exc, "reason", "") or ""}'
 
 
 def failure_text(exc: BaseException) -> str:
     """A failed request in one line: ``HTTP <status>: <message>`` for an API answer, else the error's words."""
     if getattr(exc, "status", None):
-        return "HTTP %s: %s" % (getattr(exc, "status"), status_message(exc))
+        return f'HTTP {getattr(exc, "status")}: {status_message(exc)}'
     return str(exc) or type(exc).__name__
 
 

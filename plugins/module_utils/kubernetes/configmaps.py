@@ -48,13 +48,13 @@ class ConfigMapService:
         """Create ``body``; RecordConflict when one of its name exists. Never sent twice (``CREATE``)."""
         meta = body["metadata"]
         return self._write(lambda: self.kube.core.create_namespaced_config_map(meta["namespace"], body),
-                           "create ConfigMap %s/%s" % (meta["namespace"], meta["name"]), deadline, CREATE)
+                           f'create ConfigMap {meta["namespace"]}/{meta["name"]}', deadline, CREATE)
 
     def replace(self, body: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
         """Replace the ConfigMap with ``body``, on the resourceVersion it carries; RecordConflict when stale."""
         meta = body["metadata"]
         return self._write(lambda: self.kube.core.replace_namespaced_config_map(meta["name"], meta["namespace"], body),
-                           "update ConfigMap %s/%s" % (meta["namespace"], meta["name"]), deadline, IDEMPOTENT)
+                           f'update ConfigMap {meta["namespace"]}/{meta["name"]}', deadline, IDEMPOTENT)
 
     def delete(self, name: str, namespace: str, deadline: Deadline) -> bool:
         """Delete the ConfigMap; False when there was none (a replay after a lost answer finds it gone)."""

@@ -148,15 +148,15 @@ def parse_kubeconfig_secret(secret: dict[str, Any] | None, ref: SecretRef) -> Wo
     raises ``KubeconfigSecretError`` saying what is wrong without quoting the Secret."""
     data = (secret or {}).get("data") or {}
     if ref.key not in data:
-        raise KubeconfigSecretError("%s has no key %r (its keys: %s); the kubeconfig of a Cluster API cluster is "
-                                    "under 'value'" % (ref, ref.key, ", ".join(sorted(data)) or "none"))
+        raise KubeconfigSecretError(f'{ref} has no key {ref.key!r} (its keys: {", ".join(sorted(data)) or "none"}); the kubeconfig of a Cluster API cluster is '
+                                    "under 'value'")
     encoded = data[ref.key]
     where = f"key {ref.key!r} of {ref}"
     try:
         content = _decode_base64(encoded or "")
     except (binascii.Error, ValueError, TypeError):
-        raise KubeconfigSecretError("%s is not base64 (a Secret's data is base64: was it written to data instead "
-                                    "of stringData?)" % where)
+        raise KubeconfigSecretError(f"{where} is not base64 (a Secret's data is base64: was it written to data instead "
+                                    "of stringData?)")
     if not content.strip():
         raise KubeconfigSecretError(f"{where} is empty: no kubeconfig")
     try:
@@ -183,12 +183,11 @@ def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
         raise KubeconfigSecretError(f"{where} is not a kubeconfig: it has no clusters")
     current = config.get("current-context")
     if not current:
-        raise KubeconfigSecretError("%s has no current-context: the kubeconfig must name the context to use "
-                                    "(its contexts: %s)" % (where, _names(config, "contexts")))
+        raise KubeconfigSecretError(f"{where} has no current-context: the kubeconfig must name the context to use "
+                                    f'(its contexts: {_names(config, "contexts")})')
     context = _named(config, "contexts", current)
     if context is None or not isinstance(context.get("context"), dict):
-        raise KubeconfigSecretError("%s names current-context %r, which is not among its contexts (%s)"
-                                    % (where, current, _names(config, "contexts")))
+        raise KubeconfigSecretError(f'{where} names current-context {current!r}, which is not among its contexts ({_names(config, "contexts")})')
     cluster_name = context["context"].get("cluster")
     cluster = _named(config, "clusters", cluster_name)
     if cluster is None or not isinstance(cluster.get("cluster"), dict):
@@ -202,19 +201,18 @@ def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
     if user_name:
         entry = _named(config, "users", user_name)
         if entry is None or not isinstance(entry.get("user") or {}, dict):
-            raise KubeconfigSecretError("%s: context %r names user %r, which is not among its users (%s)"
-                                        % (where, current, user_name, _names(config, "users")))
+            raise KubeconfigSecretError(f'{where}: context {current!r} names user {user_name!r}, which is not among its users ({_names(config, "users")})')
         user = entry.get("user") or {}
     for field in PLUGIN_FIELDS:
         if user.get(field):
             raise KubeconfigSecretError(
-                "%s: user %r has %s credentials, which would run a program on this host; a kubeconfig from a "
-                "Secret may only carry certificates, a token or a user name and password" % (where, user_name, field))
+                f"{where}: user {user_name!r} has {field} credentials, which would run a program on this host; a kubeconfig from a "
+                "Secret may only carry certificates, a token or a user name and password")
     for owner, entry in ((f"cluster {cluster_name!r}", cluster["cluster"]), (f"user {user_name!r}", user)):
         for field, inline in FILE_FIELDS:
             if entry.get(field) and not entry.get(inline):
-                raise KubeconfigSecretError("%s: %s names a file (%s) on the host that reads it; a kubeconfig from a "
-                                            "Secret must carry it inline (%s)" % (where, owner, field, inline))
+                raise KubeconfigSecretError(f"{where}: {owner} names a file ({field}) on the host that reads it; a kubeconfig from a "
+                                            f"Secret must carry it inline ({inline})")
         for _field, inline in FILE_FIELDS[:3]:
             if entry.get(inline):
                 try:
@@ -280,11 +278,11 @@ def read_kubeconfig_secret(kube: KubernetesClient, ref: SecretRef, deadline: Dea
 def secret_read_error(exc: BaseException, ref: SecretRef, host: str) -> KubeconfigSecretError | None:
     """The ``KubeconfigSecretError`` for an API's refusal to read Secret ``ref``, or None."""
     if is_status(exc, 404):
-        return KubeconfigSecretError("%s does not exist in the cluster at %s (the kubeconfig Secret of a Cluster API "
-                                     "cluster is <cluster>-kubeconfig in the Cluster's namespace)" % (ref, host))
+        return KubeconfigSecretError(f"{ref} does not exist in the cluster at {host} (the kubeconfig Secret of a Cluster API "
+                                     "cluster is <cluster>-kubeconfig in the Cluster's namespace)")
     if is_status(exc, 403):
-        return KubeconfigSecretError("reading %s was refused (HTTP 403): the credentials for %s need get on secrets "
-                                     "in namespace %s" % (ref, host, ref.namespace))
+        return KubeconfigSecretError(f"reading {ref} was refused (HTTP 403): the credentials for {host} need get on secrets "
+                                     f"in namespace {ref.namespace}")
     if is_status(exc, 401):
         return KubeconfigSecretError(f"reading {ref}: the cluster at {host} refused the credentials (HTTP 401)")
     return None

@@ -47,7 +47,7 @@ class LeaseService:
         never sent twice (``CREATE``): after a lost answer the caller reads the Lease and finds out."""
         meta = body["metadata"]
         return self._write(lambda: self.kube.custom.create_namespaced_custom_object(
-            GROUP, VERSION, meta["namespace"], PLURAL, body), "create Lease %s/%s" % (meta["namespace"], meta["name"]),
+            GROUP, VERSION, meta["namespace"], PLURAL, body), f'create Lease {meta["namespace"]}/{meta["name"]}',
             deadline, CREATE)
 
     def replace(self, body: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
@@ -56,7 +56,7 @@ class LeaseService:
         meta = body["metadata"]
         return self._write(lambda: self.kube.custom.replace_namespaced_custom_object(
             GROUP, VERSION, meta["namespace"], PLURAL, meta["name"], body),
-            "update Lease %s/%s" % (meta["namespace"], meta["name"]), deadline, IDEMPOTENT)
+            f'update Lease {meta["namespace"]}/{meta["name"]}', deadline, IDEMPOTENT)
 
     def _write(self, send: Callable[[], Any], what: str, deadline: Deadline, kind: str) -> Any:
         try:

@@ -94,7 +94,7 @@ class Feed:
 
 def object_key(obj: dict[str, Any]) -> str:
     metadata = obj.get("metadata") or {}
-    return metadata.get("uid") or "%s/%s" % (metadata.get("namespace"), metadata.get("name"))
+    return metadata.get("uid") or f'{metadata.get("namespace")}/{metadata.get("name")}'
 
 
 def event_effect(event: dict[str, Any]) -> tuple[str, Any]:
@@ -110,7 +110,7 @@ def event_effect(event: dict[str, Any]) -> tuple[str, Any]:
         return BOOKMARK, (obj.get("metadata") or {}).get("resourceVersion")
     if kind == "ERROR" and obj.get("code") == 410:
         return RELIST, obj.get("message") or "410 Gone"
-    raise WatchNotServed("the watch answered an error event: %s %s" % (obj.get("code"), obj.get("message")))
+    raise WatchNotServed(f'the watch answered an error event: {obj.get("code")} {obj.get("message")}')
 
 
 class ObjectWatch:
@@ -251,8 +251,7 @@ class ObjectWatch:
                 self._relist(index, deadline)
                 return True
             if any(is_status(exc, status) for status in NOT_SERVED):
-                raise WatchNotServed("the API does not serve watch for %s (HTTP %s: %s)" % (
-                    feed.describe(), getattr(exc, "status"), status_message(exc)))
+                raise WatchNotServed(f'the API does not serve watch for {feed.describe()} (HTTP {getattr(exc, "status")}: {status_message(exc)})')
             raise
         with self.lock:
             self.watches += 1
