@@ -114,8 +114,7 @@ class MemberWaitRunner(ModuleRunner):
             if not is_not_found(exc):
                 raise
             raise ModuleFailure(
-                "pool %s or its load balancer %s disappeared during the wait (HTTP 404: %s)" % (
-                    lb_members.label(self.pool), self.lb_id, exc), **self.result_data())
+                f"pool {lb_members.label(self.pool)} or its load balancer {self.lb_id} disappeared during the wait (HTTP 404: {exc})", **self.result_data())
         if self.wait_spec.history is not None:
             serving_reads.observe(self.octavia, self.wait_spec.history, self.pool["id"], members, self.clock.time(),
                                   deadline)
@@ -143,7 +142,7 @@ class MemberWaitRunner(ModuleRunner):
         except DeadlineExceeded as exc:
             self.module.warn("the wait succeeded, but the member list that adds weight, backup, admin_state_up, "
                              "monitor address and port and subnet to the result did not answer before the timeout "
-                             "(%s); those fields are null" % exc)
+                             f"({exc}); those fields are null")
             return
         for member in self.seen.last["members"]:
             member.update((k, v) for k, v in listed.get(member["id"], {}).items() if k not in member)
@@ -180,11 +179,9 @@ class MemberWaitRunner(ModuleRunner):
 
     def deadline_text(self, exc: DeadlineExceeded) -> str:
         if not self.seen.count:
-            return "%s. No poll of pool %s completed, so the members' states are unknown." % (
-                exc, lb_members.label(self.pool))
+            return f"{exc}. No poll of pool {lb_members.label(self.pool)} completed, so the members' states are unknown."
         spec, more = self.short_spec(self.seen.last)
-        return cut("%s. At the last completed poll: %s.%s" % (
-            exc, lb_members.judge(self.seen.last, spec).message, more))
+        return cut(f"{exc}. At the last completed poll: {lb_members.judge(self.seen.last, spec).message}.{more}")
 
     def report(self, outcome: WaitResult) -> None:
         data = self.result_data()
@@ -216,8 +213,7 @@ class MemberWaitRunner(ModuleRunner):
         left_out = set(id(s) for s in unmatched[MESSAGE_NAMES:])
         short = lb_members.WaitSpec(spec.state, [s for s in spec.selectors if id(s) not in left_out], spec.accepted,
                                     spec.wait_for_loadbalancer, spec.history)
-        return short, " %d more entries of members matched no member either (the result's missing lists them)." % (
-            len(left_out))
+        return short, f" {len(left_out)} more entries of members matched no member either (the result's missing lists them)."
 
     def monitor_data(self) -> dict[str, Any]:
         """``health_monitor`` (with ``report_health_monitor``): the pool's monitor, one GET; None without one."""
@@ -230,7 +226,7 @@ class MemberWaitRunner(ModuleRunner):
             monitor = self.octavia.get_health_monitor(monitor_id, self.deadline)
         except DeadlineExceeded as exc:
             self.module.warn("the wait succeeded, but the pool's health monitor did not answer before the timeout "
-                             "(%s); health_monitor is null" % exc)
+                             f"({exc}); health_monitor is null")
             return {"health_monitor": None}
         return {"health_monitor": _pick(monitor, MONITOR_FIELDS) if monitor else None}
 
