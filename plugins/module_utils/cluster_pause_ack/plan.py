@@ -47,8 +47,7 @@ MESSAGE_BLOCKERS = 8
 
 def object_key(obj: dict[str, Any]) -> str:
     metadata = meta(obj)
-    return metadata.get("uid") or "%s/%s/%s/%s" % (
-        obj.get("apiVersion"), obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
+    return metadata.get("uid") or f'{obj.get("apiVersion")}/{obj.get("kind")}/{metadata.get("namespace")}/{metadata.get("name")}'
 
 
 class Record:
@@ -125,9 +124,9 @@ def _condition_caught_up(obj: dict[str, Any], condition: dict[str, Any]) -> bool
 
 
 def _describe_condition(condition: dict[str, Any], where: Optional[str]) -> str:
-    text = "Paused condition %s (reason %s) in %s" % (condition.get("status"), condition.get("reason"), where)
+    text = f'Paused condition {condition.get("status")} (reason {condition.get("reason")}) in {where}'
     if condition.get("observedGeneration") is not None:
-        text += ", observedGeneration %s" % condition.get("observedGeneration")
+        text += f', observedGeneration {condition.get("observedGeneration")}'
     return text
 
 
@@ -156,8 +155,8 @@ def _pause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: 
 def _unpause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: Optional[str], record: Optional[Record],
                  now: float, quiet_period: float, since: float) -> Tuple[Optional[str], Optional[str]]:
     if PAUSED_ANNOTATION in annotations(obj):
-        return None, ("it carries the %s annotation, so it stays paused whatever the Cluster says; remove the "
-                      "annotation to unpause it" % PAUSED_ANNOTATION)
+        return None, (f"it carries the {PAUSED_ANNOTATION} annotation, so it stays paused whatever the Cluster says; remove the "
+                      "annotation to unpause it")
     if condition is not None:
         if condition_true(condition):
             return None, f"{_describe_condition(condition, where)}: still paused"
@@ -175,12 +174,12 @@ def judge(items: list[dict[str, Any]]) -> Verdict:
     """DONE when every object is acknowledged, else WAITING with the blockers named."""
     blockers = [item for item in items if not item["acknowledged"]]
     if not blockers:
-        return Verdict(DONE, "all %d objects acknowledged" % len(items))
+        return Verdict(DONE, f"all {len(items)} objects acknowledged")
     return Verdict(WAITING, describe_blockers(blockers))
 
 
 def describe_blockers(blockers: list[dict[str, Any]]) -> str:
-    parts = ["%s %s/%s: %s" % (b["kind"], b["namespace"], b["name"], b["waiting_for"])
+    parts = [f'{b["kind"]} {b["namespace"]}/{b["name"]}: {b["waiting_for"]}'
              for b in blockers[:MESSAGE_BLOCKERS]]
     if len(blockers) > MESSAGE_BLOCKERS:
         parts.append("and %d more" % (len(blockers) - MESSAGE_BLOCKERS))
@@ -194,7 +193,7 @@ def moving(objects: Iterable[dict[str, Any]]) -> list[str]:
     for obj in objects:
         marks = [a for a in (BLOCK_MOVE_ANNOTATION, DELETE_FOR_MOVE_ANNOTATION) if a in annotations(obj)]
         if marks:
-            found.append("%s (%s)" % (identity(obj), ", ".join(marks)))
+            found.append(f'{identity(obj)} ({", ".join(marks)})')
     return found
 
 

@@ -93,9 +93,8 @@ class PauseAckRunner(ModuleRunner):
         options = self.options
         check_cluster(options.name, options.namespace)
         if options.wait and options.state == "paused" and options.quiet_period > options.timeout:
-            raise ModuleFailure("quiet_period (%s s) is longer than timeout (%s s): the pause could never be "
-                                "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)"
-                                % (options.quiet_period, options.timeout))
+            raise ModuleFailure(f"quiet_period ({options.quiet_period} s) is longer than timeout ({options.timeout} s): the pause could never be "
+                                "acknowledged in time; nothing was changed (raise timeout or shorten quiet_period)")
 
     def set_paused(self, deadline: Deadline) -> PauseTarget:
         """Read the Cluster and set spec.paused (not in check mode); the PauseTarget of the wait."""
@@ -156,8 +155,7 @@ class PauseAckRunner(ModuleRunner):
             with self.watch.lock:
                 clusters = self.watch.feed_objects(0)
                 if not clusters:
-                    raise ResolveError("Cluster %s/%s was deleted during the wait" % (
-                        options.namespace, options.name), cluster=None)
+                    raise ResolveError(f"Cluster {options.namespace}/{options.name} was deleted during the wait", cluster=None)
                 current, objects, now = clusters[0], self.watch.objects(), self.clock.monotonic()
                 items = self.assess_all(objects, now)
             return dict(cluster=current, items=items)
@@ -214,11 +212,9 @@ class PauseAckRunner(ModuleRunner):
         what = f"set spec.paused={str(paused).lower()}" if self.target.changed else \
             f"found spec.paused={str(paused).lower()} already"
         if outcome.timed_out:
-            return ("Cluster %s/%s: this task %s (left as it is), but after %.0f s not every controller has "
-                    "acknowledged the %s: %s" % (options.namespace, options.name, what, outcome.elapsed,
-                                                 "pause" if paused else "unpause", outcome.verdict.message))
-        return "Cluster %s/%s: this task %s, then: %s" % (options.namespace, options.name, what,
-                                                          outcome.verdict.message)
+            return (f"Cluster {options.namespace}/{options.name}: this task {what} (left as it is), but after {outcome.elapsed:.0f} s not every controller has "
+                    f'acknowledged the {"pause" if paused else "unpause"}: {outcome.verdict.message}')
+        return f"Cluster {options.namespace}/{options.name}: this task {what}, then: {outcome.verdict.message}"
 
     def report(self, result: dict[str, Any], items: list[dict[str, Any]], polls: int, timed_out: bool) -> dict[str, Any]:
         result.update(
