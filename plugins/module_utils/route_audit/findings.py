@@ -87,7 +87,7 @@ def route_findings(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: It
                 kind="stale", severity=WARNING, destination=str(destination), node=None, routes=described,
                 fix={"add": [], "remove": [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group]},
                 message="no node has pod CIDR %s; %s" % (destination, "; ".join(
-                    "%s points at %s" % (route_text(r), "node %s" % r["node"] if r["node"] else
+                    "%s points at %s" % (route_text(r), f'node {r["node"]}' if r["node"] else
                                          "no current node") for r in described))))
             continue
         right = [r for r in group if is_right(r, want)]
@@ -104,13 +104,12 @@ def route_findings(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: It
                 destination, route_text(group[0]), _role_text(described[0]), want["node"], route_text(want["route"]),
                 _kept_words(group, want, kept))
         else:
-            kind, message = "missing", "node %s has no route: %s is not on the router" % (
-                want["node"], route_text(want["route"]))
+            kind, message = "missing", f'node {want["node"]} has no route: {route_text(want["route"])} is not on the router'
         finding = dict(kind=kind, severity=ERROR, destination=str(destination), node=want["node"],
                        routes=described, fix=fix, message=message)
         if fix["add"] and reachable is not None and not reachable(want["nexthop"]):
-            finding["note"] = ("%s is on no subnet of the router that this user can see; Neutron will likely "
-                               "refuse the route (attach the node's subnet to the router)" % want["nexthop"])
+            finding["note"] = (f'{want["nexthop"]} is on no subnet of the router that this user can see; Neutron will likely '
+                               "refuse the route (attach the node's subnet to the router)")
         findings.append(finding)
     return findings + [_incomplete_finding(node, kept_by_node[node["name"]]) for node in incomplete]
 
@@ -125,7 +124,7 @@ def _not_kept(group: list[Route], incomplete: list[Node], kept_by_node: dict[str
 
 def _kept_words(group: list[Route], want: dict[str, Any], kept: KeptRoutes) -> str:
     held = [route_text(r) for r in group if kept.holds(r) and not is_right(r, want)]
-    return "; %s %s in keep_routes and never removed" % (", ".join(held), "is" if len(held) == 1 else "are") \
+    return f'; {", ".join(held)} {"is" if len(held) == 1 else "are"} in keep_routes and never removed' \
         if held else ""
 
 
@@ -149,14 +148,14 @@ def _incomplete_finding(node: Node, routes: list[Route]) -> Finding:
         kind="incomplete_node", severity=WARNING, destination=str(node["pod_cidrs"][0]) if node["pod_cidrs"] else None,
         node=node["name"], routes=described, fix={}, reason=node["reason"],
         message="node %s exists but cannot be routed: %s; %s" % (
-            node["name"], node["reason"], "its routes are left alone: %s" % ", ".join(route_text(r) for r in described)
+            node["name"], node["reason"], f'its routes are left alone: {", ".join(route_text(r) for r in described)}'
             if described else "it has no route on the router"))
 
 
 def _role_text(route: dict[str, Any]) -> str:
     return {
         "stale": "its nexthop is no current node",
-        "wrong": "its nexthop is node %s" % route.get("node"),
+        "wrong": f'its nexthop is node {route.get("node")}',
         "unused": "unused",
         "not_canonical": "its destination has host bits set, which no router can install",
         "kept": "it is in keep_routes",
@@ -223,7 +222,7 @@ def limit_info(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: Iterab
             fix={"raise_limit_to": None},
             message="%d of the router's %d routes (%s) are used%s; room for %d more node route(s)" % (
                 info["after_repair"], limit, source,
-                " after repair (%d now)" % len(routes) if len(routes) != info["after_repair"] else "",
+                f" after repair ({len(routes)} now)" if len(routes) != info["after_repair"] else "",
                 max(0, limit - info["after_repair"])))
     return info, None
 

@@ -97,8 +97,8 @@ def _refusal(lost: list[str], routed_count: int, node_count: int, source: str, m
     why = ("the node view is empty (%s): an empty list, a node_selector that matched nothing or a Kubernetes API "
            "that listed no node is a wrong view far more often than a cluster without nodes" % (
                "the nodes option" if source == "nodes" else "the Kubernetes API") if not node_count else
-           "that is more than max_removal_share %s allows; a partial node list or a too wide cluster_cidr looks "
-           "like this" % max_share)
+           f"that is more than max_removal_share {max_share} allows; a partial node list or a too wide cluster_cidr looks "
+           "like this")
     named = ", ".join(lost[:10]) + (", ..." if len(lost) > 10 else "")
     return ("refusing to repair: it would remove the routes of %d of the %d pod CIDRs routed today (%s), leaving "
             "them without a route; %s. %s If these nodes are really gone, run again with "

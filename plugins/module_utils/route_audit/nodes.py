@@ -203,14 +203,12 @@ def _node_pod_cidrs(values: list[Any], node: Node, where: str, cluster_cidrs: It
     for value in values:
         cidr = parse_cidr(value, f"{where} pod CIDR")
         if not inside(cidr, cluster_cidrs):
-            raise PlanError("%s pod CIDR %s is outside cluster_cidr %s; its route would never be managed" % (
-                where, cidr, ", ".join(map(str, cluster_cidrs))))
+            raise PlanError(f'{where} pod CIDR {cidr} is outside cluster_cidr {", ".join(map(str, cluster_cidrs))}; its route would never be managed')
         if not any(a.version == cidr.version for a in node["addresses"]):
             raise PlanError("%s pod CIDR %s is IPv%d but the node has no IPv%d address (has: %s)" % (
                 where, cidr, cidr.version, cidr.version, ", ".join(map(str, node["addresses"])) or "none"))
         if cidr in owners and owners[cidr] != node["name"]:
-            raise PlanError("%s pod CIDR %s is claimed by node %s too; a pod CIDR belongs to one node" % (
-                where, cidr, owners[cidr]))
+            raise PlanError(f"{where} pod CIDR {cidr} is claimed by node {owners[cidr]} too; a pod CIDR belongs to one node")
         clash = owners.overlapping(cidr)
         if clash is not None:
             raise PlanError(f"{where} pod CIDR {cidr} overlaps {clash[0]} of node {clash[1]}")

@@ -174,8 +174,8 @@ def kept_route_findings(routes: Iterable[dict[str, Any]], keep_routes: Iterable[
         findings.append(dict(
             kind="foreign_dropped", severity="error", destination=route["destination"], node=None,
             routes=[dict(destination=route["destination"], nexthop=route["nexthop"], role="dropped", node=None)],
-            fix={}, message="route %s -> %s, which must stay on the router (keep_routes), is gone: %s; route_audit "
-                            "does not add it back" % (route["destination"], route["nexthop"], who)))
+            fix={}, message=f'route {route["destination"]} -> {route["nexthop"]}, which must stay on the router (keep_routes), is gone: {who}; route_audit '
+                            "does not add it back"))
     return findings
 
 

@@ -141,7 +141,7 @@ class RouteRepair:
                                  pending_pairs=state.pending_pairs, removable=self.known, controlled=what.controlled,
                                  kept=what.kept)
         except PlanError as exc:
-            raise ModuleFailure("router %s: %s" % (what.router["id"], exc), **dict(self.result, changed=False))
+            raise ModuleFailure(f'router {what.router["id"]}: {exc}', **dict(self.result, changed=False))
 
     def plan(self) -> route_steps.Step | None:
         what, state = self.what, self.state
@@ -178,7 +178,7 @@ class RouteRepair:
                                                    what.max_removal_share, removable=self.known, kept=what.kept)
         if refusal:
             self.stop("max_removal_share")
-            raise ModuleFailure("router %s changed during the repair: %s" % (what.router["id"], refusal))
+            raise ModuleFailure(f'router {what.router["id"]} changed during the repair: {refusal}')
 
     def note_appeared(self) -> None:
         """List in ``conflicts`` the cluster routes on the router now that were not there when the plan was
@@ -220,8 +220,8 @@ class RouteRepair:
         if not isinstance(exc, DeadlineExceeded) and describe_fault(exc) is None and not is_sdk_error(exc):
             raise exc
         self.result["changed"] = changed
-        raise ModuleFailure("the repair of router %s stopped: %s (the changes made before it are in changes; a "
-                            "re-run repairs the rest)" % (self.what.router["id"], service_message(exc)),
+        raise ModuleFailure(f'the repair of router {self.what.router["id"]} stopped: {service_message(exc)} (the changes made before it are in changes; a '
+                            "re-run repairs the rest)",
                             **self.result)
 
     # -- the steps ---------------------------------------------------------------------

@@ -56,8 +56,7 @@ def parse_cidr(text: object, what: str) -> IPNetwork:
     except ValueError as exc:
         raise PlanError(f"{what} {text!r} is not a valid CIDR: {exc}")
     if loose.network_address != ipaddress.ip_interface(text).ip:
-        raise PlanError("%s %s has host bits set; Neutron refuses it as a route destination (did you mean %s?)"
-                        % (what, text, loose))
+        raise PlanError(f"{what} {text} has host bits set; Neutron refuses it as a route destination (did you mean {loose}?)")
     return loose
 
 
@@ -91,7 +90,7 @@ def is_canonical(route: Any) -> bool:
 
 
 def route_text(route: Route) -> str:
-    return "%s -> %s" % (route["destination"], route["nexthop"])
+    return f'{route["destination"]} -> {route["nexthop"]}'
 
 
 def network_order(network: IPNetwork) -> tuple[int, int, int]:

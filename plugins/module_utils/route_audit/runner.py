@@ -261,9 +261,9 @@ class RouteAuditRunner(ModuleRunner):
 
     def warn_owner(self, owner: route_owner.Ownership) -> None:
         if owner.source == "detected":
-            self.module.warn("the router's pod routes are taken for the cloud controller's (%s): route_audit adds "
+            self.module.warn(f"the router's pod routes are taken for the cloud controller's ({owner.evidence}): route_audit adds "
                              "none of them and removes only duplicates and stale routes; give route_owner to "
-                             "choose" % owner.evidence)
+                             "choose")
         if owner.owner == route_owner.NONE and self.options.state == "repaired":
             self.module.warn("route_owner none: the findings are reported and nothing is repaired")
 
@@ -274,7 +274,7 @@ class RouteAuditRunner(ModuleRunner):
                 "checked" % (node["name"], ", ".join(map(str, node["addresses"])))),
                 "node(s) have no port on the router's networks, so their address pairs were not checked")
         self.warn_each(route_nodes.incomplete_nodes(nodes), lambda node: (
-            "node %s exists but cannot be routed (%s); its routes are left alone" % (node["name"], node["reason"])),
+            f'node {node["name"]} exists but cannot be routed ({node["reason"]}); its routes are left alone'),
             "more node(s) exist but cannot be routed; their routes are left alone (see incomplete_nodes)")
 
     def warn_each(self, items: list[Any], say: Callable[[Any], str], rest: str) -> None:
@@ -367,7 +367,7 @@ class RouteAuditRunner(ModuleRunner):
             problems.append("Neutron refused %d change(s) on router %s: %s; the other changes were made and those "
                             "destinations keep the routes they had" % (
                                 len(repair_state.rejected), result["router"]["name"] or result["router"]["id"],
-                                "; ".join("%s %s -> %s: %s" % (c["action"], c["destination"], c["nexthop"], c["error"])
+                                "; ".join(f'{c["action"]} {c["destination"]} -> {c["nexthop"]}: {c["error"]}'
                                           for c in repair_state.rejected)))
         if result["stopped_by"] == "max_changes":
             problems.append("stopped after %d change(s) (max_changes %d) with %d more needed (see pending); run "
@@ -384,7 +384,7 @@ class RouteAuditRunner(ModuleRunner):
             shown = errors_first(remaining)[:MESSAGES_SHOWN]
             problems.append("%d finding(s) %s: %s%s" % (
                 len(remaining), "remain after the repair" if self.options.state == "repaired" else "found",
-                "; ".join("%s: %s" % (f["kind"], f["message"]) for f in shown),
+                "; ".join(f'{f["kind"]}: {f["message"]}' for f in shown),
                 "; and %d more (see remaining)" % (len(remaining) - len(shown)) if len(remaining) > len(shown) else ""))
         if problems:
             raise ModuleFailure("; ".join(problems), **result)

@@ -48,8 +48,8 @@ def guard_removals(step: Step | None, kept: KeptRoutes) -> None:
         return None
     held = [route_text(route) for route in step["routes"] if kept.holds(route)]
     if held:
-        raise PlanError("internal error: the repair planned to remove %s, which keep_routes keeps (%s); nothing of "
-                        "this step was written" % (", ".join(held), step.get("reason")))
+        raise PlanError(f'internal error: the repair planned to remove {", ".join(held)}, which keep_routes keeps ({step.get("reason")}); nothing of '
+                        "this step was written")
     return None
 
 
