@@ -53,8 +53,7 @@ def protocol_number(protocol: Any, ethertype: str | None) -> int | None:
         try:
             number = int(text)
         except ValueError:
-            raise RuleError("protocol %r is neither a known protocol name (%s) nor a number 0-255" % (
-                protocol, ", ".join(sorted(PROTOCOL_NUMBERS))))
+            raise RuleError(f'protocol {protocol!r} is neither a known protocol name ({", ".join(sorted(PROTOCOL_NUMBERS))}) nor a number 0-255')
         if not 0 <= number <= 255:
             raise RuleError(f"protocol number {number} is outside 0-255")
     if ethertype == "IPv6" and number == 1:
@@ -166,8 +165,7 @@ def _canonical_ports(protocol: int | None, pmin: int | None, pmax: int | None) -
         if pmin == 0 or pmax == 0:
             raise RuleError(f"port 0 is not allowed for {protocol_name(protocol)}")
         if pmin is None or pmax is None or pmin > pmax:
-            raise RuleError("%s needs port_range_min <= port_range_max, both given (got %s and %s)" % (
-                protocol_name(protocol), pmin, pmax))
+            raise RuleError(f"{protocol_name(protocol)} needs port_range_min <= port_range_max, both given (got {pmin} and {pmax})")
         if not (1 <= pmin <= 65535 and 1 <= pmax <= 65535):
             raise RuleError(f"ports must be within 1-65535 (got {pmin}-{pmax})")
         if (pmin, pmax) == (1, 65535):
@@ -180,8 +178,7 @@ def _canonical_ports(protocol: int | None, pmin: int | None, pmax: int | None) -
         if pmin is None and pmax is not None:
             raise RuleError(f"an ICMP code (port_range_max {pmax}) needs an ICMP type (port_range_min)")
         return pmin, pmax
-    raise RuleError("protocol %s takes no port range; only tcp, udp, dccp, sctp (ports) and icmp (type/code) do"
-                    % protocol_name(protocol))
+    raise RuleError(f"protocol {protocol_name(protocol)} takes no port range; only tcp, udp, dccp, sctp (ports) and icmp (type/code) do")
 
 
 def normalize_rule(spec: Mapping[str, Any], group_ids: Mapping[str, str] | None = None) -> Rule:
@@ -193,14 +190,14 @@ def normalize_rule(spec: Mapping[str, Any], group_ids: Mapping[str, str] | None 
     group_ids = group_ids or {}
     direction = spec.get("direction") or "ingress"
     if direction not in DIRECTIONS:
-        raise RuleError("direction %r is not one of %s" % (direction, ", ".join(DIRECTIONS)))
+        raise RuleError(f'direction {direction!r} is not one of {", ".join(DIRECTIONS)}')
     prefix_text = spec.get("remote_ip_prefix")
     ethertype = spec.get("ethertype")
     if ethertype is None:
         ethertype = "IPv%d" % ipaddress.ip_network(str(prefix_text).strip(), strict=False).version \
             if prefix_text not in (None, "") and _valid_network(prefix_text) else "IPv4"
     if ethertype not in ETHERTYPES:
-        raise RuleError("ethertype %r is not one of %s" % (ethertype, ", ".join(ETHERTYPES)))
+        raise RuleError(f'ethertype {ethertype!r} is not one of {", ".join(ETHERTYPES)}')
     protocol = protocol_number(spec.get("protocol"), ethertype)
     if protocol in IPV6_ONLY_PROTOCOLS and ethertype == "IPv4":
         raise RuleError(f"protocol {protocol_name(protocol)} is IPv6 only but the ethertype is IPv4")

@@ -161,13 +161,11 @@ class SecgroupRunner(ModuleRunner):
             group_ids[name] = group_id or sr.NEW_GROUP
         unknown = sorted(remote_names - set(group_ids))
         if unknown:
-            raise ModuleFailure("remote_group %s: no security group with that name; nothing was changed"
-                                % ", ".join(unknown))
+            raise ModuleFailure(f'remote_group {", ".join(unknown)}: no security group with that name; nothing was changed')
         other_ids = sorted(set(normalize_uuid(i) for i in remote_ids) - set([normalize_uuid(group_id or "")]))
         missing_ids = sorted(set(other_ids) - api.existing_group_ids(other_ids, deadline))
         if missing_ids:
-            raise ModuleFailure("remote_group %s: no security group with that id; nothing was changed"
-                                % ", ".join(missing_ids))
+            raise ModuleFailure(f'remote_group {", ".join(missing_ids)}: no security group with that id; nothing was changed')
         return group_ids
 
     def plan_ports(self, api: NetworkService, work: Work, deadline: Deadline) -> None:
@@ -176,8 +174,8 @@ class SecgroupRunner(ModuleRunner):
         servers = ServerService(api.client).list_server_names(deadline)
         work.chosen, missing = sr.select_servers(servers, options.servers)
         if missing:
-            raise ModuleFailure("server(s) %s not found (looked up by id and by name among %d servers of "
-                                "this project); nothing was changed" % (", ".join(missing), len(servers)))
+            raise ModuleFailure(f'server(s) {", ".join(missing)} not found (looked up by id and by name among {len(servers)} servers of '
+                                "this project); nothing was changed")
         if work.chosen and not (work.group_id is None and state == "absent"):  # no group: nothing to take off
             ports = api.list_ports([s["id"] for s in work.chosen], deadline)
             work.changes, work.skipped, work.portless = sr.plan_ports(
@@ -186,7 +184,7 @@ class SecgroupRunner(ModuleRunner):
             raise ModuleFailure(
                 "%d port(s) cannot carry security group %s because port security is disabled on them: %s; "
                 "nothing was changed (set skip_ports_without_port_security to leave them alone)" % (
-                    len(work.skipped), work.name, ", ".join("%s (server %s)" % (s["port"], s["server"])
+                    len(work.skipped), work.name, ", ".join(f'{s["port"]} (server {s["server"]})'
                                                             for s in work.skipped)),
                 ports_skipped=work.skipped)
 
@@ -273,8 +271,8 @@ class SecgroupRunner(ModuleRunner):
         others = ", ".join(g["id"] for g in twins if g["id"] != ours["id"])
         if not remove_ours:
             conflicts.append(dict(kind="group_created_concurrently", group=ours["id"], detail=(
-                "another run created a group named %s at the same time (%s); this run's group is the oldest and is "
-                "kept, the other run removes its own" % (name, others))))
+                f"another run created a group named {name} at the same time ({others}); this run's group is the oldest and is "
+                "kept, the other run removes its own")))
             return ours
         now = api.find_group(ours["id"], deadline, is_id=True)
         if not sr.untouched_since_created(ours, now):
@@ -385,7 +383,7 @@ class SecgroupRunner(ModuleRunner):
         not_done += [dict(what="delete_rule", item=r.view()) for r in work.plan.delete if id(r) not in deletes_made]
         not_done += [dict(what="update_port", item=c.view()) for c in work.changes if id(c) not in ports_made]
         made = (["the group created"] if progress.group_created else []) + [
-            "%d %s" % (len(done), what) for done, what in (
+            f"{len(done)} {what}" for done, what in (
                 (progress.created, "rule(s) created"), (progress.deleted, "rule(s) deleted"),
                 (progress.updated, "port(s) updated")) if done]
         result.update(
