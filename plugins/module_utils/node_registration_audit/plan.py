@@ -156,8 +156,7 @@ def classify(servers: Iterable[dict[str, Any]], nodes: Iterable[dict[str, Any]],
             reason = f"no Node after {duration(age)} (registration_timeout {duration(timeout)})"
         else:
             state = WAITING
-            reason = "no Node yet, %s of the %s registration_timeout left" % (
-                duration(timeout - age), duration(timeout))
+            reason = f"no Node yet, {duration(timeout - age)} of the {duration(timeout)} registration_timeout left"
         records.append(dict(id=server["id"], name=server.get("name"), status=status, created=server.get("created"),
                             age=age, node=node, matched_by=how, state=state, reason=reason))
     records.sort(key=lambda r: (-r["age"], r["name"] or "", r["id"]))
@@ -243,7 +242,7 @@ def guard_deletions(delete: list[dict[str, Any]], refused: Iterable[dict[str, An
     wrong = [r for r in delete if r["state"] not in (UNREGISTERED, ERROR) or r.get("node") or r["id"] in refused_ids]
     if wrong:
         raise PlanError("internal error: the clean-up planned to delete %s, which %s protected; nothing was deleted" % (
-            ", ".join("%s (%s, %s)" % (r["name"], r["id"], r["state"]) for r in wrong),
+            ", ".join(f'{r["name"]} ({r["id"]}, {r["state"]})' for r in wrong),
             "is" if len(wrong) == 1 else "are"))
     return delete
 
@@ -264,7 +263,7 @@ def recheck(record: dict[str, Any], servers_now: list[dict[str, Any]], nodes_now
     except ResolveError as exc:
         return f"the selection no longer resolves: {exc}"
     if server["id"] not in chosen.matched:
-        return "the selection no longer chooses it (now named %r)" % server.get("name")
+        return f'the selection no longer chooses it (now named {server.get("name")!r})'
     if not chosen.destructible(server["id"]):
         return "it is now matched only through '?' or '[...]' (now named %r)" % server.get("name")
     mark = foreign_mark(server.get("metadata"), marks)
@@ -277,7 +276,7 @@ def recheck(record: dict[str, Any], servers_now: list[dict[str, Any]], nodes_now
         return "none of the cluster's servers is a Node any more; the Node source or the selection looks broken"
     state = [r for r in records_now if r["id"] == server["id"]][0]
     if state["state"] not in (UNREGISTERED, ERROR):
-        return "since the audit: %s" % state["reason"]
+        return f'since the audit: {state["reason"]}'
     return None
 
 

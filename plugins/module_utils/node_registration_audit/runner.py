@@ -101,7 +101,7 @@ class RegistrationRunner(ModuleRunner):
                                   after=dict(servers=[r["name"] for r in kept if r["id"] not in gone]))
         if self.options.fail_on_findings and result["remaining"]:
             raise ModuleFailure("%d server(s) never became a Node or are in ERROR: %s" % (
-                len(result["remaining"]), "; ".join("%s (%s): %s" % (r["name"], r["id"], r["reason"])
+                len(result["remaining"]), "; ".join(f'{r["name"]} ({r["id"]}): {r["reason"]}'
                                                     for r in result["remaining"])), **result)
         self.module.exit(**result)
 
