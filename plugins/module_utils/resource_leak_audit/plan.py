@@ -219,9 +219,9 @@ def other_claim(claimed: Collection[str], scope: str | None) -> str | None:
     if scope is not None:
         others = sorted(c for c in claimed if c != scope)
         if others:
-            return "it also names cluster %s (by its name, description, tags or network)" % ", ".join(others)
+            return f'it also names cluster {", ".join(others)} (by its name, description, tags or network)'
     elif len(claimed) > 1:
-        return "its name, description, tags or network name several clusters (%s)" % ", ".join(sorted(claimed))
+        return f'its name, description, tags or network name several clusters ({", ".join(sorted(claimed))})'
     return None
 
 
@@ -294,8 +294,7 @@ def audit_members(view: View, options: Options, networks_by_id: dict[str, Obj]) 
                 if member.get("address") in addresses:
                     continue
                 claimed = member_owner(resource, member)
-                why = "address %s in pool %s of cluster %s: %s" % (member.get("address"), pool.get("name") or pool["id"],
-                                                                   resource, how)
+                why = f'address {member.get("address")} in pool {pool.get("name") or pool["id"]} of cluster {resource}: {how}'
                 entry = finding(MEMBERS, member, why, age(member, options.now), claimed, group, cluster=resource,
                                 keep=other_claim(claimed, options.scope if options.scope else resource))
                 entry.update(pool_id=pool["id"], address=member.get("address"), loadbalancer=lb.get("name"))
@@ -315,8 +314,8 @@ def audit_security_groups(view: View, options: Options, present: set[str]) -> tu
             continue
         if claimed & present or group["id"] in in_use:
             continue
-        why = ("cluster %s has no network, router or API load balancer in the project, is not in clusters, and no "
-               "server's port carries the group" % ", ".join(sorted(claimed)))
+        why = (f'cluster {", ".join(sorted(claimed))} has no network, router or API load balancer in the project, is not in clusters, and no '
+               "server's port carries the group")
         findings.append(finding(SECURITY_GROUPS, group, why, age(group, options.now), claimed, SECURITY_GROUPS,
                                 keep=other_claim(claimed, options.scope)))
     return findings, {SECURITY_GROUPS: population}
@@ -334,8 +333,7 @@ def audit_floating_ips(view: View, options: Options, present: set[str]) -> tuple
         keep = other_claim(claimed, options.scope)
         if fip.get("port_id"):
             keep = keep or "it is attached to port %s (delete the port's leak first)" % fip["port_id"]
-        why = ("cluster %s has no network, router or API load balancer in the project and is not in clusters"
-               % ", ".join(sorted(claimed)))
+        why = (f'cluster {", ".join(sorted(claimed))} has no network, router or API load balancer in the project and is not in clusters')
         findings.append(finding(FLOATING_IPS, fip, why, age(fip, options.now), claimed, FLOATING_IPS, keep=keep,
                                 name=fip.get("floating_ip_address")))
     return findings, {FLOATING_IPS: population}
@@ -447,7 +445,7 @@ def recheck(entry: Finding, fresh: Audit, cleanup: Collection[str]) -> str | Non
     if now is None:
         return "since the audit it is gone or no longer a leak"
     if now["why"] != entry["why"]:
-        return "since the audit: %s" % now["why"]
+        return f'since the audit: {now["why"]}'
     delete, _skipped, refusal = candidates_of(fresh, cleanup)
     if refusal:
         return refusal

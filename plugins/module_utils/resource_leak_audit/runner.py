@@ -160,13 +160,13 @@ class ResourceLeakAuditRunner(ModuleRunner):
             def listing(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
                 out: dict[str, list[str]] = dict((k, []) for k in leak_plan.KINDS)
                 for f in entries:
-                    out[f["kind"]].append("%s (%s)" % (f["name"], f["id"]) if f["name"] else f["id"])
+                    out[f["kind"]].append(f'{f["name"]} ({f["id"]})' if f["name"] else f["id"])
                 return out
             data["diff"] = dict(before=listing(data["findings"]), after=listing(data["remaining"]))
         if self.options.fail_on_findings and (data["remaining"] or data["unknown"]):
             raise ModuleFailure("leaks remain: %s%s" % (
-                ", ".join("%s %s" % (n, k.replace("_", " ")) for k, n in sorted(data["counts"].items()) if n) or "none",
-                "; unknown: %s" % "; ".join("%s (%s)" % kv for kv in sorted(data["unknown"].items()))
+                ", ".join(f'{n} {k.replace("_", " ")}' for k, n in sorted(data["counts"].items()) if n) or "none",
+                f'; unknown: {"; ".join("%s (%s)" % kv for kv in sorted(data["unknown"].items()))}'
                 if data["unknown"] else ""), **data)
         self.module.exit(**data)
 
