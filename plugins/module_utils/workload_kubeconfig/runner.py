@@ -37,7 +37,7 @@ def secret_options(params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     ``<cluster>-kubeconfig``, key ``value``)."""
     if params.get("secret"):
         return params["secret"], "secret"
-    return {"name": "%s-kubeconfig" % params["cluster"], "namespace": params.get("namespace"), "key": "value"}, \
+    return {"name": f'{params["cluster"]}-kubeconfig', "namespace": params.get("namespace"), "key": "value"}, \
         "cluster"
 
 
