@@ -108,8 +108,7 @@ class EventFeed:
     def refusal(self, exc: Exception, doing: str) -> Exception:
         status = getattr(exc, "status", None)
         if status in TERMINAL:
-            return FeedError("%s %s was refused: HTTP %s: %s; %s" % (doing, self.describe(), status,
-                                                                     status_message(exc), TERMINAL[status]))
+            return FeedError(f"{doing} {self.describe()} was refused: HTTP {status}: {status_message(exc)}; {TERMINAL[status]}")
         return exc
 
     def follow(self, emit: Callable[[str, Any], Any], stop: threading.Event) -> None:

@@ -130,7 +130,7 @@ def outdated_reason(machine: Obj, kcp: Obj, now: float) -> Optional[str]:
         return "rolloutAfter"
     condition = new_condition(machine, "UpToDate")  # Cluster API v1.9+
     if condition_false(condition):
-        text = "%s %s" % (condition.get("reason") or "", condition.get("message") or "")  # type: ignore[union-attr]  # condition_false: not None
+        text = f'{condition.get("reason") or ""} {condition.get("message") or ""}'  # type: ignore[union-attr]  # condition_false: not None
         return "template" if "template" in text.lower() or "infrastructure" in text.lower() else "other"
     return None
 
@@ -170,7 +170,7 @@ def degraded_conditions(kcp: Obj) -> list[str]:
         for kind in HEALTH_CONDITIONS:
             condition = find_condition(conditions, kind)
             if condition_false(condition):
-                text = "%s: %s" % (kind, condition.get("message") or condition.get("reason") or "False")  # type: ignore[union-attr]
+                text = f'{kind}: {condition.get("message") or condition.get("reason") or "False"}'  # type: ignore[union-attr]
                 if text not in found:
                     found.append(text)
     return found
@@ -309,7 +309,7 @@ class EventState:
 
     def _cluster(self, cluster):
         metadata = meta(cluster)
-        uid = metadata.get("uid") or "%s/%s" % (metadata.get("namespace"), metadata.get("name"))
+        uid = metadata.get("uid") or f'{metadata.get("namespace")}/{metadata.get("name")}'
         paused = bool(dig(cluster, "spec", "paused"))
         if self.paused.get(uid, False) == paused:
             return []
@@ -354,9 +354,9 @@ class EventState:
         reason_of = dict((w, True) for _m, w in old)
         if "version" in reason_of and not remediated:
             why = "version"
-        rollout_id = "%s/%s" % (metadata.get("uid") or metadata.get("name"), metadata.get("generation"))
+        rollout_id = f'{metadata.get("uid") or metadata.get("name")}/{metadata.get("generation")}'
         if remediated:
-            rollout_id = "%s/remediation/%s" % (metadata.get("uid") or metadata.get("name"), ",".join(remediated))  # type: ignore[arg-type]
+            rollout_id = f'{metadata.get("uid") or metadata.get("name")}/remediation/{",".join(remediated)}'  # type: ignore[arg-type]
         if not self._new((ROLLOUT_STARTED, rollout_id)):
             return []
         cluster = self._kcp_cluster(kcp)
