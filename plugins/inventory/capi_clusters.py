@@ -295,8 +295,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def connect(self, clock: Clock) -> KubernetesClient:
         if K8S_IMPORT_ERROR is not None:
-            raise AnsibleParserError("%s needs the Python library kubernetes (the official client) on the "
-                                     "controller: pip install kubernetes" % self.NAME)
+            raise AnsibleParserError(f"{self.NAME} needs the Python library kubernetes (the official client) on the "
+                                     "controller: pip install kubernetes")
         params = dict((option, self.get_option(option)) for option, _attribute in AUTH_OPTIONS)
         try:
             return KubernetesClient(auth_settings(params), clock=clock, request_timeout=self.get_option("api_timeout"))
@@ -343,8 +343,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                           f"reading namespace {namespace}", deadline)
             except Exception as exc:  # pylint: disable=broad-except
                 if is_status(exc, 404):
-                    self.display.warning("%s: namespace %s does not exist; no Clusters were read from it (check "
-                                         "namespaces)" % (self.NAME, namespace))
+                    self.display.warning(f"{self.NAME}: namespace {namespace} does not exist; no Clusters were read from it (check "
+                                         "namespaces)")
                 elif describe_kubernetes_error(exc) is None:
                     raise
 
