@@ -156,3 +156,42 @@ def test_stop_finds_a_master_whose_pid_file_is_gone(tmp_path):
     while proc.processes() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.processes() == []
+
+
+def test_one_address_on_two_subnets_is_two_hosts(tmp_path):
+    """Every cluster's network may have the same CIDR (CAPO's default node CIDR): 10.6.0.12 of one cluster and
+    10.6.0.12 of another are two servers. A load balancer's member reaches the server of its own subnet, and the
+    other cluster's server going away (or coming) changes nothing for it. Before, one key per address let the
+    second server's registration take over the first's member, and its deletion left that member on a dead
+    endpoint (TLS handshakes through the first cluster's VIP ended with an EOF)."""
+    from minicloud.dataplane.endpoints import Registry, member_entry
+    from minicloud.dataplane.servers import ServerEndpoints
+
+    running = {"a/m-1/i-1": ("10.6.0.12", "subnet-a")}
+    servers = ServerEndpoints(tmp_path, lambda: dict(running))
+    registry = Registry(tmp_path)
+
+    def answers(subnet):
+        entry = member_entry(registry.snapshot()["members"], "10.6.0.12", 6443, subnet)
+        return entry and entry["owner"], entry and entry["serving"]
+    try:
+        servers.tick()
+        running["b/m-2/i-2"] = ("10.6.0.12", "subnet-b")
+        servers.tick()
+        assert answers("subnet-a") == ("a/m-1/i-1", True) and answers("subnet-b") == ("b/m-2/i-2", True)
+        first = servers._running["a/m-1/i-1"][1].address
+        del running["b/m-2/i-2"]  # the other cluster's rollout deleted its server
+        servers.tick()
+        assert answers("subnet-a") == ("a/m-1/i-1", True) and answers("subnet-b") == ("b/m-2/i-2", False)
+        assert member_entry(registry.snapshot()["members"], "10.6.0.12", 6443, "subnet-a")["loopback"] == first
+        # the same address again on one subnet (a new server after the old one): the old one's end leaves the new
+        running["a/m-3/i-3"] = ("10.6.0.12", "subnet-a")
+        servers.tick()
+        del running["a/m-1/i-1"]
+        servers.tick()
+        assert answers("subnet-a") == ("a/m-3/i-3", True)
+        # a registration without a subnet answers on every subnet without one of its own
+        registry.register_member("10.6.0.99", 6443, "127.0.0.1:1", owner="plain")
+        assert member_entry(registry.snapshot()["members"], "10.6.0.99", 6443, "subnet-a")["owner"] == "plain"
+    finally:
+        servers.stop()

@@ -1,7 +1,10 @@
 """Which loopback endpoint stands for which address: one JSON file in the state folder, shared by processes.
 
-- ``members``: ``"<address>:<port>"`` -> ``{"loopback": "127.0.0.1:<p>", "serving": bool, "owner": ...}``,
-  registered by whoever serves that address (a control-plane server's API endpoint). An address
+- ``members``: ``"<subnet>/<address>:<port>"`` -> ``{"loopback": "127.0.0.1:<p>", "serving": bool, "owner": ...}``,
+  registered by whoever serves that address on that subnet (a control-plane server's API endpoint). Clusters
+  on networks of the same CIDR (CAPO's default node CIDR for every cluster) have the same addresses: an address
+  means a host only within its subnet, as it does to an amphora on that subnet. Registered without a subnet
+  (``"<address>:<port>"``): that address on every subnet that has no registration of its own. An address
   nobody registered is answered by the shared stand-in; a registered one that stopped serving refuses.
 - ``frontends``: listener id -> ``{"lb", "vip", "port", "loopback"}``: where a VIP's listener is on loopback.
 - ``standins``: the shared stand-in's ports (``plain``, ``tls``) and a port that refuses (``refuse``).
@@ -26,8 +29,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def member_key(address: str, port: int) -> str:
-    return f"{address}:{port}"
+def member_key(address: str, port: int, subnet: str | None = None) -> str:
+    return f"{subnet}/{address}:{port}" if subnet else f"{address}:{port}"
+
+
+def member_entry(members: dict, address: str, port: int, subnet: str | None) -> dict | None:
+    """The registration that answers for ``address``:``port`` on ``subnet``: the subnet's own, else one made
+    without a subnet."""
+    found = members.get(member_key(address, port, subnet)) if subnet else None
+    return found if found is not None else members.get(member_key(address, port))
 
 
 class Registry:
@@ -63,20 +73,25 @@ class Registry:
 
     # -- members -----------------------------------------------------------------------
 
-    def register_member(self, address: str, port: int, loopback: str, owner: str = "") -> None:
+    def register_member(self, address: str, port: int, loopback: str, owner: str = "",
+                        subnet: str | None = None) -> None:
         with self._locked() as data:
-            data["members"][member_key(address, port)] = {"loopback": loopback, "serving": True, "owner": owner}
+            data["members"][member_key(address, port, subnet)] = {"loopback": loopback, "serving": True,
+                                                                  "owner": owner}
 
-    def stop_member(self, address: str, port: int) -> None:
-        """The address stops serving (its server is gone): it refuses from now on."""
+    def stop_member(self, address: str, port: int, subnet: str | None = None, owner: str | None = None) -> None:
+        """The address stops serving (its server is gone): it refuses from now on. With ``owner``, only while
+        that server's registration stands (a new server of the same address registered since is left alone)."""
         with self._locked() as data:
-            entry = data["members"].get(member_key(address, port))
-            if entry is not None:
+            entry = data["members"].get(member_key(address, port, subnet))
+            if entry is not None and (owner is None or entry.get("owner") == owner):
                 entry["serving"] = False
 
-    def forget_member(self, address: str, port: int) -> None:
+    def forget_member(self, address: str, port: int, subnet: str | None = None, owner: str | None = None) -> None:
         with self._locked() as data:
-            data["members"].pop(member_key(address, port), None)
+            entry = data["members"].get(member_key(address, port, subnet))
+            if entry is not None and (owner is None or entry.get("owner") == owner):
+                del data["members"][member_key(address, port, subnet)]
 
     # -- frontends ---------------------------------------------------------------------
 

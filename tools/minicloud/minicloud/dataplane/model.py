@@ -37,6 +37,7 @@ class Member:
     backup: bool = False
     enabled: bool = True
     name: str | None = None
+    subnet_id: str | None = None  # the member's subnet (the VIP's when the member names none)
 
 
 @dataclass(frozen=True)
@@ -76,14 +77,14 @@ class LoadBalancer:
         return next((p for p in self.pools if p.id == pool_id), None)
 
 
-_LB = ("SELECT b.id, v.ip_address, b.provisioning_status, b.enabled, b.provider FROM load_balancer b"
+_LB = ("SELECT b.id, v.ip_address, b.provisioning_status, b.enabled, b.provider, v.subnet_id FROM load_balancer b"
        " LEFT JOIN vip v ON v.load_balancer_id = b.id WHERE b.id = ?")
 _LISTENERS = ("SELECT id, protocol, protocol_port, default_pool_id, connection_limit, enabled, timeout_client_data,"
               " timeout_member_connect, timeout_member_data FROM listener WHERE load_balancer_id = ?"
               " AND provisioning_status NOT IN (?, ?, ?)")
 _POOLS = ("SELECT id, protocol, lb_algorithm, enabled FROM pool WHERE load_balancer_id = ?"
           " AND provisioning_status NOT IN (?, ?, ?)")
-_MEMBERS = ("SELECT id, ip_address, protocol_port, weight, backup, enabled, name FROM member WHERE pool_id = ?"
+_MEMBERS = ("SELECT id, ip_address, protocol_port, weight, backup, enabled, name, subnet_id FROM member WHERE pool_id = ?"
             " AND provisioning_status NOT IN (?, ?, ?) ORDER BY created_at, id")
 _MONITOR = ("SELECT id, type, delay, timeout, rise_threshold, fall_threshold, http_method, url_path, expected_codes,"
             " enabled FROM health_monitor WHERE pool_id = ? AND provisioning_status NOT IN (?, ?, ?)")
@@ -96,7 +97,7 @@ def read(db_path: Path, lb_id: str) -> LoadBalancer | None:
         if row is None or row[2] == "DELETED":
             return None
         listeners = tuple(_listener(r) for r in db.execute(_LISTENERS, (lb_id, *NOT_CONFIGURED)))
-        pools = tuple(_pool(db, r) for r in db.execute(_POOLS, (lb_id, *NOT_CONFIGURED)).fetchall())
+        pools = tuple(_pool(db, r, row[5]) for r in db.execute(_POOLS, (lb_id, *NOT_CONFIGURED)).fetchall())
     return LoadBalancer(id=row[0], vip_address=row[1], provisioning_status=row[2], enabled=bool(row[3]),
                         listeners=listeners, pools=pools, provider=row[4])
 
@@ -107,9 +108,9 @@ def _listener(row) -> Listener:
                     timeout_client_data=row[6], timeout_member_connect=row[7], timeout_member_data=row[8])
 
 
-def _pool(db: sqlite3.Connection, row) -> Pool:
+def _pool(db: sqlite3.Connection, row, vip_subnet: str | None = None) -> Pool:
     members = tuple(Member(id=m[0], address=m[1], port=m[2], weight=m[3] if m[3] is not None else 1,
-                           backup=bool(m[4]), enabled=bool(m[5]), name=m[6])
+                           backup=bool(m[4]), enabled=bool(m[5]), name=m[6], subnet_id=m[7] or vip_subnet)
                     for m in db.execute(_MEMBERS, (row[0], *NOT_CONFIGURED)))
     hm = db.execute(_MONITOR, (row[0], *NOT_CONFIGURED)).fetchone()
     monitor = None

@@ -19,7 +19,7 @@ from minicloud.core import proctable
 from minicloud.core.paths import StateDir
 from minicloud.dataplane import health, loadrun, model
 from minicloud.dataplane.apiserver import Endpoint, certificate
-from minicloud.dataplane.endpoints import FOLDER, LOOPBACK, Registry, member_key
+from minicloud.dataplane.endpoints import FOLDER, LOOPBACK, Registry, member_entry
 from minicloud.dataplane.haproxy import BINARY, HaproxyMissing, Instance, binary
 from minicloud.dataplane.render import Addresses, Paths, render
 from minicloud.octavia_provider.modes import BACKEND_DOWN, Mode
@@ -150,7 +150,7 @@ class DataPlane:
     def _member_address(self, snapshot: dict, pool: model.Pool, member: model.Member, mode: Mode) -> str:
         if mode.name == BACKEND_DOWN and mode.matches(member.name, member.address):
             return self.standins.refuse
-        entry = snapshot["members"].get(member_key(member.address, member.port))
+        entry = member_entry(snapshot["members"], member.address, member.port, member.subnet_id)
         if entry is not None:
             return entry["loopback"]
         monitor_type = pool.monitor.type if pool.monitor else None

@@ -36,9 +36,15 @@ def instance_of(key: str) -> str:
     return key.rsplit("/", 1)[-1]
 
 
+def _where(value: str | tuple[str, str | None]) -> tuple[str, str | None]:
+    """``(address, subnet)`` of what ``servers()`` gives for a server: its address, or its address and subnet."""
+    return (value, None) if isinstance(value, str) else (value[0], value[1])
+
+
 class ServerEndpoints:
-    """``servers()`` lists the running servers: key (namespace/machine/instance) -> address; ``without_etcd()``
-    the keys of those whose etcd member is removed."""
+    """``servers()`` lists the running servers: key (namespace/machine/instance) -> address, or (address,
+    subnet): every cluster's network may have the same CIDR, so an address is registered for its subnet;
+    ``without_etcd()`` the keys of those whose etcd member is removed."""
 
     def __init__(self, state_root: Path, servers: Callable[[], dict[str, str]],
                  revision: Callable[[], object] = lambda: None,
@@ -51,6 +57,7 @@ class ServerEndpoints:
         self.tls = certificate(Path(state_root) / FOLDER / "tls")
         self.servers = servers
         self._running: dict[str, tuple[str, Endpoint]] = {}
+        self._subnets: dict[str, str | None] = {}
         self._shutting: dict[str, threading.Thread] = {}
 
     def tick(self) -> None:
@@ -59,8 +66,9 @@ class ServerEndpoints:
             return  # nothing changed in the store nor in the servers' power
         self._seen = seen
         wanted = self.servers()
-        for key, address in wanted.items():
+        for key, value in wanted.items():
             if key not in self._running:
+                address, self._subnets[key] = _where(value)
                 self._boot(key, address)
         for key in self.without_etcd() & set(self._running):
             if not self._running[key][1].etcd_gone.is_set():
@@ -70,14 +78,14 @@ class ServerEndpoints:
         for key in [k for k in self._running if k not in wanted]:
             address, endpoint = self._running.pop(key)
             endpoint.stop()
-            self.registry.stop_member(address, API_PORT)
+            self.registry.stop_member(address, API_PORT, self._subnets.pop(key, None), owner=key)
             self.power.forget(instance_of(key))
             LOG.info("server %s is gone: %s:%s answers no more", key, address, API_PORT)
 
     def _boot(self, key: str, address: str) -> None:
         endpoint = Endpoint(self.tls)
         self._running[key] = (address, endpoint)
-        self.registry.register_member(address, API_PORT, endpoint.address, owner=key)
+        self.registry.register_member(address, API_PORT, endpoint.address, owner=key, subnet=self._subnets.get(key))
         self.power.set(instance_of(key), RUNNING, expected=(None,))  # a stopped server's stays off
         LOG.info("server %s serves its API at %s (for %s:%s)", key, endpoint.address, address, API_PORT)
 
@@ -114,7 +122,8 @@ class ServerEndpoints:
                  "every connection closed" if drained else f"{endpoint.open_connections} connection(s) cut")
 
     def stop(self) -> None:
-        for address, endpoint in self._running.values():
+        for key, (address, endpoint) in self._running.items():
             endpoint.close()
-            self.registry.forget_member(address, API_PORT)
+            self.registry.forget_member(address, API_PORT, self._subnets.get(key), owner=key)
         self._running.clear()
+        self._subnets.clear()

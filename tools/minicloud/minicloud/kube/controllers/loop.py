@@ -158,11 +158,13 @@ def servers_without_etcd(store, clusters) -> set[str]:
             and rollout.KCP_CLEANUP_HOOK not in (machine["metadata"].get("annotations") or {})}
 
 
-def serving_servers(store, clusters) -> dict[str, str]:
-    """Control-plane servers of the clusters with OpenStack resources: key -> address, from the
-    OpenStackMachines (``clusters``: their contexts, see :func:`.kcp.openstack_clusters`); their endpoints are
-    :class:`minicloud.dataplane.servers.ServerEndpoints`."""
-    return {key: address for key, _machine, address in _servers(store, clusters)}
+def serving_servers(store, clusters) -> dict[str, tuple[str, str | None]]:
+    """Control-plane servers of the clusters with OpenStack resources: key -> (address, the cluster's subnet), from
+    the OpenStackMachines (``clusters``: their contexts, see :func:`.kcp.openstack_clusters`); their endpoints are
+    :class:`minicloud.dataplane.servers.ServerEndpoints`. Every cluster's network may have the same CIDR: an
+    address is one host only within its subnet."""
+    return {key: (address, getattr(ctx, "subnet_id", None))
+            for ctx in clusters for key, _machine, address in _servers(store, [ctx])}
 
 
 def _servers(store, clusters):
