@@ -26,7 +26,11 @@ description:
     a C(done) cluster whose gate fails is recorded C(failed). When its wave''s failures exceed the wave''s budget
     the fleet is halted.'
   - I(action=status) returns the summary (a line per wave); I(action=lift) removes the halt (with
-    I(retry_failed), the failed clusters of the halted run are forgotten, so that the run retries them).
+    I(retry_failed), the failed clusters of the halted run are forgotten, so that the run retries them; without,
+    they stay failed but no longer count against their wave).
+  - 'A run is halted by its own record too: while a wave of it holds more failures than its budget, no cluster of
+    it starts (I(action=await) fails), even when the halt record was deleted by hand mid-wave. I(action=lift)
+    with this I(run) lifts both.' 
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
 options:
@@ -49,9 +53,44 @@ options:
     default: default
   clusters:
     description:
-      - The whole fleet (every slice's clusters), each C(host) with its C(labels). I(action=plan).
+      - Without I(discover), the whole fleet (every slice's clusters), each C(host) with its C(labels).
+        I(action=plan).
+      - With I(discover), the clusters this executor's inventory sees; each must be in the fleet read from the
+        management cluster (else the filters differ from the inventory source's, and the plan is refused).
     type: list
     elements: dict
+  discover:
+    description:
+      - 'Read the whole fleet from the management cluster, as the C(capi_clusters) inventory source lists it with
+        the same filters, whatever slice of the inventory this executor was given (an AWX sliced job gives each
+        slice an inventory holding only its own hosts). I(action=plan).'
+    type: dict
+    suboptions:
+      namespaces:
+        description:
+          - The inventory source's C(namespaces); all namespaces when empty.
+        type: list
+        elements: str
+      label_selector:
+        description:
+          - The inventory source's C(label_selector).
+        type: str
+      hostname_format:
+        description:
+          - The inventory source's C(hostname_format).
+        type: str
+        default: '{namespace}/{name}'
+      api_version:
+        description:
+          - The inventory source's C(api_version) (the Cluster API contract); the newest served when empty.
+        type: str
+      hosts:
+        description:
+          - 'The play''s host pattern over the inventory''s default groups (C(capi_namespace_<namespace>),
+            C(capi_phase_<phase>), C(capi_label_<key>_<value>)) and host names: C(,) or C(:) between terms, C(&)
+            an intersection, C(!) an exclusion, C(*) wildcards, C(~) a regular expression.'
+        type: str
+        default: capi_phase_provisioned
   mine:
     description:
       - The host names of this executor's slice. I(action=plan).
@@ -168,7 +207,8 @@ record:
   returned: success
   type: dict
 plan:
-  description: The run's plan (C(waves) with C(wave), C(clusters), C(budget); C(soak), C(spec), C(fleet)).
+  description: The run's plan (C(waves) with C(wave), C(clusters), C(budget); C(soak), C(spec), C(budgets),
+    C(canary_label), C(fleet), and C(source), the filters the fleet was read from the management cluster with).
   returned: action=plan
   type: dict
 mine:
@@ -235,6 +275,12 @@ forgotten:
   returned: action=lift
   type: list
   elements: str
+kept:
+  description: Without I(retry_failed), failed clusters of the halted run kept as failed but no longer counted
+    against their wave's budget.
+  returned: action=lift
+  type: list
+  elements: str
 changed:
   description: A record was written (or would be, in check mode).
   returned: always
@@ -244,7 +290,7 @@ elapsed:
   returned: always
   type: float
 api_calls:
-  description: HTTP requests sent to the Kubernetes API.
+  description: HTTP requests sent to the Kubernetes API, retries and authentication requests included.
   returned: always
   type: int
 retried_faults:
@@ -252,6 +298,18 @@ retried_faults:
   returned: always
   type: list
   elements: raw
+writes:
+  description:
+    - When the task failed after writing, each write request it made (C(call)) and its C(outcome) (C(done), or
+      C(unknown) when its answer was lost); at most 200 (RV(writes_total) counts them all when there are more).
+    - Such a failed task also says C(changed=true).
+  returned: on failure after a write
+  type: list
+  elements: dict
+writes_total:
+  description: How many writes the failed task made, when there are more than RV(writes) lists (200).
+  returned: on failure after more than 200 writes
+  type: int
 '''
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.module_base import POLL_SECONDS, SECONDS
@@ -270,6 +328,13 @@ class FleetWave(KubernetesModule):
         run=dict(type="str", required=True),
         records_namespace=dict(type="str", default="default"),
         clusters=dict(type="list", elements="dict"),
+        discover=dict(type="dict", options=dict(
+            namespaces=dict(type="list", elements="str"),
+            label_selector=dict(type="str"),
+            hostname_format=dict(type="str", default="{namespace}/{name}"),
+            api_version=dict(type="str"),
+            hosts=dict(type="str", default="capi_phase_provisioned"),
+        )),
         mine=dict(type="list", elements="str"),
         waves=dict(type="list", elements="raw"),
         budgets=dict(type="list", elements="raw"),

@@ -137,10 +137,14 @@ def build_plan(clusters, spec, budgets=None, soak=0, canary_label=DEFAULT_CANARY
 
 
 def same_plan(recorded, planned):
-    """Why a recorded plan is not the one computed now (None when it is)."""
-    for key in ("waves", "soak", "spec"):
+    """Why a recorded plan was made from other settings than those given now (None when the same). The fleet
+    itself is not compared: a run's plan is fixed when its first executor records it, and every executor adopts
+    it (a cluster created since is no part of the run; ``my_clusters`` refuses it)."""
+    for key in ("spec", "soak", "canary_label"):
         if recorded.get(key) != planned.get(key):
             return "its %s differ" % key
+    if recorded.get("budgets", planned.get("budgets")) != planned.get("budgets"):
+        return "its budgets differ"
     return None
 
 
@@ -185,11 +189,17 @@ def gate_verdict(signals):
     return dict(passed=not reasons, reasons=reasons)
 
 
+def counts_against(outcome):
+    """A failure that counts against its wave's budget: one whose halt was not lifted with the failure kept
+    (``lifted``, fleet_resume without retry_failed)."""
+    return (outcome or {}).get("outcome") == FAILED and not (outcome or {}).get("lifted")
+
+
 def wave_verdict(plan, outcomes, wave):
     """``{wave, state, clusters, finished, failed, budget, started_at, finished_at}`` of wave number ``wave``."""
     [entry] = [w for w in plan["waves"] if w["wave"] == wave]
     mine = [outcomes[c] for c in entry["clusters"] if c in outcomes]
-    failed = sorted(c for c in entry["clusters"] if (outcomes.get(c) or {}).get("outcome") == FAILED)
+    failed = sorted(c for c in entry["clusters"] if counts_against(outcomes.get(c)))
     finished = [c for c in entry["clusters"] if (outcomes.get(c) or {}).get("outcome") in OUTCOMES]
     state = HALTED if len(failed) > entry["budget"] else (PASSED if len(finished) == len(entry["clusters"])
                                                           else PENDING)
@@ -201,13 +211,19 @@ def wave_verdict(plan, outcomes, wave):
 
 
 def may_start(plan, outcomes, wave, halted):
-    """Whether a cluster of wave ``wave`` may start: ``(state, message)``, state ``go``, ``wait`` or ``halted``."""
+    """Whether a cluster of wave ``wave`` may start: ``(state, message)``, state ``go``, ``wait`` or ``halted``.
+    Halted with the halt record, and without it too when the run's record holds a wave failed above its budget
+    (this wave or any other: a halt record deleted by hand mid-wave starts nothing new)."""
     if halted:
         return HALTED, "the fleet is halted"
+    for entry in plan["waves"]:
+        verdict = wave_verdict(plan, outcomes, entry["wave"])
+        if verdict["state"] == HALTED:
+            return HALTED, ("wave %d failed above its budget (%s; the run's record holds it, with or without the "
+                            "halt record): lift it with playbooks/fleet_resume.yml" % (
+                                verdict["wave"], halt_reason(verdict)))
     for earlier in range(1, wave):
         verdict = wave_verdict(plan, outcomes, earlier)
-        if verdict["state"] == HALTED:
-            return HALTED, "wave %d failed: %s" % (earlier, ", ".join(verdict["failed"]))
         if verdict["state"] == PENDING:
             left = [c for c in verdict["clusters"] if (outcomes.get(c) or {}).get("outcome") not in OUTCOMES]
             return "wait", "waiting for wave %d: %d of %d finished (left: %s)" % (

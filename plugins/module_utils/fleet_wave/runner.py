@@ -20,6 +20,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.optio
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.fleet_halt import halt_message
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave.plan import (
     build_plan,
+    counts_against,
     DONE,
     FAILED,
     gate_verdict,
@@ -33,6 +34,11 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave
     wave_line,
     wave_of,
     wave_verdict,
+)
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave.fleet import (
+    discover_fleet,
+    PatternError,
+    source_of,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave.records import (
     FleetRecords,
@@ -49,6 +55,7 @@ class FleetWaveOptions(ModuleOptions):
     run: str
     records_namespace: str
     clusters: Optional[list]
+    discover: Optional[dict]
     mine: Optional[list]
     waves: Optional[list]
     budgets: Optional[list]
@@ -83,31 +90,58 @@ class FleetWaveRunner(ModuleRunner):
             return deadline.remaining()
         return deadline - self.clock.monotonic()
 
-    def planned(self):
+    def planned(self, fleet, source=None):
         options = self.options
         try:
-            return build_plan(options.clusters or [], options.waves, options.budgets, options.soak,
-                              options.canary_label)
+            plan = build_plan(fleet, options.waves, options.budgets, options.soak, options.canary_label)
         except PlanError as exc:
             raise ModuleFailure("%s; nothing was changed" % exc)
+        plan["budgets"] = list(options.budgets or [])
+        plan["source"] = source or dict(inventory=True)
+        return plan
+
+    def fleet(self, deadline):
+        """The whole fleet: read from the management cluster with ``discover`` (every executor the same, whatever
+        its slice), else ``clusters`` as given. With ``discover``, a host of ``clusters`` (what this executor's
+        inventory sees) that the management cluster's fleet lacks is refused: the filters differ."""
+        options = self.options
+        if options.discover is None:
+            return options.clusters or [], None
+        source = source_of(options.discover)
+        try:
+            fleet = discover_fleet(self.records.maps.kube, options.discover, deadline)
+        except PatternError as exc:
+            raise ModuleFailure("discover: %s; nothing was changed" % exc)
+        names = set(c["host"] for c in fleet)
+        unseen = sorted(set(c.get("host") for c in options.clusters or []) - names)
+        if unseen:
+            raise ModuleFailure(
+                "the inventory has %s, which the fleet read from the management cluster (namespaces %s, label_selector "
+                "%s, hosts %s) has not: give fleet_namespaces, fleet_label_selector and fleet_hostname_format as the "
+                "inventory source has them; nothing was changed" % (
+                    ", ".join(unseen), source["namespaces"] or "all", source["label_selector"], source["hosts"]))
+        return fleet, source
 
     def validate(self):
         options = self.options
         problem = run_problem(options.run)
         if problem:
             raise ModuleFailure(problem + "; nothing was changed")
-        needs = dict(plan=("clusters", "waves"), record=("cluster", "outcome"), **{"await": ("cluster",)})
+        needs = dict(plan=("waves",), record=("cluster", "outcome"), **{"await": ("cluster",)})
         missing = [name for name in needs.get(options.action, ()) if getattr(options, name) in (None, [], "")]
         if missing:
             raise ModuleFailure("action=%s needs %s; nothing was changed" % (options.action, " and ".join(missing)))
-        return self.planned() if options.action == "plan" else None
+        if options.action == "plan" and options.discover is None and not options.clusters:
+            raise ModuleFailure("action=plan needs clusters or discover; nothing was changed")
+        if options.action == "plan" and options.discover is None:
+            self.planned(options.clusters)  # a bad spec is refused before connecting
 
     def run(self):
         options = self.options
-        plan = self.validate()
+        self.validate()
         deadline = self.deadline_of_run()
         self.records = FleetRecords(self.module.connect(), options.records_namespace, options.run)
-        act = dict(plan=lambda: self.plan(plan, deadline), record=lambda: self.record(deadline),
+        act = dict(plan=lambda: self.plan(self.planned(*self.fleet(deadline)), deadline), record=lambda: self.record(deadline),
                    status=lambda: self.status(deadline), lift=lambda: self.lift(deadline),
                    **{"await": lambda: self.wait(deadline)})[options.action]
         return self.module.exit(**act())
@@ -230,17 +264,24 @@ class FleetWaveRunner(ModuleRunner):
                          outcomes=record["outcomes"])
 
     def lift(self, deadline):
+        """Remove the halt; the run's failed clusters forgotten (``retry_failed``: the run retries them) or kept as
+        failed but no longer counted against their wave (``lifted``), since the run's own record would otherwise
+        keep it halted. A run halted by its record alone (the halt record deleted by hand) is lifted likewise."""
         options = self.options
         halt = self.records.halt(deadline)
-        forgotten = []
-        if halt is None:
-            return self.base(halt=None, lifted=False, forgotten=forgotten)
-        if halt.get("run") == options.run and options.retry_failed:
-            record = self.records.read(deadline)
-            forgotten = sorted(h for h, o in ((record or {}).get("outcomes") or {}).items()
-                               if o.get("outcome") == FAILED)
-            if forgotten and not options.check_mode:
-                self.records.update(lambda outcomes: [outcomes.pop(h, None) for h in forgotten], deadline)
-        if not options.check_mode:
+        record = self.records.read(deadline) if halt is None or halt.get("run") == options.run else None
+        failed = sorted(h for h, o in ((record or {}).get("outcomes") or {}).items() if counts_against(o))
+        if halt is None and not failed:
+            return self.base(halt=None, lifted=False, forgotten=[])
+        if failed and not options.check_mode:
+            self.records.update(lambda outcomes: [self.lift_one(outcomes, h) for h in failed], deadline)
+        if halt is not None and not options.check_mode:
             self.records.lift(deadline)
-        return self.base(changed=True, halt=halt, lifted=not options.check_mode, forgotten=forgotten)
+        return self.base(changed=True, halt=halt, lifted=not options.check_mode,
+                         forgotten=failed if options.retry_failed else [], kept=[] if options.retry_failed else failed)
+
+    def lift_one(self, outcomes, host):
+        if self.options.retry_failed:
+            outcomes.pop(host, None)
+        elif host in outcomes:
+            outcomes[host]["lifted"] = True

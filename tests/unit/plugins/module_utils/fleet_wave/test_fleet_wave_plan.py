@@ -4,12 +4,15 @@ verdicts."""
 
 import pytest
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave.fleet import PatternError, select
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.fleet_wave.plan import (
     build_plan,
     fleet_order,
     gate_verdict,
     may_start,
+    my_clusters,
     PlanError,
+    same_plan,
     wave_budgets,
     wave_sizes,
     wave_verdict,
@@ -106,3 +109,56 @@ def test_wave_verdicts_and_may_start():
     assert wave_verdict(plan, outcomes, 2)["state"] == "halted"
     assert may_start(plan, outcomes, 3, False)[0] == "halted"
     assert may_start(plan, {}, 1, True)[0] == "halted"
+
+
+def test_a_failure_above_budget_halts_its_own_wave_without_the_halt_record():
+    """The halt record deleted by hand mid-wave: the run's record still holds the failure, so no cluster of that
+    wave (or any other) starts; a failure whose halt was lifted keeping it (``lifted``) no longer counts."""
+    plan = build_plan(fleet(6), [1, 3, "100%"])
+    first, second = plan["waves"][0]["clusters"], plan["waves"][1]["clusters"]
+    outcomes = {first[0]: dict(outcome="done"), second[0]: dict(outcome="failed")}
+    state, message = may_start(plan, outcomes, 2, False)
+    assert state == "halted" and "wave 2 failed above its budget" in message and second[0] in message
+    assert may_start(plan, outcomes, 1, False)[0] == "halted"
+    outcomes[second[0]]["lifted"] = True
+    assert may_start(plan, outcomes, 2, False)[0] == "go"
+    assert wave_verdict(plan, outcomes, 2)["failed"] == []
+
+
+def test_a_recorded_plan_is_adopted_whatever_fleet_a_slice_sees_but_not_other_settings():
+    recorded = build_plan(fleet(6), [1, "100%"], soak=5)
+    recorded["budgets"] = []
+    grown = build_plan(fleet(7), [1, "100%"], soak=5)
+    grown["budgets"] = []
+    assert same_plan(recorded, grown) is None
+    assert same_plan(recorded, dict(grown, soak=6)) == "its soak differ"
+    assert same_plan(recorded, dict(grown, spec=[2, "100%"])) == "its spec differ"
+    assert same_plan(recorded, dict(grown, budgets=[1])) == "its budgets differ"
+    with pytest.raises(PlanError, match="ns/c06 not in the fleet run's plan"):
+        my_clusters(recorded, ["ns/c01", "ns/c06"])
+
+
+HOSTS = [dict(name="a/c1", groups=["capi_namespace_a", "capi_phase_provisioned", "capi_label_env_prod"]),
+         dict(name="a/c2", groups=["capi_namespace_a", "capi_phase_provisioning"]),
+         dict(name="b/c3", groups=["capi_namespace_b", "capi_phase_provisioned"])]
+
+
+@pytest.mark.parametrize("pattern, names", [
+    ("capi_phase_provisioned", ["a/c1", "b/c3"]),
+    ("all", ["a/c1", "a/c2", "b/c3"]),
+    ("capi_namespace_a:&capi_phase_provisioned", ["a/c1"]),
+    ("capi_phase_provisioned:!capi_label_env_prod", ["b/c3"]),
+    ("a/*,b/c3", ["a/c1", "a/c2", "b/c3"]),
+    ("~c[23]$", ["a/c2", "b/c3"]),
+    ("!capi_namespace_a", []),
+    ("nothing", []),
+])
+def test_the_host_pattern_over_the_inventory_groups(pattern, names):
+    assert [h["name"] for h in select(HOSTS, pattern)] == names
+
+
+def test_a_bad_pattern_is_refused():
+    with pytest.raises(PatternError):
+        select(HOSTS, " ")
+    with pytest.raises(PatternError, match="no regular expression"):
+        select(HOSTS, "~(")
