@@ -55,6 +55,14 @@ def start_slice(cloud, collections_path, workdir, playbook, inventory, limit, ex
     return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, text=True), log
 
 
+def plain(value):
+    """ansible-inventory's JSON without its ``{"__ansible_unsafe": ...}`` wrappers (AWX stores plain values)."""
+    if isinstance(value, dict):
+        return plain(value["__ansible_unsafe"]) if set(value) == {"__ansible_unsafe"} else dict(
+            (k, plain(v)) for k, v in value.items())
+    return [plain(v) for v in value] if isinstance(value, list) else value
+
+
 def slice_inventories(cloud, collections_path, workdir, inventory, slices):
     """One static inventory per slice, each with only its hosts, their variables and groups (what AWX gives
     each job of a sliced job template), made from ``ansible-inventory --list`` of the capi_clusters source."""
@@ -62,7 +70,7 @@ def slice_inventories(cloud, collections_path, workdir, inventory, slices):
                OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml))
     listed = json.loads(subprocess.run([BIN + "/ansible-inventory", "-i", str(inventory), "--list"], env=env,
                                        check=True, capture_output=True, text=True).stdout)
-    hostvars = listed["_meta"]["hostvars"]
+    hostvars = plain(listed["_meta"]["hostvars"])
     paths = []
     for index, hosts in enumerate(slices):
         groups = {}

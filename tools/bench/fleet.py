@@ -22,7 +22,8 @@ Results go to the fleet section of docs/benchmarks.md.
 
 ``--waves N`` measures the rollout in waves instead (section ``fleet-waves``): N clusters with one control-plane
 machine and a real API load balancer each, ``playbooks/fleet_rollout.yml`` with waves ``[1, 3, "25%", "100%"]`` run
-as 3 ``ansible-playbook --limit`` slices at once (the way AWX slices a job): first with the first cluster of the
+as 3 ``ansible-playbook`` processes at once, each given an inventory holding only its slice's hosts (the way AWX
+slices a job: a static inventory per slice made from ``ansible-inventory --list`` of the capi_clusters source): first with the first cluster of the
 second wave made stuck (its new member never serves): the time from the start to the halt record, and which
 clusters were touched (their Lease taken); then, the halt lifted, the whole fleet without a stuck cluster, against
 the same playbook without waves (one cluster at a time, one process).
@@ -207,12 +208,37 @@ def core_api(cloud):
     return client.CoreV1Api(api), client.CoordinationV1Api(api)
 
 
-def run_slices(env, inventory, limits, extra):
-    """``ansible-playbook`` once per limit (None: no limit), all at once; (rc, output) of each."""
-    args = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(REPO / "playbooks" / "fleet_rollout.yml"),
-            "-e", json.dumps(extra)]
-    procs = [subprocess.Popen(args + (["--limit", ",".join(limit)] if limit else []), env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for limit in limits]
+def plain(value):
+    """ansible-inventory's JSON without its ``{"__ansible_unsafe": ...}`` wrappers (AWX stores plain values)."""
+    if isinstance(value, dict):
+        return plain(value["__ansible_unsafe"]) if set(value) == {"__ansible_unsafe"} else dict(
+            (k, plain(v)) for k, v in value.items())
+    return [plain(v) for v in value] if isinstance(value, list) else value
+
+
+def slice_inventories(env, inventory, slices, folder):
+    """One static inventory per slice holding only its hosts, their variables and groups: what AWX gives each job
+    of a sliced job template (not a limit on the whole inventory)."""
+    listed = json.loads(subprocess.run([str(BIN / "ansible-inventory"), "-i", str(inventory), "--list"], env=env,
+                                       check=True, capture_output=True, text=True).stdout)
+    hostvars = plain(listed["_meta"]["hostvars"])
+    paths = []
+    for index, hosts in enumerate(slices):
+        groups = dict((group, {"hosts": dict((h, None) for h in entry["hosts"] if h in hosts)})
+                      for group, entry in listed.items()
+                      if group not in ("_meta", "all", "ungrouped") and set(entry.get("hosts") or []) & set(hosts))
+        path = Path(folder) / ("%s-slice-%d.yml" % (Path(inventory).stem.split(".")[0], index))
+        path.write_text(yaml.safe_dump({"all": {"hosts": dict((h, hostvars[h]) for h in hosts), "children": groups}}))
+        paths.append(path)
+    return paths
+
+
+def run_slices(env, inventories, extra):
+    """``ansible-playbook`` once per inventory, all at once; (rc, output) of each."""
+    procs = [subprocess.Popen([str(BIN / "ansible-playbook"), "-i", str(inventory),
+                               str(REPO / "playbooks" / "fleet_rollout.yml"), "-e", json.dumps(extra)],
+                              env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for inventory in inventories]
     return [proc.communicate() for proc in procs], procs
 
 
@@ -237,7 +263,7 @@ def common_vars(cloud, hosts, namespace):
     urls = dict((h, "https://%s/readyz" % cloud.lb_vip("k8s-clusterapi-cluster-%s-kubeapi" % h.replace("/", "-")))
                 for h in hosts)
     return {"fleet_cloud": "minicloud", "fleet_kubeconfig": str(cloud.kubeconfig), "fleet_records_namespace":
-            namespace, "fleet_waves": WAVES, "fleet_soak": 5, "fleet_poll_interval": 1, "fleet_readyz_urls": urls,
+            namespace, "fleet_namespaces": [namespace], "fleet_waves": WAVES, "fleet_soak": 5, "fleet_poll_interval": 1, "fleet_readyz_urls": urls,
             "control_plane_rollout_member_timeout": 30, "control_plane_rollout_poll_interval": 1}
 
 
@@ -248,7 +274,7 @@ def report(row):
     return row
 
 
-def wave_runs(cloud, env, fleets, run):
+def wave_runs(cloud, env, fleets, run, folder):
     """The three runs of the waves benchmark, each on a fleet of its own (a stuck cluster keeps its holds);
     rows for the table. ``fleets``: three ``(inventory, hosts, namespace)``."""
     core, coordination = core_api(cloud)
@@ -258,9 +284,10 @@ def wave_runs(cloud, env, fleets, run):
     stuck, later = hosts[1], hosts[1 + 3:]
     cloud.set_octavia_mode("lost-member", members="k8s-clusterapi-cluster-%s-kubeapi-6443-*" % stuck.replace("/", "-"),
                            delay=0.2)
+    inventories = slice_inventories(env, inventory, slices, folder)
     stop, started = threading.Event(), time.monotonic()
     halt, watcher = first_seen(core, "flightcontrol-fleet-halt", namespace, started, stop)
-    outputs, procs = run_slices(env, inventory, slices, dict(common, fleet_run=run + "-stuck"))
+    outputs, procs = run_slices(env, inventories, dict(common, fleet_run=run + "-stuck"))
     wall = time.monotonic() - started
     stop.set()
     watcher.join()
@@ -273,8 +300,9 @@ def wave_runs(cloud, env, fleets, run):
     inventory, hosts, namespace = fleets[1]
     common = common_vars(cloud, hosts, namespace)
     slices = [hosts[i::SLICES] for i in range(SLICES)]
+    inventories = slice_inventories(env, inventory, slices, folder)
     started = time.monotonic()
-    outputs, procs = run_slices(env, inventory, slices, dict(common, fleet_run=run + "-clean"))
+    outputs, procs = run_slices(env, inventories, dict(common, fleet_run=run + "-clean"))
     rows.append(report(dict(run="waves, 3 slices, no stuck cluster", wall=time.monotonic() - started, halt=None,
                             touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs])))
     if any(p.returncode for p in procs):
@@ -282,7 +310,7 @@ def wave_runs(cloud, env, fleets, run):
     inventory, hosts, namespace = fleets[2]
     plain_vars = dict((k, v) for k, v in common_vars(cloud, hosts, namespace).items() if k != "fleet_waves")
     started = time.monotonic()
-    outputs, procs = run_slices(env, inventory, [None], plain_vars)
+    outputs, procs = run_slices(env, [inventory], plain_vars)
     rows.append(report(dict(run="no waves, one cluster at a time, 1 process", wall=time.monotonic() - started,
                             halt=None, touched=len(hosts), later_touched=None, rc=[p.returncode for p in procs])))
     return rows
@@ -315,7 +343,7 @@ def waves_main(args):
         prefixes = [run + kind for kind in ("s", "c", "o")]
         try:
             fleets = [seed_fleet(cloud, args.waves, prefix, tmp) for prefix in prefixes]
-            rows = wave_runs(cloud, env, fleets, run)
+            rows = wave_runs(cloud, env, fleets, run, tmp)
         finally:
             cloud.set_octavia_mode("normal")
             for prefix in prefixes:
