@@ -30,7 +30,7 @@ description:
     they stay failed but no longer count against their wave).
   - 'A run is halted by its own record too: while a wave of it holds more failures than its budget, no cluster of
     it starts (I(action=await) fails), even when the halt record was deleted by hand mid-wave. I(action=lift)
-    with this I(run) lifts both.' 
+    with this I(run) lifts both.'
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
 options:

@@ -294,8 +294,8 @@ def wave_runs(cloud, env, fleets, run, folder):
     cloud.set_octavia_mode("normal")
     touched = [h for h in hosts if lease_of(coordination, h)]
     rows = [report(dict(run="waves, 3 slices, first cluster of wave 2 stuck", wall=wall, halt=halt.get("at"),
-                 touched=len(touched), later_touched=len(set(touched) & set(later)),
-                 rc=[p.returncode for p in procs]))]
+                        touched=len(touched), later_touched=len(set(touched) & set(later)),
+                        rc=[p.returncode for p in procs]))]
     core.delete_namespaced_config_map("flightcontrol-fleet-halt", namespace)
     inventory, hosts, namespace = fleets[1]
     common = common_vars(cloud, hosts, namespace)

@@ -252,4 +252,4 @@ def wave_line(verdict, seconds=None):
                 pending="%d of %d finished" % (verdict["finished"], len(verdict["clusters"])))[verdict["state"]]
     took = ", %.0f s" % seconds if seconds is not None else ""
     return "wave %d: %d cluster(s) (%s), %s%s" % (verdict["wave"], len(verdict["clusters"]),
-                                                 ", ".join(verdict["clusters"]), gate, took)
+                                                  ", ".join(verdict["clusters"]), gate, took)
