@@ -31,6 +31,7 @@ ANNOTATED = [
     "module_utils/resource_leak_audit",
     "module_utils/workload_kubeconfig",
     "module_utils/capi_events",
+    "module_utils/fleet_wave",
     "inventory",
 ]
 

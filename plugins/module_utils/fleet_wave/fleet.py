@@ -54,7 +54,7 @@ def select(hosts: list[dict[str, Any]], pattern: str) -> list[dict[str, Any]]:
     plain = [t for t in terms if t[0] not in "&!"]
     inter = [t[1:] for t in terms if t[0] == "&"]
     excl = [t[1:] for t in terms if t[0] == "!"]
-    chosen = []
+    chosen: list[dict[str, Any]] = []
     if not plain:
         return chosen  # only & and ! terms: Ansible starts from no host, so none is selected
     for host in hosts:

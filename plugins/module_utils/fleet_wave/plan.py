@@ -10,7 +10,10 @@ clusters gives waves of 1, 3, 4 and 22. A wave that would be empty is dropped (s
 cover the fleet. Budget: how many clusters of a wave may fail (its rollout or its gate) before the fleet halts,
 a number or a share of the wave (``"10%"``, rounded down), one per wave; 0 where none is given."""
 
+from __future__ import annotations
+
 import math
+from typing import Any, Optional
 
 DONE = "done"
 FAILED = "failed"
@@ -27,7 +30,7 @@ class PlanError(ValueError):
     """A spec that cannot be planned: refused before any change."""
 
 
-def _share(entry, what):
+def _share(entry: Any, what: str) -> Optional[float]:
     """``"25%"`` -> 25.0; None when ``entry`` is no share."""
     if not isinstance(entry, str) or not entry.strip().endswith("%"):
         return None
@@ -40,7 +43,7 @@ def _share(entry, what):
     return value
 
 
-def _count(entry, what):
+def _count(entry: Any, what: str) -> int:
     if isinstance(entry, bool):
         raise PlanError("%s %r is not a number of clusters or a percentage" % (what, entry))
     try:
@@ -52,7 +55,7 @@ def _count(entry, what):
     return value
 
 
-def wave_sizes(spec, fleet_size):
+def wave_sizes(spec: Any, fleet_size: int) -> list[int]:
     """The size of each wave of ``spec`` over ``fleet_size`` clusters (empty waves dropped)."""
     if not isinstance(spec, (list, tuple)) or not spec:
         raise PlanError("waves must be a non-empty list, e.g. [1, 3, \"25%\", \"100%\"]")
@@ -79,7 +82,7 @@ def wave_sizes(spec, fleet_size):
     return sizes
 
 
-def wave_budgets(budgets, sizes):
+def wave_budgets(budgets: Any, sizes: list[int]) -> list[int]:
     """The budget of each wave (kept in step with ``sizes``, empty waves included)."""
     given = list(budgets) if isinstance(budgets, (list, tuple)) else ([budgets] if budgets is not None else [])
     if len(given) > len(sizes):
@@ -98,7 +101,7 @@ def wave_budgets(budgets, sizes):
     return result
 
 
-def is_canary(labels, canary_label):
+def is_canary(labels: Optional[dict[str, Any]], canary_label: Optional[str]) -> bool:
     """``key`` (any value) or ``key=value``."""
     key, sep, value = (canary_label or "").partition("=")
     if not key or key not in (labels or {}):
@@ -106,10 +109,10 @@ def is_canary(labels, canary_label):
     return not sep or str((labels or {})[key]) == value
 
 
-def fleet_order(clusters, canary_label=DEFAULT_CANARY_LABEL):
+def fleet_order(clusters: list[dict[str, Any]], canary_label: str = DEFAULT_CANARY_LABEL) -> list[str]:
     """Host names in rollout order: canaries first, then the rest, each in the inventory's order (host names
     sorted, as the capi_clusters inventory lists them). ``clusters``: ``[{host, labels}]``."""
-    names = [c.get("host") for c in clusters]
+    names: list[str] = [c.get("host") or "" for c in clusters]
     if any(not name for name in names):
         raise PlanError("every cluster of the fleet needs a host name")
     if len(set(names)) != len(names):
@@ -119,7 +122,8 @@ def fleet_order(clusters, canary_label=DEFAULT_CANARY_LABEL):
     return canaries + [c["host"] for c in ordered if c["host"] not in canaries]
 
 
-def build_plan(clusters, spec, budgets=None, soak=0, canary_label=DEFAULT_CANARY_LABEL):
+def build_plan(clusters: list[dict[str, Any]], spec: Any, budgets: Any = None, soak: Optional[int] = 0,
+               canary_label: str = DEFAULT_CANARY_LABEL) -> dict[str, Any]:
     """The plan of a fleet run: ``{waves: [{wave, clusters, budget}], soak, spec, canary_label, fleet}``."""
     if not clusters:
         raise PlanError("the fleet has no cluster")
@@ -128,7 +132,8 @@ def build_plan(clusters, spec, budgets=None, soak=0, canary_label=DEFAULT_CANARY
     order = fleet_order(clusters, canary_label)
     sizes = wave_sizes(spec, len(order))
     limits = wave_budgets(budgets, sizes)
-    waves, start = [], 0
+    waves: list[dict[str, Any]] = []
+    start = 0
     for size, budget in zip(sizes, limits):
         if size:
             waves.append(dict(wave=len(waves) + 1, clusters=order[start:start + size], budget=budget))
@@ -136,7 +141,7 @@ def build_plan(clusters, spec, budgets=None, soak=0, canary_label=DEFAULT_CANARY
     return dict(waves=waves, soak=soak, spec=list(spec), canary_label=canary_label, fleet=len(order))
 
 
-def same_plan(recorded, planned):
+def same_plan(recorded: dict[str, Any], planned: dict[str, Any]) -> Optional[str]:
     """Why a recorded plan was made from other settings than those given now (None when the same). The fleet
     itself is not compared: a run's plan is fixed when its first executor records it, and every executor adopts
     it (a cluster created since is no part of the run; ``my_clusters`` refuses it)."""
@@ -148,14 +153,14 @@ def same_plan(recorded, planned):
     return None
 
 
-def wave_of(plan, host):
+def wave_of(plan: dict[str, Any], host: Optional[str]) -> Optional[int]:
     for wave in plan["waves"]:
         if host in wave["clusters"]:
             return wave["wave"]
     return None
 
 
-def my_clusters(plan, mine):
+def my_clusters(plan: dict[str, Any], mine: list[str]) -> list[dict[str, Any]]:
     """This executor's clusters (``mine``, its slice of the inventory) in the fleet's order, each with its wave;
     a host the plan does not have is refused."""
     missing = sorted(set(mine) - set(c for w in plan["waves"] for c in w["clusters"]))
@@ -165,7 +170,7 @@ def my_clusters(plan, mine):
     return [dict(host=c, wave=w["wave"]) for w in plan["waves"] for c in w["clusters"] if c in mine]
 
 
-def gate_verdict(signals):
+def gate_verdict(signals: dict[str, Any]) -> dict[str, Any]:
     """A cluster's gate from what was measured after its soak. ``signals``: ``kcp`` {replicas, ready_replicas},
     ``machines`` [{name, ready}], ``members`` {serving, message}, ``readyz`` {status, message}, ``critical_before``
     and ``critical_after`` (codes of critical cluster_readiness findings). Returns ``{passed, reasons}``."""
@@ -189,13 +194,13 @@ def gate_verdict(signals):
     return dict(passed=not reasons, reasons=reasons)
 
 
-def counts_against(outcome):
+def counts_against(outcome: Optional[dict[str, Any]]) -> bool:
     """A failure that counts against its wave's budget: one whose halt was not lifted with the failure kept
     (``lifted``, fleet_resume without retry_failed)."""
     return (outcome or {}).get("outcome") == FAILED and not (outcome or {}).get("lifted")
 
 
-def wave_verdict(plan, outcomes, wave):
+def wave_verdict(plan: dict[str, Any], outcomes: dict[str, Any], wave: int) -> dict[str, Any]:
     """``{wave, state, clusters, finished, failed, budget, started_at, finished_at}`` of wave number ``wave``."""
     [entry] = [w for w in plan["waves"] if w["wave"] == wave]
     mine = [outcomes[c] for c in entry["clusters"] if c in outcomes]
@@ -210,7 +215,7 @@ def wave_verdict(plan, outcomes, wave):
                 finished_at=max(ends) if len(ends) == len(entry["clusters"]) and ends else None)
 
 
-def may_start(plan, outcomes, wave, halted):
+def may_start(plan: dict[str, Any], outcomes: dict[str, Any], wave: int, halted: bool) -> tuple[str, str]:
     """Whether a cluster of wave ``wave`` may start: ``(state, message)``, state ``go``, ``wait`` or ``halted``.
     Halted with the halt record, and without it too when the run's record holds a wave failed above its budget
     (this wave or any other: a halt record deleted by hand mid-wave starts nothing new)."""
@@ -231,12 +236,12 @@ def may_start(plan, outcomes, wave, halted):
     return "go", "waves before %d passed" % wave
 
 
-def halt_reason(verdict):
+def halt_reason(verdict: dict[str, Any]) -> str:
     return "wave %d: %d cluster(s) failed, budget %d (%s)" % (
         verdict["wave"], len(verdict["failed"]), verdict["budget"], ", ".join(verdict["failed"]))
 
 
-def summary(plan, outcomes):
+def summary(plan: dict[str, Any], outcomes: dict[str, Any]) -> dict[str, Any]:
     """One entry per wave and the fleet's counts."""
     waves = [wave_verdict(plan, outcomes, w["wave"]) for w in plan["waves"]]
     counts = dict(done=sum(1 for o in outcomes.values() if o.get("outcome") == DONE),
@@ -245,7 +250,7 @@ def summary(plan, outcomes):
     return dict(waves=waves, counts=counts, fleet=plan["fleet"])
 
 
-def wave_line(verdict, seconds=None):
+def wave_line(verdict: dict[str, Any], seconds: Optional[float] = None) -> str:
     """``wave 2: 3 cluster(s), gate passed, 41 s``."""
     gate = dict(passed="gate passed", halted="halted (%d failed, budget %d)" % (len(verdict["failed"]),
                                                                                 verdict["budget"]),

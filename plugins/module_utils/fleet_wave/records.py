@@ -6,9 +6,12 @@ progress, ``flightcontrol-fleet-run-<run>`` (its plan and each cluster's outcome
 (``kubernetes.fleet_halt``). Every write is made on what was just read: a lost race (409) is read again and
 applied again, so slices of one run writing at the same moment never lose each other's outcomes."""
 
+from __future__ import annotations
+
 import datetime
 import json
 import re
+from typing import Any, Callable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.configmaps import (
@@ -28,18 +31,18 @@ LABELS = {"app.kubernetes.io/managed-by": "flightcontrol.openstack", "app.kubern
 RACE_ATTEMPTS = 8
 
 
-def run_problem(run):
+def run_problem(run: Any) -> Optional[str]:
     if not isinstance(run, str) or not RUN_NAME.match(run):
         return ("run %r must be lower-case letters, digits and '-' (it names the ConfigMap %s<run>), e.g. "
                 "awx-42" % (run, RUN_PREFIX))
     return None
 
 
-def iso(epoch):
+def iso(epoch: float) -> str:
     return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def read_run(configmap):
+def read_run(configmap: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     """``{plan, outcomes, resource_version}`` of a run's ConfigMap, None when there is none."""
     if configmap is None:
         return None
@@ -52,7 +55,8 @@ def read_run(configmap):
             (configmap.get("metadata") or {}).get("name"), exc))
 
 
-def run_body(name, namespace, plan, outcomes, resource_version=None):
+def run_body(name: str, namespace: str, plan: Any, outcomes: dict[str, Any],
+             resource_version: Optional[str] = None) -> dict[str, Any]:
     metadata = dict(name=name, namespace=namespace, labels=dict(LABELS))
     if resource_version:
         metadata["resourceVersion"] = resource_version
@@ -63,19 +67,19 @@ def run_body(name, namespace, plan, outcomes, resource_version=None):
 class FleetRecords:
     """The run's record and the fleet's halt, in ``namespace``; ``kube`` a ``KubernetesClient``."""
 
-    def __init__(self, kube, namespace, run):
+    def __init__(self, kube: Any, namespace: str, run: str) -> None:
         self.maps = ConfigMapService(kube)
         self.namespace = namespace
         self.name = RUN_PREFIX + run
         self.run = run
 
-    def read(self, deadline):
+    def read(self, deadline: Any) -> Optional[dict[str, Any]]:
         return read_run(self.maps.get(self.name, self.namespace, deadline))
 
-    def halt(self, deadline):
+    def halt(self, deadline: Any) -> Optional[dict[str, Any]]:
         return read_halt(self.maps.get(HALT_NAME, self.namespace, deadline))
 
-    def start(self, plan, deadline, replace=None):
+    def start(self, plan: dict[str, Any], deadline: Any, replace: Optional[dict[str, Any]] = None) -> Optional[dict[str, Any]]:
         """Create the run's record with ``plan`` (or replace ``replace``, a finished run of the same name); the
         record that stands afterwards (another slice's, when it created it first)."""
         try:
@@ -88,7 +92,7 @@ class FleetRecords:
             pass
         return self.read(deadline)
 
-    def update(self, change, deadline):
+    def update(self, change: Callable[[dict[str, Any]], Any], deadline: Any) -> dict[str, Any]:
         """Apply ``change(outcomes)`` (it edits the dict in place) to the record, again after each lost race."""
         for dummy in range(RACE_ATTEMPTS):
             record = self.read(deadline)
@@ -105,7 +109,8 @@ class FleetRecords:
         raise ModuleFailure("the fleet run's record %s/%s kept changing while it was written (%d attempts)" % (
             self.namespace, self.name, RACE_ATTEMPTS))
 
-    def write_halt(self, wave, reason, failed, now, by, deadline):
+    def write_halt(self, wave: int, reason: str, failed: list[str], now: float, by: Optional[str],
+                   deadline: Any) -> Optional[dict[str, Any]]:
         """Halt the fleet; the halt that stands afterwards (another slice's, when it wrote it first)."""
         try:
             self.maps.create(halt_body(self.namespace, self.run, wave, reason, failed, iso(now), by), deadline)
@@ -113,5 +118,5 @@ class FleetRecords:
             pass
         return self.halt(deadline)
 
-    def lift(self, deadline):
+    def lift(self, deadline: Any) -> Any:
         return self.maps.delete(HALT_NAME, self.namespace, deadline)

@@ -12,8 +12,10 @@ the argument spec.
 - ``record``: after a cluster: its outcome and gate verdict; halt the fleet when its wave failed above budget.
 - ``status``: the summary. ``lift``: remove the halt (and forget the failed clusters of the halted run)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
@@ -77,20 +79,23 @@ class FleetWaveRunner(ModuleRunner):
     """fleet_wave's work. ``module`` is the module base it runs in (a ``KubernetesModule``); ``options`` what was
     asked."""
 
-    def __init__(self, module, options):
-        super().__init__(module, options)
-        self.records = None
+    module: Any
+    options: FleetWaveOptions
 
-    def deadline_of_run(self):
+    def __init__(self, module: Any, options: FleetWaveOptions) -> None:
+        super().__init__(module, options)
+        self.records: Any = None  # FleetRecords, once run() connected
+
+    def deadline_of_run(self) -> Any:
         handed = getattr(self, "deadline", None)
         return handed if handed is not None else self.started + self.options.timeout
 
-    def seconds_left(self, deadline):
+    def seconds_left(self, deadline: Any) -> float:
         if hasattr(deadline, "remaining"):
             return deadline.remaining()
         return deadline - self.clock.monotonic()
 
-    def planned(self, fleet, source=None):
+    def planned(self, fleet: list[dict[str, Any]], source: Optional[dict[str, Any]] = None) -> dict[str, Any]:
         options = self.options
         try:
             plan = build_plan(fleet, options.waves, options.budgets, options.soak, options.canary_label)
@@ -100,7 +105,7 @@ class FleetWaveRunner(ModuleRunner):
         plan["source"] = source or dict(inventory=True)
         return plan
 
-    def fleet(self, deadline):
+    def fleet(self, deadline: Any) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
         """The whole fleet: read from the management cluster with ``discover`` (every executor the same, whatever
         its slice), else ``clusters`` as given. With ``discover``, a host of ``clusters`` (what this executor's
         inventory sees) that the management cluster's fleet lacks is refused: the filters differ."""
@@ -122,7 +127,7 @@ class FleetWaveRunner(ModuleRunner):
                     ", ".join(unseen), source["namespaces"] or "all", source["label_selector"], source["hosts"]))
         return fleet, source
 
-    def validate(self):
+    def validate(self) -> None:
         options = self.options
         problem = run_problem(options.run)
         if problem:
@@ -134,9 +139,9 @@ class FleetWaveRunner(ModuleRunner):
         if options.action == "plan" and options.discover is None and not options.clusters:
             raise ModuleFailure("action=plan needs clusters or discover; nothing was changed")
         if options.action == "plan" and options.discover is None:
-            self.planned(options.clusters)  # a bad spec is refused before connecting
+            self.planned(options.clusters or [])  # a bad spec is refused before connecting
 
-    def run(self):
+    def run(self) -> Any:
         options = self.options
         self.validate()
         deadline = self.deadline_of_run()
@@ -146,14 +151,14 @@ class FleetWaveRunner(ModuleRunner):
                    **{"await": lambda: self.wait(deadline)})[options.action]
         return self.module.exit(**act())
 
-    def base(self, **result):
+    def base(self, **result: Any) -> dict[str, Any]:
         options = self.options
         return dict(dict(changed=False, run=options.run, record=dict(namespace=options.records_namespace,
                                                                      name=self.records.name)), **result)
 
     # -- plan ---------------------------------------------------------------------------------------------------
 
-    def plan(self, planned, deadline):
+    def plan(self, planned: dict[str, Any], deadline: Any) -> dict[str, Any]:
         options = self.options
         record = self.records.read(deadline)
         finished = record is not None and summary(record["plan"], record["outcomes"])["counts"]["not_started"] == 0
@@ -184,7 +189,7 @@ class FleetWaveRunner(ModuleRunner):
 
     # -- await --------------------------------------------------------------------------------------------------
 
-    def wait(self, deadline):
+    def wait(self, deadline: Any) -> dict[str, Any]:
         options = self.options
         polls, started = 0, self.clock.monotonic()
         while True:
@@ -216,7 +221,7 @@ class FleetWaveRunner(ModuleRunner):
 
     # -- record -------------------------------------------------------------------------------------------------
 
-    def record(self, deadline):
+    def record(self, deadline: Any) -> dict[str, Any]:
         options = self.options
         gate = gate_verdict(options.gate) if options.outcome == DONE and options.gate is not None else None
         outcome = FAILED if options.outcome == FAILED or (gate is not None and not gate["passed"]) else DONE
@@ -225,8 +230,8 @@ class FleetWaveRunner(ModuleRunner):
         entry = dict(outcome=outcome, reasons=reasons, gate=gate, by=options.by, finished_at=now,
                      started_at=float(options.started_at) if options.started_at else now)
 
-        def change(outcomes):
-            outcomes[options.cluster] = entry
+        def change(outcomes: dict[str, Any]) -> None:
+            outcomes[str(options.cluster)] = entry
         record = self.records.read(deadline) if options.check_mode else self.records.update(change, deadline)
         if record is None:
             raise ModuleFailure("fleet run %s has no record: run action=plan first" % options.run, **self.base())
@@ -244,7 +249,7 @@ class FleetWaveRunner(ModuleRunner):
 
     # -- status, lift -------------------------------------------------------------------------------------------
 
-    def lines(self, record):
+    def lines(self, record: dict[str, Any]) -> list[str]:
         result = []
         for verdict in summary(record["plan"], record["outcomes"])["waves"]:
             took = (verdict["finished_at"] - verdict["started_at"]) if verdict["finished_at"] and verdict[
@@ -252,7 +257,7 @@ class FleetWaveRunner(ModuleRunner):
             result.append(wave_line(verdict, took))
         return result
 
-    def status(self, deadline):
+    def status(self, deadline: Any) -> dict[str, Any]:
         record, halt = self.records.read(deadline), self.records.halt(deadline)
         if record is None:
             return self.base(summary=None, lines=[], halt=halt, outcomes={})
@@ -263,7 +268,7 @@ class FleetWaveRunner(ModuleRunner):
         return self.base(summary=dict(fleet, halted=halt is not None), lines=self.lines(record), halt=halt,
                          outcomes=record["outcomes"])
 
-    def lift(self, deadline):
+    def lift(self, deadline: Any) -> dict[str, Any]:
         """Remove the halt; the run's failed clusters forgotten (``retry_failed``: the run retries them) or kept as
         failed but no longer counted against their wave (``lifted``), since the run's own record would otherwise
         keep it halted. A run halted by its record alone (the halt record deleted by hand) is lifted likewise."""
@@ -274,14 +279,15 @@ class FleetWaveRunner(ModuleRunner):
         if halt is None and not failed:
             return self.base(halt=None, lifted=False, forgotten=[])
         if failed and not options.check_mode:
-            self.records.update(lambda outcomes: [self.lift_one(outcomes, h) for h in failed], deadline)
+            self.records.update(lambda outcomes: self.lift_each(outcomes, failed), deadline)
         if halt is not None and not options.check_mode:
             self.records.lift(deadline)
         return self.base(changed=True, halt=halt, lifted=not options.check_mode,
                          forgotten=failed if options.retry_failed else [], kept=[] if options.retry_failed else failed)
 
-    def lift_one(self, outcomes, host):
-        if self.options.retry_failed:
-            outcomes.pop(host, None)
-        elif host in outcomes:
-            outcomes[host]["lifted"] = True
+    def lift_each(self, outcomes: dict[str, Any], hosts: list[str]) -> None:
+        for host in hosts:
+            if self.options.retry_failed:
+                outcomes.pop(host, None)
+            elif host in outcomes:
+                outcomes[host]["lifted"] = True
