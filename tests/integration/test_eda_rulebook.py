@@ -44,7 +44,7 @@ def test_a_rollout_started_by_a_patch_is_guarded_end_to_end(cloud, rulebook):
     output = run.wait_for("PLAY RECAP", 600)
     assert "failed=0" in output.split("PLAY RECAP", 1)[1], output[-6000:]
     # one run for the one rollout (the source said it once), for the cluster's host only
-    assert output.count("PLAY [Roll the control planes of the fleet") == 1, output[-6000:]
+    assert output.count("PLAY [Roll the fleet, wave by wave") == 1, output[-6000:]
     assert "default/%s" % name in output
     now = [m["metadata"]["name"] for m in machines(cloud, name)]
     assert not set(now) & set(old) and len(now) == 1
