@@ -11,7 +11,7 @@ run with the ClusterTopology feature gate), with real servers behind a real Octa
 - both: a Kubernetes upgrade started by changing spec.topology.version, held from the start by a standing hook (as
   the capi_events source keeps one) and guarded in follow mode, never goes below three serving members either;
 - both: the cluster_move role with the real clusterctl moves a ClusterClass cluster to the move target with its
-  class and templates, and back.
+  class and templates (one way: CAPD's in-memory backend cannot bring it back).
 """
 
 import functools
@@ -209,8 +209,10 @@ def class_objects_in(run, namespace):
     return found
 
 
-def test_a_clusterclass_cluster_moves_with_its_class_and_back(
-        upstream, kubectl, target_kubectl, run_role, class_cluster_to_move):
+def test_a_clusterclass_cluster_moves_with_its_class(upstream, kubectl, target_kubectl, run_role, class_cluster_to_move):
+    """One way only: CAPD's in-memory backend keeps a workload cluster in the memory of the CAPD that made it, so a
+    moved cluster stays Provisioning on the target (docs/minicloud.md), and a move back is refused there (by the
+    role's preflight, and by clusterctl, which moves only provisioned clusters)."""
     cluster = class_cluster_to_move
     name, namespace = cluster["name"], cluster["namespace"]
     source_kubectl = functools.partial(kubectl, check=False)
@@ -222,10 +224,4 @@ def test_a_clusterclass_cluster_moves_with_its_class_and_back(
     assert moved["spec"]["topology"]["classRef"]["name"] == CLASS and not moved["spec"].get("paused")
     assert class_objects_in(target_kubectl, namespace) == classes, "the class and its templates went along"
     assert source_kubectl("get", CLUSTERS, name, "-n", namespace).returncode != 0, "still on the source"
-    back = run_role(cluster, cluster_move_source_kubeconfig=str(upstream.state_dir / "kubeconfig-target"),
-                    cluster_move_target_kubeconfig=str(upstream.state_dir / "kubeconfig"))
-    assert back.result["failed"] is False, back.output
-    home = json.loads(kubectl("get", CLUSTERS, name, "-n", namespace, "-o", "json").stdout)
-    assert home["spec"]["topology"]["classRef"]["name"] == CLASS and not home["spec"].get("paused")
-    assert class_objects_in(source_kubectl, namespace) == classes
-    assert target_kubectl("get", CLUSTERS, name, "-n", namespace).returncode != 0, "left on the target"
+    assert class_objects_in(source_kubectl, namespace) == set(), "the class left the source with its cluster"
