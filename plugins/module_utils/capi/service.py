@@ -21,7 +21,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.client import is_status
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.watch import Feed
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import NotServed, ResolveError
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, READ
 
 if TYPE_CHECKING:
     from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
@@ -254,14 +254,15 @@ class CapiService:
     def patch_cluster(self, cluster: dict[str, Any], body: Any, what: str, deadline: Deadline,
                       dry_run: bool = False) -> dict[str, Any]:
         """Merge-patch the Cluster (in the version it was read in) with ``body``; with ``dry_run`` the API runs
-        every stage (schema pruning, webhooks) and persists nothing: its answer is the Cluster as it would be."""
+        every stage (schema pruning, webhooks) and persists nothing: its answer is the Cluster as it would be, and
+        the call is no write (a read's idempotency class: not in ``writes``, no ``changed``)."""
         metadata = cluster["metadata"]
         group, version = cluster["apiVersion"].rsplit("/", 1)
         extra = {"dry_run": "All"} if dry_run else {}
         return self.kube.call(
             lambda: self.kube.custom.patch_namespaced_custom_object(
                 group, version, metadata["namespace"], "clusters", metadata["name"], body, **extra),
-            what, deadline, kind=IDEMPOTENT)
+            what, deadline, kind=READ if dry_run else IDEMPOTENT)
 
     def set_paused(self, cluster: dict[str, Any], paused: bool, deadline: Deadline) -> dict[str, Any]:
         """Merge-patch ``spec.paused`` (only that field: a concurrent change elsewhere is kept)."""

@@ -62,3 +62,25 @@ def test_the_refusal_names_the_class_the_field_the_release_and_what_to_do():
     assert "Cluster team-a/c1" in message and "ClusterClass team-a/in-memory" in message
     assert "spec.topology.controlPlane.rollout.after" in message and "v1.13" in message
     assert "spec.topology.version" in message and "nothing was changed" in message
+
+
+def test_the_dry_run_is_a_read_and_the_start_a_write_of_the_cluster():
+    from types import SimpleNamespace
+
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService
+    from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import IDEMPOTENT, READ
+
+    kinds, sent = [], []
+
+    def patch(group, version, namespace, plural, name, body, **extra):
+        sent.append((group, version, namespace, plural, name, extra))
+        return body
+
+    kube = SimpleNamespace(custom=SimpleNamespace(patch_namespaced_custom_object=patch),
+                           call=lambda func, what, deadline, kind=None: kinds.append(kind) or func())
+    service = CapiService(kube)
+    service.patch_cluster(V1BETA2, {"spec": {}}, "checking", None, dry_run=True)
+    service.patch_cluster(V1BETA2, {"spec": {}}, "starting", None)
+    assert kinds == [READ, IDEMPOTENT], "a dry run persists nothing: it is no write (no changed, not in writes)"
+    assert sent == [("cluster.x-k8s.io", "v1beta2", "team-a", "clusters", "c1", {"dry_run": "All"}),
+                    ("cluster.x-k8s.io", "v1beta2", "team-a", "clusters", "c1", {})]
