@@ -281,10 +281,6 @@ kept:
   returned: action=lift
   type: list
   elements: str
-changed:
-  description: A record was written (or would be, in check mode).
-  returned: always
-  type: bool
 elapsed:
   description: Seconds the task took.
   returned: always

@@ -36,6 +36,7 @@ REQUIRED = {
     "cluster_lease": {"name": "c1", "holder": {"id": "run-1"}},
     "cluster_pause_ack": {"name": "c1"},
     "cluster_readiness": {"name": "c1"},
+    "fleet_wave": {"action": "status", "run": "r1"},
     "lb_member_wait": {"pool": "p"},
     "node_registration_audit": {"servers": ["node-*"]},
     "resource_leak_audit": {},
