@@ -346,7 +346,7 @@ class FleetWave(KubernetesModule):
         timeout=dict(type="int", default=3600),
         poll_interval=dict(type="float", default=5),
     )
-    number_ranges = dict(timeout=SECONDS, poll_interval=POLL_SECONDS)
+    number_ranges = dict(timeout=SECONDS, poll_interval=POLL_SECONDS, soak=SECONDS)
 
     def run(self):
         options = FleetWaveOptions.from_params(self.params, check_mode=self.ansible.check_mode)
