@@ -157,10 +157,16 @@ def test_api_packages_import_only_downwards_and_hold_no_runner(package):
         assert not wrong, "%s imports %s" % (path.relative_to(ROOT), sorted(wrong))
 
 
+#: The one feature that reads another's engine, and why: fleet_wave plans over exactly the fleet the capi_clusters
+#: inventory source lists (an AWX job slice sees only its own hosts, so the plan lists the Clusters itself and names
+#: and groups them with the inventory's own pure functions, capi_clusters.hosts).
+READS_ANOTHER_FEATURE = {"fleet_wave": {"capi_clusters"}}
+
+
 @pytest.mark.parametrize("name", module_names())
 def test_a_feature_package_imports_no_other_feature(name):
     for path in files_of(name):
-        wrong = imported_packages(path) - set(API_PACKAGES) - {name}
+        wrong = imported_packages(path) - set(API_PACKAGES) - {name} - READS_ANOTHER_FEATURE.get(name, set())
         assert not wrong, "%s imports the feature package(s) %s" % (path.relative_to(ROOT), sorted(wrong))
 
 
