@@ -22,7 +22,8 @@ import uuid
 import pytest
 
 from conftest import capi_version
-from test_move import run_role, target_kubectl  # noqa: F401  (the move tests' fixtures: the role, the target)
+# the move tests' fixtures (the role, the target), used by name
+from test_move import run_role, target_kubectl  # noqa: F401 # pylint: disable=unused-import
 
 pytestmark = pytest.mark.every_capi_release
 

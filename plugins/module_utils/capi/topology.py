@@ -78,7 +78,7 @@ def rollout_field_kept(answer: Optional[dict[str, Any]], text: str) -> bool:
     Cluster API without the field prunes it (structural schema), one with it answers the value (the API server
     writes times as whole seconds, ``text`` is one)."""
     kept = dig(answer or {}, *ROLLOUT_AFTER_PATH)
-    return bool(kept) and str(kept).rstrip("Z").split(".")[0] == str(text).rstrip("Z").split(".")[0]
+    return bool(kept) and str(kept).rstrip("Z").split(".", maxsplit=1)[0] == str(text).rstrip("Z").split(".", maxsplit=1)[0]
 
 
 def class_words(cluster: dict[str, Any]) -> str:
