@@ -324,7 +324,7 @@ members:
   description:
     - The pool members at the last poll (id, name, address, protocol_port, provisioning_status, operating_status,
       serving).
-    - With I(mode=capi), also C(serving_since), when the member was judged serving (UTC; null while it is not), and
+    - Also C(serving_since), when the member was judged serving (UTC; null while it is not), and
       C(serving_after), why, for example C(ONLINE for 35 s since creation (created_at), the full monitor window of
       35 s) on C(ovn) (see RV(serving_rule)).
   returned: when the pool was found
@@ -332,12 +332,12 @@ members:
   elements: dict
 serving_rule:
   description:
-    - What serving means on the pool's load balancer (I(mode=capi)). C(provider); C(health_monitor), whether the
+    - What serving means on the pool's load balancer (both modes). C(provider); C(health_monitor), whether the
       pool has one; C(window), on C(ovn) with a monitor the seconds a member must have been ONLINE since its creation
       before it counts (C(delay) x C(max_retries_down) + C(timeout); ovn-octavia-provider reports a new member ONLINE
       before OVN has checked it), else null; C(rule) in words; C(finding), a warning where nothing checks the
       members (C(ovn) without a monitor), else null.
-  returned: mode=capi, when a poll completed
+  returned: when a poll completed
   type: dict
 plan:
   description: The last decision (action, machines, member, state, since, reason).

@@ -19,6 +19,8 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.optio
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waiter import wait_for
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import provider as providers
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.members import bind, label
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import serving_reads
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.serving import ServingHistory
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia.service import OctaviaService
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard.drainer import Drainer
@@ -52,7 +54,15 @@ class DirectRollout(ModuleRunner):
         self.progress = DirectProgress(min_healthy=self.options.min_healthy_members)
         self.octavia = self.pool = self.lb_id = self._drainer = None
         self.provider = None  # the load balancer's provider, read at the start when draining
+        self.history = None  # octavia.serving.ServingHistory: what serving means on the pool's provider
         self.replaced_before = []
+
+    def is_serving(self, member):
+        """Serving by the pool's provider's rule (on ovn with a monitor: ONLINE for a full monitor window since the
+        member's creation), once the rule is read; before that, ACTIVE and healthy."""
+        if self.history is None:
+            return plan.serving(member, self.has_monitor)
+        return self.history.serving(member)
 
     @property
     def has_monitor(self):
@@ -76,18 +86,19 @@ class DirectRollout(ModuleRunner):
         """Note what left, ask the plan, and delete the old member it releases; returns the action to judge."""
         members, lb_now = seen
         progress, pairs = self.progress, self.pairs
+        self.observe(members, deadline)
         if progress.min_healthy is None:
-            progress.min_healthy = sum(1 for m in members if plan.serving(m, self.has_monitor)
+            progress.min_healthy = sum(1 for m in members if self.is_serving(m)
                                        and not any(new.matches(m) for _old, new in pairs))
         self.note_gone(members)
         action, progress.not_serving_since = plan.direct_next(
             pairs, members, self.has_monitor, progress.min_healthy, progress.deleted, progress.not_serving_since,
-            self.clock.monotonic(), self.options.member_timeout)
+            self.clock.monotonic(), self.options.member_timeout, judge=self.is_serving)
         lb_status = lb_now.get("provisioning_status")
         if lb_status == "ERROR":
             action = plan.Action(plan.STUCK, state="ERROR", reason="load balancer %s is in provisioning_status "
                                  "ERROR" % self.lb_id)
-        self.drainer.keep_floor(members, lambda m: plan.serving(m, self.has_monitor), progress.min_healthy, deadline)
+        self.drainer.keep_floor(members, self.is_serving, progress.min_healthy, deadline)
         if action.kind == plan.RELEASE and self.check_mode:
             self.drainer.ready_all(action.targets, lb_status, deadline)
         if action.kind == plan.RELEASE and not self.check_mode:
@@ -144,9 +155,11 @@ class DirectRollout(ModuleRunner):
         progress = self.progress
         members = self.named("reading pool %s before deleting old member %s (list members)" % (label(self.pool), old),
                              lambda: self.octavia.list_members(self.pool["id"], deadline))
+        self.observe(members, deadline)
         fresh, _since = plan.direct_next(
             self.pairs, members, self.has_monitor, progress.min_healthy, progress.deleted,
-            dict(progress.not_serving_since), self.clock.monotonic(), self.options.member_timeout)
+            dict(progress.not_serving_since), self.clock.monotonic(), self.options.member_timeout,
+            judge=self.is_serving)
         progress.members = members
         if fresh.kind == plan.RELEASE and fresh.pair == action.pair:
             return fresh
@@ -174,9 +187,12 @@ class DirectRollout(ModuleRunner):
         self.module.connect()
         self.octavia = OctaviaService(self.module.client)
         self.pool, self.lb_id = self.octavia.resolve_pool(options.pool, options.loadbalancer, deadline)
+        provider = self.octavia.get_loadbalancer(self.lb_id, deadline).get("provider")
         if options.drain:
-            self.provider = self.octavia.get_loadbalancer(self.lb_id, deadline).get("provider")
+            self.provider = provider
             self.refuse_unknown_provider()
+        self.history = ServingHistory(serving_reads.read_rule(self.octavia, self.pool, self.lb_id, deadline,
+                                                              provider or ""))
         self.check_pairs(self.octavia.list_members(self.pool["id"], deadline))
         try:
             outcome = wait_for(self.look, self.judge, deadline, options.poll_interval, act=self.act)
@@ -243,12 +259,22 @@ class DirectRollout(ModuleRunner):
         data = self.log.data(changed=bool(self.log.released))
         data.update(
             pool=pool_view(self.pool),
-            members=member_rows(progress.members, lambda m: plan.serving(m, self.has_monitor)),
-            serving_members=sum(1 for m in progress.members if plan.serving(m, self.has_monitor)),
+            members=member_rows(progress.members, self.is_serving),
+            serving_members=sum(1 for m in progress.members if self.is_serving(m)),
             min_healthy_members=progress.min_healthy,
             plan=progress.last.to_dict() if progress.last else None,
             drained=self.drainer.report(),
             provider=self.provider,
             polled_with=self.octavia.polled_with if self.octavia else None,
             replaced_before=[dict(old=self.pairs[i][0].text, new=self.pairs[i][1].text) for i in self.replaced_before])
+        if self.history is not None:
+            data["members"] = [dict(row, **self.history.judged(member))
+                               for row, member in zip(data["members"], progress.members)]
+            data["serving_rule"] = self.history.rule.view()
         return data
+
+    def observe(self, members, deadline):
+        """One sample of the pool's members into the serving history (with their creation times: one member list
+        when the sample lacks them)."""
+        if self.history is not None:
+            serving_reads.observe(self.octavia, self.history, self.pool["id"], members, self.clock.time(), deadline)

@@ -310,14 +310,16 @@ def can_release(snapshot, victim):
 
 
 def direct_next(pairs, members, has_monitor, min_healthy, deleted=(), not_serving_since=None, now=0.0,
-                member_timeout=600.0):
+                member_timeout=600.0, judge=None):
     """The next step of ``replace: [{old, new}]``.  ``pairs``: (old selector, new selector) objects with
     ``matches(member)``; ``deleted``: indexes of pairs whose old member this run deleted.
     Returns (Action, not_serving_since).
 
     A pair is done only when its new member serves: an old member gone (deleted by this run, by someone else, or
     before the run) never makes its new member serve. The run is done only when every pair is and the pool has
-    ``min_healthy`` serving members."""
+    ``min_healthy`` serving members. ``judge(member)`` says serving where given (the provider's rule,
+    ``octavia.serving``), else ACTIVE and healthy."""
+    is_serving = judge if judge is not None else (lambda m: serving(m, has_monitor))
     since_in = dict(not_serving_since or {})
     since = {}
     deleted = set(deleted)
@@ -331,15 +333,15 @@ def direct_next(pairs, members, has_monitor, min_healthy, deleted=(), not_servin
         if new is not None and new.get("provisioning_status") == "ERROR":
             return Action(STUCK, member=new.get("name"), state=member_state(new), since=now,
                           reason="new member %s is in provisioning_status ERROR" % new_sel.text), since
-        if not serving(new, has_monitor):
+        if not is_serving(new):
             since[key] = since_in.get(key, now)
             how = "" if olds or index in deleted else "; old member %s was removed by someone else (not by this " \
                 "run)" % old_sel.text
             return _new_not_serving(new, new_sel, since[key], now, member_timeout, how), since
         if not olds:
             continue  # done: its new member serves and the old one is gone
-        return _release_or_keep(index, olds, old_sel, new_sel, members, has_monitor, min_healthy), since
-    return _finished_above_floor(members, has_monitor, min_healthy, since, since_in, now, member_timeout)
+        return _release_or_keep(index, olds, old_sel, new_sel, members, is_serving, min_healthy), since
+    return _finished_above_floor(members, is_serving, min_healthy, since, since_in, now, member_timeout)
 
 
 def _old_not_gone(old_sel, olds, since, first_seen, key, now, member_timeout):
@@ -365,9 +367,9 @@ def _new_not_serving(new, new_sel, first_seen, now, member_timeout, how):
                   reason="new member %s to be ACTIVE and healthy%s" % (new_sel.text, how))
 
 
-def _release_or_keep(index, olds, old_sel, new_sel, members, has_monitor, min_healthy):
+def _release_or_keep(index, olds, old_sel, new_sel, members, is_serving, min_healthy):
     old_keys = set(member_key(m) for m in olds)
-    remaining = [m for m in members if serving(m, has_monitor) and member_key(m) not in old_keys]
+    remaining = [m for m in members if is_serving(m) and member_key(m) not in old_keys]
     if len(remaining) < min_healthy:
         return Action(WAIT, member=olds[0].get("name"), state=member_state(olds[0]),
                       reason="the pool to keep %d serving member(s) without %s (would have %d)" % (
@@ -389,8 +391,8 @@ def below_floor(members, has_monitor, min_healthy, judge=None):
     return "the pool to have %d serving member(s) (min_healthy_members; has %d)" % (min_healthy, count)
 
 
-def _finished_above_floor(members, has_monitor, min_healthy, since, since_in, now, member_timeout):
-    short = below_floor(members, has_monitor, min_healthy)
+def _finished_above_floor(members, is_serving, min_healthy, since, since_in, now, member_timeout):
+    short = below_floor(members, False, min_healthy, judge=is_serving)
     if short is None:
         return Action(FINISHED, reason="every old member replaced"), since
     since["floor"] = first_seen = since_in.get("floor", now)

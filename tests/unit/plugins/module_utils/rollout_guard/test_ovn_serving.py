@@ -68,3 +68,48 @@ def test_the_floor_counts_with_the_judge():
     judge = history.serving
     assert rollout_plan.below_floor(members, True, 3, judge) is not None
     assert rollout_plan.below_floor(members, True, 3) is None
+
+
+class Named:
+    """A pair's selector as rollout_guard's direct mode has it (``matches(member)``, ``text``)."""
+
+    def __init__(self, name):
+        self.text = PREFIX + name
+
+    def matches(self, candidate):
+        return candidate.get("name") == self.text
+
+
+def direct_step(history, members, now, judge=True):
+    history.observe(members, now)
+    action, dummy = rollout_plan.direct_next([(Named("a"), Named("n1"))], members, True, 3, now=now,
+                                             member_timeout=600, judge=history.serving if judge else None)
+    return action
+
+
+def test_direct_mode_on_ovn_deletes_no_old_member_before_the_new_one_was_online_for_the_window():
+    history = sv.ServingHistory(sv.ServingRule("ovn", CAPO))
+    old = [member(n) for n in "abcd"]
+    direct_step(history, old, T0)
+    for now in (T0 + 1, T0 + 20, T0 + 35):
+        action = direct_step(history, old + [member("n1", created=None)], now)
+        assert action.kind == rollout_plan.WAIT and "n1" in action.reason, (now, action)
+    assert direct_step(history, old + [member("n1", created=None)], T0 + 36.5).kind == rollout_plan.RELEASE
+
+
+def test_direct_mode_on_ovn_a_new_member_that_goes_error_in_the_window_releases_nothing():
+    history = sv.ServingHistory(sv.ServingRule("ovn", CAPO))
+    old = [member(n) for n in "abcd"]
+    direct_step(history, old, T0)
+    direct_step(history, old + [member("n1", created=None)], T0 + 1)
+    for now in (T0 + 30, T0 + 40, T0 + 100):
+        assert direct_step(history, old + [member("n1", "ERROR", created=None)], now).kind == rollout_plan.WAIT
+
+
+def test_direct_mode_without_the_judge_keeps_the_plain_rule():
+    """The plain rule (every provider but ovn) releases as soon as the new member is ACTIVE/ONLINE: the case the
+    judge exists for on ovn."""
+    history = sv.ServingHistory(sv.ServingRule("ovn", CAPO))
+    old = [member(n) for n in "abcd"]
+    direct_step(history, old, T0)
+    assert direct_step(history, old + [member("n1", created=None)], T0 + 1, judge=False).kind == rollout_plan.RELEASE
