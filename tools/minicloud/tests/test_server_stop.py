@@ -151,11 +151,13 @@ def set_weight(conn, lb, pool, member, weight: int) -> None:
 
 
 def own_members(registry: Registry) -> dict[str, dict]:
-    """Member address -> its registry entry (with ``instance``), for the cluster's serving servers."""
+    """Member address -> its registry entry (with ``instance``), for the cluster's serving servers (the registry
+    keys a server's endpoint by its subnet and address: ``SUBNET/ADDRESS:PORT``)."""
     found = {}
     for key, entry in registry.snapshot()["members"].items():
         if entry["serving"] and entry["owner"].startswith(f"default/{CLUSTER}-"):
-            found[key.rsplit(":", 1)[0]] = {**entry, "instance": entry["owner"].rsplit("/", 1)[1]}
+            address = key.rsplit(":", 1)[0].rsplit("/", 1)[-1]
+            found[address] = {**entry, "instance": entry["owner"].rsplit("/", 1)[1]}
     return found
 
 
