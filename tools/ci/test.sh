@@ -89,14 +89,21 @@ MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${worker_clouds[*]}")
 scenarios_log="${root}/beside.log"
 set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
 (
+    # each step runs whatever the one before it did (one run reports every failure); the conformance tier needs
+    # the upstream build
+    failed=0
     MINICLOUD_TESTS_STATE_DIR="${scenario_cloud}" "${step}" --needs tools/minicloud/tests minicloud-tests \
-        "${make}" minicloud-tests
+        "${make}" minicloud-tests || failed=1
     MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule \
-        COLLECTION_BUILT=yes
+        COLLECTION_BUILT=yes || failed=1
     # the background build's output, then build.sh once more: nothing to do when it succeeded, its error if not
-    "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
-        cat '${upstream_log}'; bash tools/upstream/build.sh"
-    "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes
+    if "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
+        cat '${upstream_log}'; bash tools/upstream/build.sh"; then
+        "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes || failed=1
+    else
+        failed=1
+    fi
+    exit "${failed}"
 ) > "${scenarios_log}" 2>&1 &
 background+=($!)
 set +m
