@@ -209,7 +209,7 @@ unit-pytest: venv ## Plain pytest on tests/unit from the repository (no build ne
 # that is up), one worker on that cloud: `make test` lends them its role scenarios' cloud.
 MINICLOUD_TESTS_XDIST = $(if $(MINICLOUD_TESTS_STATE_DIR),-p no:xdist,-n 2 --dist loadfile)
 minicloud-tests: venv ## pytest tools/minicloud/tests (two workers, or one on the cloud in MINICLOUD_TESTS_STATE_DIR)
-	$(VENV)/bin/python -m pytest $(MINICLOUD_TESTS_XDIST) tools/minicloud/tests
+	$(VENV)/bin/python -m pytest $(MINICLOUD_TESTS_XDIST) --durations=30 tools/minicloud/tests
 
 packaging: venv ## pytest tests/test_packaging.py (ansible-galaxy build, ansible-builder create)
 	$(VENV)/bin/python -m pytest tests/test_packaging.py

@@ -4,10 +4,10 @@
 # their end, and the run fails if any of them failed; the last step checks that nothing of the test clouds is still
 # running. Where the machine has cores to spare, steps run side by side:
 # - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
-# - the minicloud tests, then the role scenarios (molecule), run on a cloud of their own while the integration
-#   tests run, then the conformance tier on the real control plane once its build is done; their output comes
-#   after the integration tests' (the integration tests leave a part of two cores idle, waiting for the cloud;
-#   these fill it: most of their time is waiting too).
+# - beside the integration tests run two chains: the minicloud tests, then the role scenarios (molecule), on a
+#   cloud of their own; and the conformance tier on the real control plane (a cloud it starts) once its build is
+#   done; their output comes after the integration tests' (the integration tests leave a part of two cores idle,
+#   waiting for the cloud; these fill it: most of their time is waiting too).
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
 # the scenarios (the conformance tier starts its own), on free ports in a temporary folder: they come up in the background while the checks run, and
 # are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is the first worker's
@@ -87,24 +87,26 @@ MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${worker_clouds[*]}")
 
 "${step}" collection "${make}" collection
 scenarios_log="${root}/beside.log"
+conformance_log="${root}/conformance.log"
 set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
 (
-    # each step runs whatever the one before it did (one run reports every failure); the conformance tier needs
-    # the upstream build
+    # each step runs whatever the one before it did (one run reports every failure)
     failed=0
     MINICLOUD_TESTS_STATE_DIR="${scenario_cloud}" "${step}" --needs tools/minicloud/tests minicloud-tests \
         "${make}" minicloud-tests || failed=1
     MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule \
         COLLECTION_BUILT=yes || failed=1
-    # the background build's output, then build.sh once more: nothing to do when it succeeded, its error if not
-    if "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
-        cat '${upstream_log}'; bash tools/upstream/build.sh"; then
-        "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes || failed=1
-    else
-        failed=1
-    fi
     exit "${failed}"
 ) > "${scenarios_log}" 2>&1 &
+background+=($!)
+(
+    # the conformance tier from the start (most of its time is waiting for the real controllers), on a cloud of
+    # its own once the background build is done: its output, then build.sh once more (nothing to do when it
+    # succeeded, its error if not)
+    "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
+        cat '${upstream_log}'; bash tools/upstream/build.sh" || exit 1
+    "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes
+) > "${conformance_log}" 2>&1 &
 background+=($!)
 set +m
 integration_log="${root}/integration.log"
@@ -114,17 +116,20 @@ MINICLOUD_STATE_DIR="${MINICLOUD_STATE_DIR}" MINICLOUD_WORKER_STATE_DIRS="${MINI
     COLLECTION_BUILT=yes 2>&1 | tee "${integration_log}" || integration=$?
 # the steps beside it run to their end even when the integration tests failed: one run reports every failure
 status=0
-wait "${background[0]}" || status=$?
+for pid in "${background[@]}"; do wait "${pid}" || status=1; done
 background=()
 echo
-echo "==== minicloud tests, molecule, the upstream build and the conformance tier (beside the integration tests) ===="
+echo "==== minicloud tests and molecule (beside the integration tests) ===="
 cat "${scenarios_log}"
+echo
+echo "==== the upstream build and the conformance tier (beside them) ===="
+cat "${conformance_log}"
 if [ "${integration}" -ne 0 ] || [ "${status}" -ne 0 ]; then
     # the failed tests of every step again, last, where a reader of the output's end finds them
     echo
     echo "==================== make test: what failed ===================="
     grep -h -E '^(FAILED|ERROR) |^=+ .*(failed|error).* in [0-9.]+s|: FAILED \(exit' \
-        "${integration_log}" "${scenarios_log}" || true
+        "${integration_log}" "${scenarios_log}" "${conformance_log}" || true
     "${step}" --summary
     exit 1
 fi
