@@ -32,6 +32,7 @@ ANNOTATED = [
     "module_utils/workload_kubeconfig",
     "module_utils/capi_events",
     "module_utils/fleet_wave",
+    "module_utils/capo",
     "inventory",
 ]
 

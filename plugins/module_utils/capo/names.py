@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The names Cluster API Provider OpenStack (CAPO) gives the OpenStack resources it makes.  Pure.
@@ -11,6 +10,8 @@ balancer ``k8s-clusterapi-cluster-<resource>-kubeapi``; its listener, pool and h
 router ``k8s-clusterapi-cluster-<resource>``, security groups ``k8s-cluster-<resource>-secgroup-<role>``).
 """
 
+from __future__ import annotations
+
 #: network, subnet, router and (followed by ``-kubeapi``) the API load balancer
 PREFIX = "k8s-clusterapi-cluster-"
 LB_SUFFIX = "-kubeapi"
@@ -22,21 +23,21 @@ DESCRIPTION = "Created by cluster-api-provider-openstack cluster "
 DEFAULT_API_SERVER_PORT = 6443
 
 
-def cluster_resource_name(namespace, name):
+def cluster_resource_name(namespace: str, name: str) -> str:
     """CAPO's ``ClusterResourceName``: ``<namespace>-<name>`` of the Cluster."""
-    return "%s-%s" % (namespace, name)
+    return f"{namespace}-{name}"
 
 
-def api_load_balancer_name(namespace, name):
+def api_load_balancer_name(namespace: str, name: str) -> str:
     """The API load balancer CAPO makes for Cluster ``namespace/name``."""
     return PREFIX + cluster_resource_name(namespace, name) + LB_SUFFIX
 
 
-def port_objects_name(load_balancer_name, port):
+def port_objects_name(load_balancer_name: str, port: int | str) -> str:
     """The listener, pool and health monitor of ``port`` on the API load balancer: ``<load balancer>-<port>``."""
-    return "%s-%d" % (load_balancer_name, int(port))
+    return f"{load_balancer_name}-{int(port)}"
 
 
-def member_name(load_balancer_name, port, machine):
+def member_name(load_balancer_name: str, port: int | str, machine: str) -> str:
     """A control-plane machine's member in the pool of ``port``: ``<load balancer>-<port>-<OpenStackMachine>``."""
-    return "%s-%s" % (port_objects_name(load_balancer_name, port), machine)
+    return f"{port_objects_name(load_balancer_name, port)}-{machine}"
