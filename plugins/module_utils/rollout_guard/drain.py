@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Drain before release: the pure decisions.
@@ -22,7 +21,10 @@ listener, not per member: with other members serving, the listeners are rarely i
 lasts ``drain_timeout``.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any, Iterable, Optional
 
 DRAIN, WAIT, RELEASE = "drain", "wait", "release"
 
@@ -35,16 +37,16 @@ class DrainRecord:
 
     member_id: str
     member: str  # its name or address, for the report
-    weight_before: object
+    weight_before: Any
     drained_at: float  # seconds since the run started
-    applied_at: object = None  # when the load balancer was ACTIVE again after the change
-    connections_at_release: object = None
-    released_at: object = None
+    applied_at: Optional[float] = None  # when the load balancer was ACTIVE again after the change
+    connections_at_release: Optional[int] = None
+    released_at: Optional[float] = None
     restored: bool = False
     method: str = "weight"
-    value_before: object = None
+    value_before: Any = None
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"member": self.member, "member_id": self.member_id, "weight_before": self.weight_before,
                 "method": self.method, "value_before": self.value_before,
                 "drained_at": self.drained_at, "applied_at": self.applied_at,
@@ -58,7 +60,8 @@ class DrainStep:
     reason: str = ""
 
 
-def drain_next(record, lb_status, connections, now, drain_timeout):
+def drain_next(record: DrainRecord | None, lb_status: str | None, connections: int | None, now: float,
+               drain_timeout: float) -> DrainStep:
     """What to do about one old member the plan releases: drain it (no record yet), wait, or release it.
 
     ``connections``: the pool's listeners' active connections now (None when the cloud does not say);
@@ -68,19 +71,21 @@ def drain_next(record, lb_status, connections, now, drain_timeout):
         return DrainStep(DRAIN, "taking the old member out of rotation before releasing it")
     if record.applied_at is None:
         if lb_status != "ACTIVE":
-            return DrainStep(WAIT, "load balancer to apply %s on %s (is %s)" % (
-                "weight 0" if record.method == "weight" else "admin_state_up false", record.member, lb_status))
+            how = "weight 0" if record.method == "weight" else "admin_state_up false"
+            return DrainStep(WAIT, f"load balancer to apply {how} on {record.member} (is {lb_status})")
         record.applied_at = now
     drained_for = now - record.applied_at
     if connections == 0:
         return DrainStep(RELEASE, "no active connection left on the pool's listeners")
     if drained_for >= drain_timeout:
-        return DrainStep(RELEASE, "drained for %.0f s (drain_timeout)" % drained_for)
-    return DrainStep(WAIT, "member %s draining: %.0f of %s s, %s active connection(s) on the pool's listeners" % (
-        record.member, drained_for, drain_timeout, "unknown" if connections is None else connections))
+        return DrainStep(RELEASE, f"drained for {drained_for:.0f} s (drain_timeout)")
+    active = "unknown" if connections is None else connections
+    return DrainStep(WAIT, f"member {record.member} draining: {drained_for:.0f} of {drain_timeout} s, {active} active "
+                           "connection(s) on the pool's listeners")
 
 
-def to_restore(records, serving_ids, min_healthy):
+def to_restore(records: list[DrainRecord], serving_ids: Iterable[str] | None,
+               min_healthy: int | None) -> list[DrainRecord]:
     """Drained members whose weight must go back now: every one not released yet when the serving members that
     are not drained fall short of ``min_healthy`` (the pool must carry its floor without them); ``serving_ids``:
     the ids of the members serving now, or None when the run stops (then all of them)."""

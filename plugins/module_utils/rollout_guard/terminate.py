@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The pre-terminate hold of a drained old Machine: the pure decisions (plain data, no API access).
@@ -16,8 +15,11 @@ SHUTOFF; then it takes its hook off and KCP goes on. Below 1.31 KCP does not wai
 and ``drain_stop_timeout_action`` is ``fail``).
 """
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     condition_false,
@@ -35,22 +37,22 @@ ON_TIMEOUT_RELEASE, ON_TIMEOUT_FAIL = "release", "fail"
 FIRST_VERSION_WAITING = (1, 31, 0)
 
 
-def kcp_waits_for_other_hooks(version):
+def kcp_waits_for_other_hooks(version: Any) -> tuple[bool, str]:
     """(True, why) when KubeadmControlPlane of ``spec.version`` keeps ``kcp-cleanup`` (the etcd member) while
     another pre-terminate hook holds a Machine: ``version.Compare(v, 1.31.0, WithoutPreReleases()) >= 0``, so
     ``v1.31.0-rc.1`` counts; (False, why) otherwise, or when the version cannot be read."""
     match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(version or "").strip())
     if match is None:
-        return False, "the control plane's spec.version %r cannot be read as a Kubernetes version" % (version,)
+        return False, f"the control plane's spec.version {version!r} cannot be read as a Kubernetes version"
     if tuple(int(part or 0) for part in match.groups()) >= FIRST_VERSION_WAITING:
-        return True, "Kubernetes %s: KubeadmControlPlane removes the etcd member only after every other " \
-                     "pre-terminate hook" % version
-    return False, ("Kubernetes %s is below 1.31.0: KubeadmControlPlane removes a Machine's etcd member while other "
-                   "pre-terminate hooks still hold it, so no hook can keep the member until the old server is "
-                   "stopped; no pre-terminate hook is held" % version)
+        return True, (f"Kubernetes {version}: KubeadmControlPlane removes the etcd member only after every other "
+                      "pre-terminate hook")
+    return False, (f"Kubernetes {version} is below 1.31.0: KubeadmControlPlane removes a Machine's etcd member while "
+                   "other pre-terminate hooks still hold it, so no hook can keep the member until the old server is "
+                   "stopped; no pre-terminate hook is held")
 
 
-def pre_terminate_phase(machine):
+def pre_terminate_phase(machine: dict[str, Any]) -> tuple[Optional[bool], str]:
     """(True/False/None, words): whether the Machine controller waits for the Machine's pre-terminate hooks, from
     the v1beta2 ``Deleting`` condition (reason WaitingForPreTerminateHook) or the v1beta1
     ``PreTerminateDeleteHookSucceeded`` condition (False, reason WaitingExternalHook); None when it reports
@@ -58,12 +60,11 @@ def pre_terminate_phase(machine):
     deleting = new_condition(machine, "Deleting")
     if deleting is not None:
         waiting = condition_true(deleting) and deleting.get("reason") == WAITING_FOR_PRE_TERMINATE
-        return waiting, "Deleting condition: %s" % (deleting.get("reason") or deleting.get("status"))
+        return waiting, f"Deleting condition: {deleting.get('reason') or deleting.get('status')}"
     hook = old_condition(machine, "PreTerminateDeleteHookSucceeded")
     if hook is not None:
         waiting = condition_false(hook) and hook.get("reason") == WAITING_EXTERNAL_HOOK
-        return waiting, "PreTerminateDeleteHookSucceeded condition: %s %s" % (hook.get("status"),
-                                                                              hook.get("reason") or "")
+        return waiting, f"PreTerminateDeleteHookSucceeded condition: {hook.get('status')} {hook.get('reason') or ''}"
     return None, "no Deleting or PreTerminateDeleteHookSucceeded condition reported"
 
 
@@ -72,28 +73,28 @@ class StopRecord:
     """What this run did about one Machine's pre-terminate hold (times: seconds since the module started)."""
 
     machine: str
-    server_id: object = None
-    member: object = None
-    status_before: object = None
-    requested_at: object = None
-    shutoff_at: object = None
-    released_at: object = None
-    connections_at_stop: object = None
-    connections_at_release: object = None
+    server_id: Optional[str] = None
+    member: Optional[str] = None
+    status_before: Optional[str] = None
+    requested_at: Optional[float] = None
+    shutoff_at: Optional[float] = None
+    released_at: Optional[float] = None
+    connections_at_stop: Optional[int] = None
+    connections_at_release: Optional[int] = None
     outcome: str = "holding"
     reason: str = ""
 
     @property
-    def stop_seconds(self):
+    def stop_seconds(self) -> Optional[float]:
         if self.requested_at is None or self.shutoff_at is None:
             return None
         return round(self.shutoff_at - self.requested_at, 3)
 
     @property
-    def stopped(self):
+    def stopped(self) -> bool:
         return self.shutoff_at is not None
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"machine": self.machine, "server_id": self.server_id, "member": self.member,
                 "server_status_before": self.status_before, "stop_requested_at": self.requested_at,
                 "shutoff_at": self.shutoff_at, "stop_seconds": self.stop_seconds, "server_stopped": self.stopped,
@@ -115,15 +116,15 @@ class TerminateView:
 
     machine: str
     deleting: bool = True
-    pre_drain_hooks: tuple = ()
-    phase: object = None
+    pre_drain_hooks: tuple[str, ...] = ()
+    phase: Optional[bool] = None
     phase_words: str = ""
     member_out: bool = True
     serving_without: int = 0
     min_healthy: int = 0
-    not_ready: list = field(default_factory=list)
-    etcd_healthy: object = None
-    server_status: object = None
+    not_ready: list[str] = field(default_factory=list)
+    etcd_healthy: Optional[bool] = None
+    server_status: Optional[str] = None
     stop_enabled: bool = True
     disabled_why: str = ""
     now: float = 0.0
@@ -138,63 +139,62 @@ class TerminateStep:
     outcome: str = ""
 
 
-def terminate_next(view, record):
+def terminate_next(view: TerminateView, record: StopRecord | None) -> TerminateStep:
     """The next step for one Machine holding the guard's pre-terminate hook (``record``: this run's StopRecord of
     it, None before any step)."""
     if not view.deleting:
-        return TerminateStep(RELEASE, "a pre-terminate hook of the guard on Machine %s, which is not being deleted "
-                             "(left by an earlier run)" % view.machine, "left_over")
+        return TerminateStep(RELEASE, f"a pre-terminate hook of the guard on Machine {view.machine}, which is not "
+                             "being deleted (left by an earlier run)", "left_over")
     if not view.stop_enabled:
         return TerminateStep(RELEASE, view.disabled_why, "not_stopped")
     if record is not None and record.requested_at is not None:
-        return _after_stop(view, record)
+        return _after_stop(view, record, record.requested_at)
     reached = view.phase if view.phase is not None else not view.pre_drain_hooks
     if not reached:
-        return TerminateStep(WAIT, "Machine %s to reach its pre-terminate hooks (node drain and volume detach "
-                             "first; %s)" % (view.machine, view.phase_words or "pre-drain hooks left"))
+        return TerminateStep(WAIT, f"Machine {view.machine} to reach its pre-terminate hooks (node drain and volume "
+                             f"detach first; {view.phase_words or 'pre-drain hooks left'})")
     if view.server_status is None:
-        return TerminateStep(RELEASE, "server of Machine %s gone: nothing to stop" % view.machine, "server_gone")
+        return TerminateStep(RELEASE, f"server of Machine {view.machine} gone: nothing to stop", "server_gone")
     if view.server_status == "unknown":
-        return TerminateStep(RELEASE, "Machine %s names no server (no providerID, no instanceID): nothing to stop"
-                             % view.machine, "no_server")
+        return TerminateStep(RELEASE, f"Machine {view.machine} names no server (no providerID, no instanceID): nothing "
+                             "to stop", "no_server")
     if view.server_status == SHUTOFF:
-        return TerminateStep(RELEASE, "server of Machine %s already SHUTOFF" % view.machine, "already_shutoff")
+        return TerminateStep(RELEASE, f"server of Machine {view.machine} already SHUTOFF", "already_shutoff")
     blockers = stop_blockers(view)
     if blockers:
-        return TerminateStep(WAIT, "stopping the server of Machine %s waits: %s" % (view.machine,
-                                                                                    "; ".join(blockers)))
-    return TerminateStep(STOP, "Machine %s drained and out of rotation, the control plane healthy without it"
-                         % view.machine)
+        return TerminateStep(WAIT, f"stopping the server of Machine {view.machine} waits: {'; '.join(blockers)}")
+    return TerminateStep(STOP, f"Machine {view.machine} drained and out of rotation, the control plane healthy without "
+                         "it")
 
 
-def stop_blockers(view):
+def stop_blockers(view: TerminateView) -> list[str]:
     """Why stopping the server is not safe yet (empty when it is)."""
     blockers = []
     if not view.member_out:
         blockers.append("its member is still in rotation")
     if view.serving_without < (view.min_healthy or 0):
-        blockers.append("the pool would have %d serving member(s) without it, min_healthy_members %d" % (
-            view.serving_without, view.min_healthy))
+        blockers.append(f"the pool would have {view.serving_without} serving member(s) without it, "
+                        f"min_healthy_members {view.min_healthy}")
     if view.not_ready:
-        blockers.append("control-plane Machine(s) %s not ready" % ", ".join(view.not_ready))
+        blockers.append(f"control-plane Machine(s) {', '.join(view.not_ready)} not ready")
     if view.etcd_healthy is False:
         blockers.append("the control plane's EtcdClusterHealthy condition is not True")
     return blockers
 
 
-def _after_stop(view, record):
-    waited = view.now - record.requested_at
+def _after_stop(view: TerminateView, record: StopRecord, requested_at: float) -> TerminateStep:
+    waited = view.now - requested_at
     if view.server_status is None:
-        return TerminateStep(RELEASE, "server of Machine %s gone %.0f s after its stop" % (view.machine, waited),
+        return TerminateStep(RELEASE, f"server of Machine {view.machine} gone {waited:.0f} s after its stop",
                              "server_gone")
     if view.server_status == SHUTOFF:
-        return TerminateStep(RELEASE, "server of Machine %s SHUTOFF %.0f s after its stop" % (view.machine, waited),
+        return TerminateStep(RELEASE, f"server of Machine {view.machine} SHUTOFF {waited:.0f} s after its stop",
                              "stopped")
     if waited < view.stop_timeout:
-        return TerminateStep(WAIT, "server of Machine %s to shut down (%s, %.0f of %s s)" % (
-            view.machine, view.server_status, waited, view.stop_timeout))
-    words = "server %s of Machine %s is still %s %.0f s after its stop (drain_stop_timeout %s s)" % (
-        record.server_id, view.machine, view.server_status, waited, view.stop_timeout)
+        return TerminateStep(WAIT, f"server of Machine {view.machine} to shut down ({view.server_status}, {waited:.0f} "
+                             f"of {view.stop_timeout} s)")
+    words = (f"server {record.server_id} of Machine {view.machine} is still {view.server_status} {waited:.0f} s after "
+             f"its stop (drain_stop_timeout {view.stop_timeout} s)")
     if view.on_timeout == ON_TIMEOUT_FAIL:
         return TerminateStep(FAIL, words + "; the Machine stays held (drain_stop_timeout_action=fail)", "timed_out")
     return TerminateStep(RELEASE, words + "; released to the control plane with the server still running",
