@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Control-plane Machines and the KubeadmControlPlane as the rollout plan sees them (pure).
@@ -14,7 +13,10 @@ Which Machines are old (to be replaced), in this order:
    up-to-date replicas than replicas (a rollout someone else started); Machines that appear later are new.
 """
 
+from __future__ import annotations
+
 import datetime
+from typing import Any, Collection, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     PRE_DRAIN_HOOK_PREFIX,
@@ -37,18 +39,19 @@ TOPOLOGY_START = "cluster"
 CONTROL_PLANE_START = "control_plane"
 
 
-def format_time(moment):
+def format_time(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def rollout_time(now):
+def rollout_time(now: datetime.datetime) -> datetime.datetime:
     """The rollout time to set at ``now``: the next whole second. The API keeps whole seconds, and the control
     plane rolls the Machines created before that time: a Machine created in the second the run started (just
     seeded, just scaled) is rolled too."""
     return now.replace(microsecond=0) + datetime.timedelta(seconds=1)
 
 
-def rollout_start(cluster, kcp, moment):
+def rollout_start(cluster: Optional[dict[str, Any]], kcp: Optional[dict[str, Any]],
+                  moment: datetime.datetime) -> tuple[str, dict[str, Any]]:
     """Where and how the rollout starts: ``(target, merge patch)``. On a topology-managed Cluster (a ClusterClass
     cluster) the topology controller owns the control plane's spec, so the rollout starts through the Cluster's
     ``spec.topology.controlPlane.rollout.after`` (target ``cluster``, Cluster API v1.13+), which it copies to the
@@ -58,7 +61,7 @@ def rollout_start(cluster, kcp, moment):
     return CONTROL_PLANE_START, rollout_after_patch(kcp, moment)
 
 
-def rollout_after_patch(kcp, moment):
+def rollout_after_patch(kcp: Optional[dict[str, Any]], moment: datetime.datetime) -> dict[str, Any]:
     """The merge patch that asks the control plane to roll every Machine created before ``moment``."""
     text = format_time(moment)
     if str((kcp or {}).get("apiVersion", "")).endswith("/v1beta2"):
@@ -66,12 +69,12 @@ def rollout_after_patch(kcp, moment):
     return {"spec": {"rolloutAfter": text}}
 
 
-def kcp_replicas(kcp):
+def kcp_replicas(kcp: Optional[dict[str, Any]]) -> Optional[int]:
     value = dig(kcp or {}, "spec", "replicas")
     return int(value) if value is not None else None
 
 
-def kcp_all_up_to_date(kcp):
+def kcp_all_up_to_date(kcp: Optional[dict[str, Any]]) -> bool:
     """Whether the control plane says every Machine is up to date (False when it does not say)."""
     replicas, up_to_date = replica_counts(kcp)
     if replicas is None or up_to_date is None:
@@ -79,7 +82,7 @@ def kcp_all_up_to_date(kcp):
     return up_to_date >= replicas and replicas == kcp_replicas(kcp)
 
 
-def etcd_healthy(kcp):
+def etcd_healthy(kcp: Optional[dict[str, Any]]) -> Optional[bool]:
     """The control plane's ``EtcdClusterHealthy`` condition (new-style, else old-style): True, False, or None when
     it reports none (a control plane that does not manage etcd)."""
     condition = new_condition(kcp or {}, "EtcdClusterHealthy")
@@ -88,7 +91,7 @@ def etcd_healthy(kcp):
     return condition_holds(condition)
 
 
-def machine_ready(machine):
+def machine_ready(machine: dict[str, Any]) -> bool:
     """Whether a Machine is ready: its ``Ready`` condition (new-style, else old-style), else a Node reference."""
     ready = condition_holds(new_condition(machine, "Ready"))
     if ready is None:
@@ -96,7 +99,7 @@ def machine_ready(machine):
     return bool(dig(machine, "status", "nodeRef", "name")) if ready is None else ready
 
 
-def deletion_view(machine):
+def deletion_view(machine: dict[str, Any]) -> dict[str, Any]:
     """What the pre-terminate hold reads of a Machine: its server (from ``spec.providerID``), whether it is
     ready, its pre-drain hooks (anyone's) and whether the Machine controller waits for its pre-terminate hooks."""
     hooks = sorted(k for k in (dig(machine, "metadata", "annotations") or {}) if k.startswith(PRE_DRAIN_HOOK_PREFIX))
@@ -106,12 +109,13 @@ def deletion_view(machine):
             "infrastructure_ref": dig(machine, "spec", "infrastructureRef")}
 
 
-def up_to_date_condition(machine):
+def up_to_date_condition(machine: dict[str, Any]) -> Optional[bool]:
     """Whether the Machine's ``UpToDate`` condition is True; None when it has none."""
     return condition_holds(new_condition(machine, "UpToDate"))
 
 
-def machine_data(machine, kcp, baseline, now, started_after=None):
+def machine_data(machine: dict[str, Any], kcp: Optional[dict[str, Any]], baseline: Collection[str],
+                 now: datetime.datetime, started_after: Optional[datetime.datetime] = None) -> dict[str, Any]:
     """A Machine as the plan wants it.  ``baseline``: names present when the run began; ``started_after``:
     the rollout time this run set (before the control plane shows it), which counts at once: it may still be
     ahead of ``now`` by up to a second (``rollout_time``). A rollout time someone else set counts once it has come."""
@@ -122,7 +126,8 @@ def machine_data(machine, kcp, baseline, now, started_after=None):
     if started_after is not None and after is not None and started_after > after:
         after = started_after
     due = after is not None and (after <= now or after == started_after) and created is not None
-    if due and created < after:
+    up_to_date: Optional[bool]
+    if due and created is not None and after is not None and created < after:
         # the control plane replaces every Machine created before its rollout time: until it has seen the new
         # time, the Machine's UpToDate condition still says True (Cluster API v1.12's KCP)
         up_to_date, why = False, "created before the rollout time"
@@ -134,7 +139,7 @@ def machine_data(machine, kcp, baseline, now, started_after=None):
     if up_to_date is None:
         version, wanted = dig(machine, "spec", "version"), dig(kcp or {}, "spec", "version")
         if version and wanted and version != wanted:
-            up_to_date, why = False, "version %s, control plane wants %s" % (version, wanted)
+            up_to_date, why = False, f"version {version}, control plane wants {wanted}"
     if up_to_date is None:
         up_to_date = name not in baseline or kcp_all_up_to_date(kcp)
         why = "present before the run" if not up_to_date else "control plane up to date"
