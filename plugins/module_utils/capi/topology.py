@@ -96,3 +96,51 @@ def no_rollout_field(cluster: dict[str, Any]) -> str:
             "control_plane_rollout_follow=true); nothing was changed"
             % (meta_data.get("namespace"), meta_data.get("name"), class_words(cluster), ROLLOUT_AFTER_FIELD,
                ROLLOUT_AFTER_SINCE, ROLLOUT_AFTER_SINCE))
+
+
+#: The keys under which a ClusterClass references a template: ``templateRef`` (v1beta2), ``ref`` and a health
+#: check's ``remediationTemplate`` (v1beta1).
+TEMPLATE_REF_KEYS = ("templateRef", "ref", "remediationTemplate")
+TEMPLATE_SUFFIX = "Template"
+
+
+def _list_item_label(item: Any, index: int) -> str:
+    """A worker class by its ``class`` name (``[default-worker]``), anything else by its index."""
+    name = item.get("class") if isinstance(item, dict) else None
+    return "[%s]" % name if name else "[%d]" % index
+
+
+def _walk_refs(node: Any, path: str, found: list[dict[str, Any]]) -> None:
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _walk_refs(item, path + _list_item_label(item, index), found)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        where = "%s.%s" % (path, key) if path else key
+        if key in TEMPLATE_REF_KEYS and isinstance(value, dict) and value.get("kind") and value.get("apiVersion"):
+            found.append({"api_version": value["apiVersion"], "kind": value["kind"], "name": value.get("name"),
+                          "field": where})
+        else:
+            _walk_refs(value, where, found)
+
+
+def class_template_refs(cluster_class: Optional[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every template a ClusterClass references, in either contract, as ``api_version``, ``kind``, ``name`` and
+    ``field`` (where in the class, such as ``spec.workers.machineDeployments[default-worker].infrastructure.
+    templateRef``): the infrastructure cluster template, the control plane's template and its machine
+    infrastructure template, each worker class's bootstrap and infrastructure templates, and any remediation
+    template. ``clusterctl move`` takes them along with the class."""
+    found: list[dict[str, Any]] = []
+    _walk_refs(dig(cluster_class or {}, "spec") or {}, "spec", found)
+    return found
+
+
+def created_kind(template_kind: str) -> Optional[str]:
+    """The kind the topology controller makes from a template of ``template_kind``: Cluster API's contract names
+    a template ``<Kind>Template`` and clones it into a ``<Kind>`` of the same API (DevMachineTemplate ->
+    DevMachine); None for a kind without the suffix."""
+    if template_kind.endswith(TEMPLATE_SUFFIX) and len(template_kind) > len(TEMPLATE_SUFFIX):
+        return template_kind[:-len(TEMPLATE_SUFFIX)]
+    return None

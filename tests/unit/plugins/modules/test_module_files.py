@@ -34,6 +34,7 @@ def test_module_file_holds_docs_spec_and_main(name):
 REQUIRED = {
     "cluster_info": {"name": "c1"},
     "cluster_lease": {"name": "c1", "holder": {"id": "run-1"}},
+    "cluster_move_check": {"name": "c1", "target_kubeconfig": "target.yaml"},
     "cluster_pause_ack": {"name": "c1"},
     "cluster_readiness": {"name": "c1"},
     "fleet_wave": {"action": "status", "run": "r1"},
