@@ -84,7 +84,7 @@ def drain_next(record: DrainRecord | None, lb_status: str | None, connections: i
                            "connection(s) on the pool's listeners")
 
 
-def to_restore(records: list[DrainRecord], serving_ids: Iterable[str] | None,
+def to_restore(records: list[DrainRecord], serving_ids: Iterable[Optional[str]] | None,
                min_healthy: int | None) -> list[DrainRecord]:
     """Drained members whose weight must go back now: every one not released yet when the serving members that
     are not drained fall short of ``min_healthy`` (the pool must carry its floor without them); ``serving_ids``:
