@@ -33,6 +33,7 @@ ANNOTATED = [
     "module_utils/capi_events",
     "module_utils/fleet_wave",
     "module_utils/capo",
+    "module_utils/cluster_readiness",
     "inventory",
 ]
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """cluster_readiness' decisions, pure functions over plain data (no API access, no clock).
@@ -9,7 +8,11 @@ writers) gives findings with a severity, the numbers and what to do. A view that
 its own), never fine. Which findings block is the user's choice (``blocking``).
 """
 
+from __future__ import annotations
+
 import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import topology
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capo import cluster as capo
@@ -59,19 +62,29 @@ SKIP_REMEDIATION = "cluster.x-k8s.io/skip-remediation"
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 
+#: A finding: code, severity, view, message, action and numbers (``blocking`` once marked).
+Finding = dict[str, Any]
+#: What a view's read gave: the API's plain data (objects, records, a check), or an ``Unknown`` saying why none.
+Read = Any
+#: A view judged: (its data for the result, its findings, its status).
+Judged = tuple[Any, list[Finding], str]
+#: Each view's status and the reason it is unknown, by the view's name.
+Views = dict[str, dict[str, Any]]
+Version = tuple[int, int, int]
 
-class Unknown(object):
+
+@dataclass(eq=False)
+class Unknown:
     """A view that could not be read, and why (``reason`` names the request and its answer)."""
 
-    def __init__(self, reason):
-        self.reason = reason
+    reason: str
 
 
-def is_unknown(value):
+def is_unknown(value: Any) -> bool:
     return isinstance(value, Unknown)
 
 
-def parse_version(text):
+def parse_version(text: Optional[str]) -> Optional[Version]:
     """``v1.11.3`` -> (1, 11, 3); None when it is no version."""
     found = _VERSION.match(text or "")
     if not found:
@@ -79,32 +92,32 @@ def parse_version(text):
     return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0))
 
 
-def image_tag(image):
+def image_tag(image: Optional[str]) -> Optional[str]:
     """The tag of an image reference (``...:v1.11.3``), None for a digest or no tag."""
     name = (image or "").split("@")[0]
     last = name.rsplit("/", 1)[-1]
     return last.split(":", 1)[1] if ":" in last else None
 
 
-def finding(code, severity, view, message, action, **numbers):
+def finding(code: str, severity: str, view: str, message: str, action: str, **numbers: Any) -> Finding:
     return {"code": code, "severity": severity, "view": view, "message": message, "action": action,
             "numbers": numbers}
 
 
-def unknown_finding(view, reason, severity=WARNING, action=None):
-    return finding(view + "_unknown", severity, view, "%s: unknown (%s)" % (view.replace("_", " "), reason),
+def unknown_finding(view: str, reason: str, severity: str = WARNING, action: Optional[str] = None) -> Finding:
+    return finding(view + "_unknown", severity, view, f"{view.replace('_', ' ')}: unknown ({reason})",
                    action or "give the module read access to what it names, or check that part by hand; an unknown "
                    "view is never reported as fine")
 
 
-def manifest_label(provider):
+def manifest_label(provider: dict[str, Any]) -> str:
     """clusterctl's ``cluster.x-k8s.io/provider`` label of a provider's objects (``infrastructure-openstack``)."""
     if provider.get("type") == CORE_PROVIDER:
         return "cluster-api"
-    return TYPE_PREFIXES.get(provider.get("type"), "") + (provider.get("providerName") or "")
+    return TYPE_PREFIXES.get(provider.get("type") or "", "") + (provider.get("providerName") or "")
 
 
-def provider_rows(providers, deployments):
+def provider_rows(providers: list[dict[str, Any]], deployments: Read) -> list[dict[str, Any]]:
     """One row per clusterctl Provider: name, type, namespace, version, and the images of its controller
     Deployments (``deployments`` records; an Unknown gives ``images: None``)."""
     rows = []
@@ -121,14 +134,14 @@ def provider_rows(providers, deployments):
     return sorted(rows, key=lambda r: (r["type"] or "", r["name"] or ""))
 
 
-def find_provider(rows, kind, name=None):
+def find_provider(rows: list[dict[str, Any]], kind: str, name: Optional[str] = None) -> Optional[dict[str, Any]]:
     for row in rows:
         if row["type"] == kind and (name is None or row["name"] == name):
             return row
     return None
 
 
-def _capi_findings(core):
+def _capi_findings(core: Optional[dict[str, Any]]) -> list[Finding]:
     view = "versions"
     if core is None:
         return [finding("capi_version_unknown", WARNING, view, "no core provider (cluster-api) in clusterctl's "
@@ -137,33 +150,34 @@ def _capi_findings(core):
                         "image by hand")]
     version = parse_version(core["version"])
     if version is None:
-        return [finding("capi_version_unknown", WARNING, view, "the core provider's version %r is no version"
-                        % core["version"], "check the capi-controller-manager image by hand")]
+        return [finding("capi_version_unknown", WARNING, view,
+                        f"the core provider's version {core['version']!r} is no version",
+                        "check the capi-controller-manager image by hand")]
     if version[:2] < CAPI_OLDEST_SUPPORTED:
+        oldest = SUPPORT["capi_oldest_supported"]
         return [finding("capi_out_of_support", WARNING, view,
-                        "Cluster API %s is out of support (the oldest supported minor is %s, as of %s)" % (
-                            core["version"], SUPPORT["capi_oldest_supported"], SUPPORT["checked"]),
-                        "upgrade Cluster API to %s or later with clusterctl upgrade, one minor at a time"
-                        % SUPPORT["capi_oldest_supported"], version=core["version"],
-                        oldest_supported=SUPPORT["capi_oldest_supported"])]
+                        f"Cluster API {core['version']} is out of support (the oldest supported minor is {oldest}, "
+                        f"as of {SUPPORT['checked']})",
+                        f"upgrade Cluster API to {oldest} or later with clusterctl upgrade, one minor at a time",
+                        version=core["version"], oldest_supported=oldest)]
     return []
 
 
-def _image_findings(rows):
+def _image_findings(rows: list[dict[str, Any]]) -> list[Finding]:
     found = []
     for row in rows:
         tags = sorted(set(t for t in (image_tag(i) for i in row["images"] or []) if t))
         if row["version"] and tags and row["version"] not in tags:
             found.append(finding(
                 "provider_image_mismatch", WARNING, "versions",
-                "provider %s (%s) is recorded at %s in clusterctl's inventory but its controller runs %s" % (
-                    row["name"], row["type"], row["version"], ", ".join(tags)),
+                f"provider {row['name']} ({row['type']}) is recorded at {row['version']} in clusterctl's inventory "
+                f"but its controller runs {', '.join(tags)}",
                 "finish or repeat the provider's upgrade with clusterctl upgrade, so that the inventory and the "
                 "controller agree", provider=row["name"], inventory_version=row["version"], image_tags=tags))
     return found
 
 
-def judge_versions(providers, deployments):
+def judge_versions(providers: Read, deployments: Read) -> Judged:
     """(rows, findings, status) of what is installed: clusterctl's Provider objects (or Unknown) and the
     Deployments' images (or Unknown)."""
     if is_unknown(providers):
@@ -172,32 +186,34 @@ def judge_versions(providers, deployments):
     found = _capi_findings(find_provider(rows, CORE_PROVIDER)) + _image_findings(rows)
     if is_unknown(deployments):
         found.append(finding("controller_images_unknown", INFO, "versions",
-                             "the controllers' images are unknown (%s); the versions are clusterctl's inventory "
-                             "only" % deployments.reason, "allow listing Deployments to compare them"))
+                             f"the controllers' images are unknown ({deployments.reason}); the versions are "
+                             "clusterctl's inventory only", "allow listing Deployments to compare them"))
     return rows, found, FINDINGS if found else OK
 
 
-def orc_evidence(rows, deployments, served_groups):
+def orc_evidence(rows: list[dict[str, Any]], deployments: Read, served_groups: Optional[dict[str, Any]]) -> list[str]:
     """Where ORC was seen: its API group served, a Provider or a Deployment image naming it."""
     seen = []
     if ORC_GROUP in (served_groups or {}):
-        seen.append("API group %s served" % ORC_GROUP)
+        seen.append(f"API group {ORC_GROUP} served")
     for row in rows:
         if (row["name"] or "").lower() in ORC_WORDS:
-            seen.append("provider %s" % row["name"])
+            seen.append(f"provider {row['name']}")
     if not is_unknown(deployments):
         for record in deployments:
             if any(ORC_WORDS[0] in image for image in record["images"]):
-                seen.append("Deployment %s/%s" % (record["namespace"], record["name"]))
+                seen.append(f"Deployment {record['namespace']}/{record['name']}")
     return seen
 
 
-def judge_orc(rows, deployments, served_groups, versions_status):
+def judge_orc(rows: list[dict[str, Any]], deployments: Read, served_groups: Optional[dict[str, Any]],
+              versions_status: str) -> Judged:
     """(orc dict, findings, status): whether CAPO 0.12 or later has ORC beside it."""
     capo = find_provider(rows, INFRASTRUCTURE_PROVIDER, CAPO_NAME)
     seen = orc_evidence(rows, deployments, served_groups)
     capo_version = parse_version(capo["version"]) if capo else None
-    data = {"present": True if seen else None, "seen": seen, "capo_version": capo["version"] if capo else None}
+    data: dict[str, Any] = {"present": True if seen else None, "seen": seen,
+                            "capo_version": capo["version"] if capo else None}
     if seen:
         return data, [], OK
     if versions_status == UNKNOWN:
@@ -206,7 +222,7 @@ def judge_orc(rows, deployments, served_groups, versions_status):
     if capo is None:
         return data, [], SKIPPED  # no CAPO in clusterctl's inventory: nothing here needs ORC
     if capo_version is None:
-        return data, [unknown_finding("orc", "CAPO's version %r is no version" % capo["version"])], UNKNOWN
+        return data, [unknown_finding("orc", f"CAPO's version {capo['version']!r} is no version")], UNKNOWN
     if capo_version[:2] < CAPO_NEEDS_ORC:
         return data, [], OK
     if is_unknown(deployments):
@@ -215,20 +231,20 @@ def judge_orc(rows, deployments, served_groups, versions_status):
     data["present"] = False
     return data, [finding(
         "orc_missing", CRITICAL, "orc",
-        "CAPO %s needs ORC (openstack-resource-controller) from %s on, and it is not installed (no API group %s, no "
-        "provider or controller image of it)" % (capo["version"], SUPPORT["capo_needs_orc_from"], ORC_GROUP),
+        f"CAPO {capo['version']} needs ORC (openstack-resource-controller) from {SUPPORT['capo_needs_orc_from']} on, "
+        f"and it is not installed (no API group {ORC_GROUP}, no provider or controller image of it)",
         "install ORC before changing anything: CAPO's controllers cannot resolve images and other OpenStack "
         "resources without it", capo_version=capo["version"])], FINDINGS
 
 
-def _int_or_none(value):
+def _int_or_none(value: Any) -> Optional[int]:
     try:
         return int(str(value).strip())
     except (TypeError, ValueError):
         return None
 
 
-def kcp_rollout(control_plane):
+def kcp_rollout(control_plane: dict[str, Any]) -> dict[str, Any]:
     """replicas, strategy and maxSurge of a KubeadmControlPlane, v1beta2 (``spec.rollout.strategy``) or v1beta1
     (``spec.rolloutStrategy``); an unset maxSurge is KCP's default, 1."""
     spec = control_plane.get("spec") or {}
@@ -240,42 +256,42 @@ def kcp_rollout(control_plane):
             "max_surge": 1 if surge is None else _int_or_none(surge), "max_surge_set": surge is not None}
 
 
-def judge_control_plane(control_plane):
+def judge_control_plane(control_plane: Read) -> Judged:
     """(rollout dict, findings, status) of the control plane object (None: the Cluster names none; Unknown)."""
     view = "control_plane"
     if is_unknown(control_plane):
         return None, [unknown_finding(view, control_plane.reason)], UNKNOWN
     if control_plane is None or control_plane.get("kind") != "KubeadmControlPlane":
         what = "the Cluster's control plane is not there" if control_plane is None else (
-            "the control plane is a %s, whose rollout is not judged here" % control_plane.get("kind"))
+            f"the control plane is a {control_plane.get('kind')}, whose rollout is not judged here")
         return None, [unknown_finding(view, what)], UNKNOWN
     rollout = kcp_rollout(control_plane)
     replicas, surge = rollout["replicas"], rollout["max_surge"]
     numbers = dict(replicas=replicas, max_surge=surge, strategy=rollout["strategy"])
     if replicas is None or surge is None:
-        return rollout, [unknown_finding(view, "replicas %r, maxSurge %r" % (replicas, surge))], UNKNOWN
+        return rollout, [unknown_finding(view, f"replicas {replicas!r}, maxSurge {surge!r}")], UNKNOWN
     if replicas == 1 and surge == 0:
         found = [finding("kcp_single_replica_no_surge", CRITICAL, view,
-                         "KubeadmControlPlane %s has a single replica and maxSurge 0: a rollout deletes the only "
-                         "control-plane Machine before its replacement exists, the API is down in between"
-                         % rollout["name"], "set the rollout strategy's maxSurge to 1 (or scale to 3 replicas) "
-                         "before the rollout", **numbers)]
+                         f"KubeadmControlPlane {rollout['name']} has a single replica and maxSurge 0: a rollout "
+                         "deletes the only control-plane Machine before its replacement exists, the API is down in "
+                         "between", "set the rollout strategy's maxSurge to 1 (or scale to 3 replicas) before the "
+                         "rollout", **numbers)]
     elif replicas == 1:
         found = [finding("kcp_single_replica", INFO, view,
-                         "KubeadmControlPlane %s has a single replica: the rollout surges to 2 and back, with one "
-                         "etcd member and no redundancy before and after" % rollout["name"],
+                         f"KubeadmControlPlane {rollout['name']} has a single replica: the rollout surges to 2 and "
+                         "back, with one etcd member and no redundancy before and after",
                          "scale to 3 replicas for a control plane that survives the loss of a Machine", **numbers)]
     elif surge == 0:
         found = [finding("kcp_no_surge", INFO, view,
-                         "KubeadmControlPlane %s rolls with maxSurge 0: each step runs on %d of %d control-plane "
-                         "Machines" % (rollout["name"], replicas - 1, replicas),
+                         f"KubeadmControlPlane {rollout['name']} rolls with maxSurge 0: each step runs on "
+                         f"{replicas - 1} of {replicas} control-plane Machines",
                          "set maxSurge to 1 to keep every replica during the rollout", **numbers)]
     else:
         found = []
     return rollout, found, FINDINGS if found else OK
 
 
-def judge_topology(cluster, control_plane):
+def judge_topology(cluster: dict[str, Any], control_plane: Read) -> tuple[dict[str, Any], list[Finding]]:
     """(topology view, findings) of a ClusterClass cluster, in the control_plane view: that it is topology-managed
     and by which class (info: the topology controller owns the control plane's spec, so a change starts through
     the Cluster), and an upgrade under way (warning: the Cluster asks for another version than the control plane
@@ -285,25 +301,26 @@ def judge_topology(cluster, control_plane):
     data = topology.topology_view(cluster, control_plane)
     if not data["managed"]:
         return data, []
-    name = "%s/%s" % ((cluster.get("metadata") or {}).get("namespace"), (cluster.get("metadata") or {}).get("name"))
+    metadata = cluster.get("metadata") or {}
+    name = f"{metadata.get('namespace')}/{metadata.get('name')}"
     numbers = dict(cluster_class=data["class"], class_namespace=data["class_namespace"], version=data["version"],
                    control_plane_version=data["control_plane_version"])
     found = [finding("topology_managed", INFO, view,
-                     "Cluster %s is managed by ClusterClass %s/%s: the topology controller owns its control plane's "
-                     "spec" % (name, data["class_namespace"], data["class"]),
-                     "start a rollout through the Cluster (%s, Cluster API %s and later; rollout_guard does so) and "
-                     "an upgrade through spec.topology.version, never by editing the control plane"
-                     % (topology.ROLLOUT_AFTER_FIELD, topology.ROLLOUT_AFTER_SINCE), **numbers)]
+                     f"Cluster {name} is managed by ClusterClass {data['class_namespace']}/{data['class']}: the "
+                     "topology controller owns its control plane's spec",
+                     f"start a rollout through the Cluster ({topology.ROLLOUT_AFTER_FIELD}, Cluster API "
+                     f"{topology.ROLLOUT_AFTER_SINCE} and later; rollout_guard does so) and an upgrade through "
+                     "spec.topology.version, never by editing the control plane", **numbers)]
     if data["upgrading"]:
         found.append(finding("topology_upgrading", WARNING, view,
-                             "Cluster %s asks for Kubernetes %s, its control plane runs %s: the topology controller "
-                             "is upgrading it" % (name, data["version"], data["control_plane_version"]),
+                             f"Cluster {name} asks for Kubernetes {data['version']}, its control plane runs "
+                             f"{data['control_plane_version']}: the topology controller is upgrading it",
                              "guard the upgrade (control_plane_rollout with follow) or wait until it is done before "
                              "another change", **numbers))
     return data, found
 
 
-def selector_matches(selector, labels):
+def selector_matches(selector: Optional[dict[str, Any]], labels: dict[str, str]) -> bool:
     """A label selector (matchLabels, matchExpressions) against ``labels``; an empty selector matches all."""
     selector = selector or {}
     for key, value in (selector.get("matchLabels") or {}).items():
@@ -322,12 +339,12 @@ def selector_matches(selector, labels):
     return True
 
 
-def covered_machines(health_check, machines, cluster):
+def covered_machines(health_check: dict[str, Any], machines: list[dict[str, Any]], cluster: str) -> list[str]:
     """Names of the control-plane ``machines`` of ``cluster`` the MachineHealthCheck may remediate (its
     selector matches, no skip-remediation annotation)."""
     if (health_check.get("spec") or {}).get("clusterName") != cluster:
         return []
-    names = []
+    names: list[Any] = []  # the Machines' names, as the API gave them
     for machine in machines:
         metadata = machine.get("metadata") or {}
         labels = metadata.get("labels") or {}
@@ -338,13 +355,14 @@ def covered_machines(health_check, machines, cluster):
     return sorted(names)
 
 
-def judge_health_checks(health_checks, machines, cluster):
+def judge_health_checks(health_checks: Read, machines: Read, cluster: str) -> Judged:
     """(rows, findings, status): MachineHealthChecks that cover control-plane Machines of ``cluster``."""
     view = "health_checks"
     for value in (health_checks, machines):
         if is_unknown(value):
             return [], [unknown_finding(view, value.reason)], UNKNOWN
-    rows, found = [], []
+    rows: list[dict[str, Any]] = []
+    found: list[Finding] = []
     for check in health_checks:
         name = (check.get("metadata") or {}).get("name")
         covered = covered_machines(check, machines, cluster)
@@ -352,14 +370,14 @@ def judge_health_checks(health_checks, machines, cluster):
         if covered:
             found.append(finding(
                 "mhc_covers_control_plane", WARNING, view,
-                "MachineHealthCheck %s covers %d control-plane Machine(s) (%s): it may remediate (delete) one in "
-                "the middle of a guarded rollout" % (name, len(covered), ", ".join(covered)),
-                "for the rollout's time annotate the control-plane Machines with %s, or narrow the check's "
-                "selector to worker Machines" % SKIP_REMEDIATION, machine_health_check=name, machines=covered))
+                f"MachineHealthCheck {name} covers {len(covered)} control-plane Machine(s) ({', '.join(covered)}): it "
+                "may remediate (delete) one in the middle of a guarded rollout",
+                f"for the rollout's time annotate the control-plane Machines with {SKIP_REMEDIATION}, or narrow the "
+                "check's selector to worker Machines", machine_health_check=name, machines=covered))
     return rows, found, FINDINGS if found else OK
 
 
-def last_write(obj):
+def last_write(obj: dict[str, Any]) -> Optional[dict[str, Any]]:
     """The newest managedFields entry of an object (by time), None when it has none."""
     entries = [e for e in (obj.get("metadata") or {}).get("managedFields") or [] if isinstance(e, dict)]
     if not entries:
@@ -367,13 +385,14 @@ def last_write(obj):
     return sorted(entries, key=lambda e: e.get("time") or "")[-1]
 
 
-def judge_writers(objects):
+def judge_writers(objects: Read) -> Judged:
     """(rows, findings, status): the objects of CAPI's own groups whose last write was in v1beta1
     (``objects``: plain objects read, or Unknown)."""
     view = "v1beta1_writers"
     if is_unknown(objects):
         return [], [unknown_finding(view, objects.reason, INFO)], UNKNOWN
-    rows, visible = [], 0
+    rows: list[dict[str, Any]] = []
+    visible = 0
     for obj in objects:
         entry = last_write(obj)
         if entry is None:
@@ -382,7 +401,7 @@ def judge_writers(objects):
         version = entry.get("apiVersion") or ""
         if version.rsplit("/", 1)[0] in CAPI_GROUPS and version.endswith("/v1beta1"):
             metadata = obj.get("metadata") or {}
-            rows.append({"object": "%s %s/%s" % (obj.get("kind"), metadata.get("namespace"), metadata.get("name")),
+            rows.append({"object": f"{obj.get('kind')} {metadata.get('namespace')}/{metadata.get('name')}",
                          "manager": entry.get("manager"), "operation": entry.get("operation"),
                          "time": entry.get("time"), "api_version": version})
     if not visible:
@@ -391,32 +410,33 @@ def judge_writers(objects):
     if not rows:
         return rows, [], OK
     managers = sorted(set(r["manager"] or "?" for r in rows))
+    removed_in = SUPPORT["capi_v1beta1_removed_in"]
     return rows, [finding(
         "v1beta1_writers", WARNING, view,
-        "%d object(s) were last written in v1beta1, by %s: Cluster API stops serving v1beta1 in %s" % (
-            len(rows), ", ".join(managers), SUPPORT["capi_v1beta1_removed_in"]),
-        "move these clients (GitOps tools, scripts, older providers) to v1beta2 before upgrading to %s"
-        % SUPPORT["capi_v1beta1_removed_in"], objects=len(rows), managers=managers)], FINDINGS
+        f"{len(rows)} object(s) were last written in v1beta1, by {', '.join(managers)}: Cluster API stops serving "
+        f"v1beta1 in {removed_in}",
+        f"move these clients (GitOps tools, scripts, older providers) to v1beta2 before upgrading to {removed_in}",
+        objects=len(rows), managers=managers)], FINDINGS
 
 
-def api_pool(pool, infrastructure):
+def api_pool(pool: Optional[str], infrastructure: Read) -> tuple[Optional[str], Optional[str]]:
     """(the pool to judge, why there is none): ``pool`` as given, else CAPO's API pool of the infrastructure
     cluster, ``<load balancer name>-<CAPO's API server port>`` read in either CAPO API version (``capo.cluster``)."""
     if pool:
         return pool, None
     if is_unknown(infrastructure):
-        return None, "no pool: %s; set pool" % infrastructure.reason
+        return None, f"no pool: {infrastructure.reason}; set pool"
     try:
         name = capo.api_pool_name(infrastructure)
     except capo.CapoError as exc:
-        return None, "no pool: %s; set pool" % exc
+        return None, f"no pool: {exc}; set pool"
     if name:
         return name, None
     lb = capo.api_load_balancer(infrastructure)
     if lb:
-        return None, "no pool: %s reports its API load balancer (id %s) without a name; set pool" % (
-            capo.identity(infrastructure), lb.get("id"))
-    return None, "no pool: %s; set pool" % capo.no_load_balancer(infrastructure)
+        return None, (f"no pool: {capo.identity(infrastructure)} reports its API load balancer (id {lb.get('id')}) "
+                      "without a name; set pool")
+    return None, f"no pool: {capo.no_load_balancer(infrastructure)}; set pool"
 
 
 #: What a missing monitor's action asks for, per provider: ovn-octavia-provider takes TCP and UDP-CONNECT monitors
@@ -426,22 +446,22 @@ MONITOR_EXAMPLES = {"ovn": "a TCP monitor (ovn takes TCP or UDP-CONNECT only), e
 MONITOR_EXAMPLE = "e.g. HTTPS GET /readyz, delay 5, max_retries_down 2"
 
 
-def monitor_words(check, provider):
+def monitor_words(check: dict[str, Any], provider: Optional[str]) -> tuple[str, str]:
     """(message, action) of a monitor finding; on ovn the checks are OVN's own service monitor, which
     ovn-octavia-provider gives the monitor's delay as ``interval`` and max_retries_down as ``failure_count``."""
     monitor, message = check["health_monitor"], check["finding"]
     ovn = lb_providers.drain_method(provider) == lb_providers.ADMIN_STATE
     if monitor and ovn:
-        message += (" (on ovn the checks are OVN's own service monitor, run every interval %s s with failure_count "
-                    "%s: the same window)" % (monitor.get("delay"), monitor.get("max_retries_down")))
+        message += (f" (on ovn the checks are OVN's own service monitor, run every interval {monitor.get('delay')} s "
+                    f"with failure_count {monitor.get('max_retries_down')}: the same window)")
     if not monitor:
-        return message, "create a health monitor on the pool (%s)" % (MONITOR_EXAMPLES.get("ovn") if ovn
-                                                                      else MONITOR_EXAMPLE)
-    return message, ("lower the monitor's delay or max_retries_down so that delay x max_retries_down is at most %d s"
-                     % check["limit"])
+        example = MONITOR_EXAMPLES.get("ovn") if ovn else MONITOR_EXAMPLE
+        return message, f"create a health monitor on the pool ({example})"
+    return message, ("lower the monitor's delay or max_retries_down so that delay x max_retries_down is at most "
+                     f"{check['limit']} s")
 
 
-def judge_monitor(check, asked=True, provider=None):
+def judge_monitor(check: Read, asked: bool = True, provider: Optional[str] = None) -> Judged:
     """(check, findings, status) of the pool's health monitor (``health_monitor.window_check`` or Unknown; not
     ``asked``: no OpenStack connection was given, an info-level unknown); ``provider``: the load balancer's, when
     read (its words on ovn)."""
@@ -463,36 +483,35 @@ def judge_monitor(check, asked=True, provider=None):
 
 #: Whether a provider can fail its load balancer over: amphora replaces its amphora VM; ovn-octavia-provider refuses
 #: (``loadbalancer_failover`` raises UnsupportedOptionError); any other provider: not known here (None).
-FAILOVER = {lb_providers.WEIGHT: True, lb_providers.ADMIN_STATE: False}
+FAILOVER: dict[Optional[str], bool] = {lb_providers.WEIGHT: True, lb_providers.ADMIN_STATE: False}
 
 
-def provider_words(name, provider, method):
+def provider_words(name: Optional[str], provider: Optional[str], method: Optional[str]) -> tuple[str, str, str, str]:
     """(code, severity, message, action) of the load balancer's provider finding."""
     if method == lb_providers.WEIGHT:
         return "lb_provider", INFO, (
-            "API load balancer %s runs provider %s: rollout_guard's drain (drain: true) sets an old member's weight "
-            "to 0 (no new connection; its checks go on, it stays ONLINE) and puts the weight back on a stopped run; "
-            "the amphora can be failed over" % (name, provider)), (
+            f"API load balancer {name} runs provider {provider}: rollout_guard's drain (drain: true) sets an old "
+            "member's weight to 0 (no new connection; its checks go on, it stays ONLINE) and puts the weight back on "
+            "a stopped run; the amphora can be failed over"), (
             "nothing to change; use drain: true where clients do not retry (control_plane_rollout_drain)")
     if method == lb_providers.ADMIN_STATE:
         return "lb_provider", INFO, (
-            "API load balancer %s runs provider %s (ovn-octavia-provider), which ignores a member's weight: "
-            "rollout_guard's drain sets an old member's admin_state_up false (it shows OFFLINE while drained) and "
-            "back to true on a stopped run; the provider refuses a failover (there is no amphora: OVN serves the "
-            "VIP itself); a new member reports ONLINE as soon as it is created, before OVN's first check" % (
-                name, provider)), (
+            f"API load balancer {name} runs provider {provider} (ovn-octavia-provider), which ignores a member's "
+            "weight: rollout_guard's drain sets an old member's admin_state_up false (it shows OFFLINE while drained) "
+            "and back to true on a stopped run; the provider refuses a failover (there is no amphora: OVN serves the "
+            "VIP itself); a new member reports ONLINE as soon as it is created, before OVN's first check"), (
             "know that a failover is no remedy here: `openstack loadbalancer failover` is refused, so a load "
             "balancer left in ERROR is repaired on the OVN side or recreated; keep min_healthy_members at the "
             "control plane's replicas, as a new member counts as serving before OVN has checked it")
     return "lb_provider_drain_refused", WARNING, (
-        "API load balancer %s runs provider %r, not known to honour a member's weight or admin_state_up (known: %s): "
-        "rollout_guard refuses drain: true before any write, so a rollout cannot take old members out of rotation"
-        % (name, provider, ", ".join(sorted(lb_providers.DRAIN_METHODS)))), (
+        f"API load balancer {name} runs provider {provider!r}, not known to honour a member's weight or "
+        f"admin_state_up (known: {', '.join(sorted(lb_providers.DRAIN_METHODS))}): rollout_guard refuses drain: true "
+        "before any write, so a rollout cannot take old members out of rotation"), (
         "run the rollout without drain (old Machines are still held until their replacements serve), or have the "
         "provider added to what the guard knows")
 
 
-def judge_load_balancer(loadbalancer, asked=True):
+def judge_load_balancer(loadbalancer: Read, asked: bool = True) -> Judged:
     """(row, findings, status) of the API pool's load balancer (plain ``id``, ``name``, ``provider``, or Unknown;
     not ``asked``: no OpenStack connection was given): one finding, the provider and what it means for a rollout,
     the drain method from ``octavia/provider.py``."""
@@ -520,11 +539,11 @@ CODES = ("capi_out_of_support", "capi_version_unknown", "provider_image_mismatch
     view + "_unknown" for view in VIEWS)
 
 
-def unknown_codes(fail_on):
+def unknown_codes(fail_on: Optional[Iterable[str]]) -> list[str]:
     return sorted(set(code for code in fail_on or () if code not in CODES))
 
 
-def mark_blocking(findings, fail_on, fail_on_severity):
+def mark_blocking(findings: list[Finding], fail_on: Optional[Iterable[str]], fail_on_severity: Optional[str]) -> list[str]:
     """Each finding with ``blocking``: its code is in ``fail_on`` (``unknown``: every view that could not be read),
     or its severity is at least ``fail_on_severity``. The blocking findings' codes."""
     codes = set(fail_on or ())
@@ -535,16 +554,17 @@ def mark_blocking(findings, fail_on, fail_on_severity):
     return [item["code"] for item in findings if item["blocking"]]
 
 
-def summary(title, findings, views):
+def summary(title: str, findings: list[Finding], views: Views) -> list[str]:
     """One line for a person, then one line per finding, most severe first."""
     counts = dict((severity, sum(1 for f in findings if f["severity"] == severity)) for severity in SEVERITIES)
     unknown = sorted(name for name, view in views.items() if view["status"] == UNKNOWN)
     blocking = [f["code"] for f in findings if f.get("blocking")]
-    head = "%s: %s" % (title, "ready" if not findings else "%d finding(s): %d critical, %d warning, %d info" % (
-        len(findings), counts[CRITICAL], counts[WARNING], counts[INFO]))
+    counted = (f"{len(findings)} finding(s): {counts[CRITICAL]} critical, {counts[WARNING]} warning, "
+               f"{counts[INFO]} info")
+    head = f"{title}: {'ready' if not findings else counted}"
     if unknown:
-        head += "; unknown: %s" % ", ".join(unknown)
-    head += "; blocking: %s" % (", ".join(blocking) if blocking else "none")
+        head += f"; unknown: {', '.join(unknown)}"
+    head += f"; blocking: {', '.join(blocking) if blocking else 'none'}"
     ordered = sorted(findings, key=lambda f: -SEVERITIES.index(f["severity"]))
-    return [head] + ["%s%s: %s. To do: %s" % (f["severity"].upper(), " (blocking)" if f.get("blocking") else "",
-                                              f["message"], f["action"]) for f in ordered]
+    return [head] + [f"{f['severity'].upper()}{' (blocking)' if f.get('blocking') else ''}: {f['message']}. "
+                     f"To do: {f['action']}" for f in ordered]
