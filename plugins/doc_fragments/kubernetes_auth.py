@@ -1,8 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     # Connection options of the Kubernetes modules; names, environment variables and lookup order as
     # in kubernetes.core, so module_defaults and variables written for it carry over.
     DOCUMENTATION = r'''

@@ -1,8 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     # The Kubernetes connection given as one dictionary option: in the OpenStack modules that also read a Kubernetes
     # API (their top-level validate_certs, ca_cert, client_cert and client_key are the OpenStack ones) and in
     # workload_kubeconfig.

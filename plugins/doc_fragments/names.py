@@ -1,8 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     # The one rule of the options that name objects (servers, members, replace pairs): core/names.py.
     DOCUMENTATION = r'''
 options: {}

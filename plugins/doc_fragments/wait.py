@@ -1,8 +1,7 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     # Options of every module that waits
     DOCUMENTATION = r'''
 options:

@@ -325,8 +325,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             hosts = fleet_hosts(clusters, index_objects(related), self.get_option("hostname_format"))
         finally:
             self.api_calls = kube.api_calls
-        self.display.vvv("%s: %d clusters (contract %s) in %d API requests" % (
-            self.NAME, len(hosts), contract, kube.api_calls))
+        self.display.vvv(f"{self.NAME}: {len(hosts)} clusters (contract {contract}) in {kube.api_calls} API requests")
         return hosts
 
     def warn_missing_namespaces(self, kube: KubernetesClient, namespaces: list[str], clusters: list[dict[str, Any]],

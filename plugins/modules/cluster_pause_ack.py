@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: cluster_pause_ack
@@ -267,12 +268,12 @@ class ClusterPauseAck(KubernetesModule):
     )
     number_ranges = dict(timeout=SECONDS, quiet_period=SECONDS, poll_interval=POLL_SECONDS)
 
-    def run(self):
+    def run(self) -> None:
         options = PauseAckOptions.from_params(self.params, check_mode=self.ansible.check_mode)
         PauseAckRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     ClusterPauseAck()()
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: cluster_readiness
@@ -258,12 +259,12 @@ class ClusterReadiness(OpenStackKubernetesModule):
     number_ranges = dict(timeout=SECONDS, monitor_max_window=SECONDS)
     module_kwargs = dict(required_one_of=[("name", "pool")])
 
-    def run(self):
+    def run(self) -> None:
         options = ClusterReadinessOptions.from_params(self.params, openstack=openstack_given(self.params))
         ClusterReadinessRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     ClusterReadiness()()
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: fleet_wave
@@ -348,12 +349,12 @@ class FleetWave(KubernetesModule):
     )
     number_ranges = dict(timeout=SECONDS, poll_interval=POLL_SECONDS, soak=SECONDS)
 
-    def run(self):
+    def run(self) -> None:
         options = FleetWaveOptions.from_params(self.params, check_mode=self.ansible.check_mode)
         FleetWaveRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     FleetWave()()
 
 

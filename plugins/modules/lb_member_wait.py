@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: lb_member_wait
@@ -362,12 +363,12 @@ class LbMemberWait(OpenStackModule):
     )
     number_ranges = dict(timeout=SECONDS, poll_interval=POLL_SECONDS)
 
-    def run(self):
+    def run(self) -> None:
         options = MemberWaitOptions.from_params(self.params)
         MemberWaitRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     LbMemberWait()()
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: node_registration_audit
@@ -268,13 +269,13 @@ class NodeRegistrationAudit(OpenStackKubernetesModule):
         max_deletions=NumberRange(minimum=1, maximum=1000, hint="use state=audited to delete nothing"))
     module_kwargs = dict(required_one_of=[["servers", "server_metadata"]])
 
-    def run(self):
+    def run(self) -> None:
         options = RegistrationOptions.from_params(
             self.params, check_mode=self.ansible.check_mode, diff=self.ansible._diff)
         RegistrationRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     NodeRegistrationAudit()()
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: resource_leak_audit
@@ -271,13 +272,13 @@ class ResourceLeakAudit(OpenStackModule):
         max_deletions=NumberRange(minimum=1, maximum=100, hint="leave cleanup empty to delete nothing"))
     module_kwargs = dict()
 
-    def run(self):
+    def run(self) -> None:
         options = ResourceLeakAuditOptions.from_params(
             self.params, check_mode=self.ansible.check_mode, diff=self.ansible._diff)
         ResourceLeakAuditRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     ResourceLeakAudit()()
 
 

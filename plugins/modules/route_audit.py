@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: route_audit
@@ -532,13 +533,13 @@ class RouteAudit(OpenStackKubernetesModule):
         max_removal_share=NumberRange(minimum=0, maximum=1),
     )
 
-    def run(self):
+    def run(self) -> None:
         options = RouteAuditOptions.from_params(self.params, check_mode=self.ansible.check_mode,
                                                 diff=self.ansible._diff)
         self.exit(**RouteAuditRunner(self, options).run())
 
 
-def main():
+def main() -> None:
     RouteAudit()()
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: workload_kubeconfig
@@ -209,13 +210,13 @@ class WorkloadKubeconfig(KubernetesDictModule):
     module_kwargs = dict(mutually_exclusive=[("cluster", "secret")], required_one_of=[("cluster", "secret")])
     number_ranges = dict(timeout=SECONDS)
 
-    def run(self):
+    def run(self) -> None:
         options = WorkloadKubeconfigOptions.from_params(
             self.params, check_mode=self.ansible.check_mode, diff=self.ansible._diff)
         WorkloadKubeconfigRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     WorkloadKubeconfig()()
 
 
