@@ -26,7 +26,7 @@ class RolloutLog:
         self.released: list[str] = []
         self.members_gone: list[str] = []
 
-    def record(self, action: str, machines: Iterable[str] = (), member: Optional[str] = None) -> None:
+    def record(self, action: str, machines: Iterable[Optional[str]] = (), member: Optional[str] = None) -> None:
         self.actions.append({"action": action, "machines": list(machines), "member": member,
                              "at": round(self.clock.monotonic() - self.started, 3)})
 
