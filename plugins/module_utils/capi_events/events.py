@@ -14,6 +14,13 @@ Events (``type``):
 - ``rollout_started``: a control plane whose Machines are no longer all up to date, with ``reason``
   (``version``, ``rolloutAfter``, ``template``, ``remediation`` or ``other``), once per rollout: a rollout is
   the control plane's uid with its ``metadata.generation`` (a spec change) or the Machine being remediated.
+  On a ClusterClass cluster the rollout starts on the Cluster; with ``topology_rollouts`` a change of
+  ``spec.topology.version`` (reason
+  ``version``) or a ``spec.topology.controlPlane.rollout.after`` that has come (``rolloutAfter``) is reported at
+  once, before the topology controller writes it onto the control plane, with ``topology`` (class, version,
+  rollout_after); the control plane's rollout that follows from it is the same rollout, not reported again (and
+  a Cluster change the control plane showed first is not reported again either). The first sight of a Cluster is
+  no change: a rollout under way then is reported from its control plane.
 - ``machine_deleting``: a Machine got its deletionTimestamp (once per Machine).
 - ``machine_deletion_stuck``: a Machine held in one deletion phase (``pre-drain hook``, ``drain``,
   ``pre-terminate hook``, ``infrastructure``) longer than the threshold, naming the phase and the hooks (once
@@ -38,6 +45,7 @@ Every event has ``cluster`` (``{namespace, name}``), ``host`` (the capi_clusters
 from typing import Any, Iterable, Optional, Tuple
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.hostnames import DEFAULT_HOSTNAME_FORMAT
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.topology import ROLLOUT_AFTER_PATH, class_of
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     annotations,
     CLUSTER_NAME_LABEL,
@@ -75,6 +83,8 @@ REMEDIATE_ANNOTATION = "cluster.x-k8s.io/remediate-machine"
 HEALTH_CONDITIONS = ("Available", "EtcdClusterHealthy", "ControlPlaneComponentsHealthy")
 TEMPLATE_PATHS = (("spec", "machineTemplate", "infrastructureRef"),
                   ("spec", "machineTemplate", "spec", "infrastructureRef"))
+# a ClusterClass cluster's rollout time (Cluster API v1.13 and later), the same path in v1beta1 and v1beta2
+TOPOLOGY_AFTER_PATH = ROLLOUT_AFTER_PATH
 DEFAULT_STUCK_SECONDS = 600.0
 DEFAULT_GUARD_HOOK = "flightcontrol-rollout"
 HOLD, HAND_OVER, LET_GO = "hold", "hand_over", "let_go"
@@ -135,6 +145,39 @@ def outdated_reason(machine: Obj, kcp: Obj, now: float) -> Optional[str]:
     return None
 
 
+def kcp_rollout_id(kcp: Obj) -> str:
+    """The rollout of a control plane's spec change: its uid (or name) and generation."""
+    metadata = meta(kcp)
+    return f'{metadata.get("uid") or metadata.get("name")}/{metadata.get("generation")}'
+
+
+def topology_wanted(cluster: Obj, now: float) -> Optional[Tuple[Any, Any]]:
+    """What a ClusterClass cluster asks of its control plane: (``spec.topology.version``, its
+    ``controlPlane.rollout.after`` once that time has come, else None); None for a Cluster without a topology."""
+    if not isinstance(dig(cluster, "spec", "topology"), dict):
+        return None
+    after = dig(cluster, *TOPOLOGY_AFTER_PATH)
+    moment = parse_time(after)
+    return dig(cluster, "spec", "topology", "version"), (after if moment is not None and moment <= now else None)
+
+
+def takes_topology(kcp: Obj, asked: dict[str, Any]) -> bool:
+    """Whether the control plane now asks what a topology rollout asked (``version``, ``after``)."""
+    if asked.get("version") and dig(kcp, "spec", "version") == asked["version"]:
+        return True
+    wanted = parse_time(asked.get("after"))
+    return wanted is not None and parse_time(rollout_after(kcp)) == wanted
+
+
+def asked_of(machine: Obj, asked: dict[str, Any]) -> bool:
+    """Whether a topology rollout replaces the Machine: another version, or created before the rollout time."""
+    version = dig(machine, "spec", "version")
+    if asked.get("version") and version and version != asked["version"]:
+        return True
+    after, created = parse_time(asked.get("after")), parse_time(meta(machine).get("creationTimestamp"))
+    return after is not None and created is not None and created < after
+
+
 def kcp_status_behind(kcp: Obj) -> bool:
     """Whether the control plane's own status counts fewer up-to-date replicas than replicas."""
     replicas, up_to_date = replica_counts(kcp)
@@ -180,7 +223,9 @@ class EventState:
     """What the source knows of the objects and what it has already reported."""
 
     def __init__(self, hostname_format: str = DEFAULT_HOSTNAME_FORMAT, stuck_seconds: float = DEFAULT_STUCK_SECONDS,
-                 standing_hook: Optional[str] = None, guard_hook: str = DEFAULT_GUARD_HOOK) -> None:
+                 standing_hook: Optional[str] = None, guard_hook: str = DEFAULT_GUARD_HOOK,
+                 topology_rollouts: bool = False) -> None:
+        self.topology_rollouts_on = topology_rollouts  # report a ClusterClass rollout at the Cluster's change
         self.standing_hook = PRE_DRAIN_HOOK_PREFIX + standing_hook if standing_hook else None
         self.guard_hook = PRE_DRAIN_HOOK_PREFIX + guard_hook
         self.acted: set[Tuple[Any, Any, str]] = set()  # (uid, resourceVersion, action) written already
@@ -191,6 +236,9 @@ class EventState:
         self.paused: dict[str, bool] = {}  # cluster uid -> the pause state last reported
         self.degraded: set[Any] = set()  # control plane uids reported degraded (until healthy again)
         self.phases: dict[Any, Tuple[str, list[str], float]] = {}  # machine uid -> (phase, hooks, since)
+        self.topology: dict[Any, Tuple[Any, Any]] = {}  # cluster uid -> (topology version, rollout time come)
+        # (namespace, cluster) -> what a topology rollout reported asks of the control plane ({version, after})
+        self.topology_rollouts: dict[Tuple[Any, Any], dict[str, Any]] = {}
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -204,6 +252,7 @@ class EventState:
         events: list[Event] = []
         if obj["kind"] == "Cluster":
             events.extend(self._cluster(obj))
+            events.extend(self._topology(obj, now))
         elif obj["kind"] == "Machine":
             events.extend(self._machine(obj, now))
         namespace, cluster = meta(obj).get("namespace"), (
@@ -241,6 +290,8 @@ class EventState:
                 events.extend(self._stuck(obj, now))
             elif key[0] == "KubeadmControlPlane" and rollout_after(obj):
                 events.extend(self._rollout(obj, now))  # a rollout time that has just come
+            elif key[0] == "Cluster" and dig(obj, *TOPOLOGY_AFTER_PATH):
+                events.extend(self._topology(obj, now))  # the Cluster's rollout time that has just come
         return events
 
     def hook_actions(self) -> list[dict[str, Any]]:
@@ -354,12 +405,14 @@ class EventState:
         reason_of = dict((w, True) for _m, w in old)
         if "version" in reason_of and not remediated:
             why = "version"
-        rollout_id = f'{metadata.get("uid") or metadata.get("name")}/{metadata.get("generation")}'
+        rollout_id = kcp_rollout_id(kcp)
         if remediated:
             rollout_id = f'{metadata.get("uid") or metadata.get("name")}/remediation/{",".join(remediated)}'  # type: ignore[arg-type]
+        cluster = self._kcp_cluster(kcp)
+        if not remediated and self._from_topology(kcp, cluster):
+            self.reported.add((ROLLOUT_STARTED, rollout_id))  # the Cluster's change reported it already
         if not self._new((ROLLOUT_STARTED, rollout_id)):
             return []
-        cluster = self._kcp_cluster(kcp)
         return [self.event(
             ROLLOUT_STARTED, metadata.get("namespace"), cluster, reason=why,
             reasons=sorted(reason_of), rollout_id=rollout_id,
@@ -368,6 +421,68 @@ class EventState:
                                template=template_name(kcp), replicas=dig(kcp, "spec", "replicas")),
             old_machines=sorted(meta(m).get("name") for m, _w in old),
             machines=sorted(meta(m).get("name") for m in machines))]
+
+    def _from_topology(self, kcp, cluster):
+        """Whether this control plane's rollout is the one a topology change of its Cluster reported: the control
+        plane now asks the version or the rollout time the Cluster asked (then the note is dropped)."""
+        asked = self.topology_rollouts.get((meta(kcp).get("namespace"), cluster))
+        if not asked or not takes_topology(kcp, asked):
+            return False
+        self.topology_rollouts.pop((meta(kcp).get("namespace"), cluster), None)
+        return True
+
+    def _topology(self, cluster, now):
+        """A ClusterClass cluster's rollout asked on the Cluster: its topology version changed, or its rollout
+        time came (see the module docstring)."""
+        metadata = meta(cluster)
+        namespace, name = metadata.get("namespace"), metadata.get("name")
+        wanted = topology_wanted(cluster, now)
+        if wanted is None or not self.topology_rollouts_on:
+            return []
+        uid = metadata.get("uid") or f"{namespace}/{name}"
+        seen = self.topology.get(uid)
+        self.topology[uid] = wanted
+        if seen is None or seen == wanted:
+            return []
+        asked = {}
+        if wanted[0] and wanted[0] != seen[0]:
+            asked["version"] = wanted[0]
+        if wanted[1] and wanted[1] != seen[1]:
+            asked["after"] = wanted[1]
+        kcps = self._control_planes(namespace, name)
+        if not asked or any(takes_topology(k, asked) and (ROLLOUT_STARTED, kcp_rollout_id(k)) in self.reported
+                            for k in kcps):
+            return []  # nothing asked, or the control plane showed it first and was reported
+        rollout_id = f'{uid}/topology/{metadata.get("generation")}'
+        if not self._new((ROLLOUT_STARTED, rollout_id)):
+            return []
+        self.topology_rollouts[(namespace, name)] = asked
+        return [self._topology_event(cluster, kcps[0] if kcps else None, asked, rollout_id)]
+
+    def _topology_event(self, cluster, kcp, asked, rollout_id):
+        metadata = meta(cluster)
+        namespace, name = metadata.get("namespace"), metadata.get("name")
+        machines = [m for key, m in sorted(self.objects.items(), key=lambda item: item[0])
+                    if key[0] == "Machine" and key[1] == namespace and cluster_of(m) == name
+                    and CONTROL_PLANE_LABEL in labels(m) and not meta(m).get("deletionTimestamp")]
+        old = [m for m in machines if asked_of(m, asked)]
+        reasons = sorted(("version",) * ("version" in asked) + ("rolloutAfter",) * ("after" in asked))
+        class_name, class_namespace = class_of(cluster)
+        ref = dig(cluster, "spec", "controlPlaneRef") or {}
+        return self.event(
+            ROLLOUT_STARTED, namespace, name, reason=reasons[-1], reasons=reasons, rollout_id=rollout_id,
+            control_plane=dict(kind=ref.get("kind") or (kcp or {}).get("kind"),
+                               name=ref.get("name") or meta(kcp).get("name"),
+                               generation=meta(kcp).get("generation") if kcp else None,
+                               version=dig(cluster, "spec", "topology", "version"),
+                               rollout_after=dig(cluster, *TOPOLOGY_AFTER_PATH),
+                               template=template_name(kcp) if kcp else None,
+                               replicas=dig(cluster, "spec", "topology", "controlPlane", "replicas")),
+            old_machines=sorted(meta(m).get("name") for m in old),
+            machines=sorted(meta(m).get("name") for m in machines),
+            topology={"class": class_name, "class_namespace": class_namespace,
+                      "version": dig(cluster, "spec", "topology", "version"),
+                      "rollout_after": dig(cluster, *TOPOLOGY_AFTER_PATH), "generation": metadata.get("generation")})
 
     def _degraded(self, kcp):
         uid = meta(kcp).get("uid") or meta(kcp).get("name")

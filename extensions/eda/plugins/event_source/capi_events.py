@@ -92,6 +92,17 @@ options:
       C(control_plane_rollout_hook_name)); the standing hook is handed over to it.
     type: str
     default: flightcontrol-rollout
+  topology_rollouts:
+    description:
+      - On a ClusterClass cluster, report a C(rollout_started) at the Cluster's change (a new
+        C(spec.topology.version), or a C(spec.topology.controlPlane.rollout.after) that has come), before the topology
+        controller writes it onto the control plane, with C(topology) (class, version, rollout_after); the control
+        plane's rollout that follows is the same rollout and is not reported again.
+      - Off by default. Without it such a rollout is reported from the control plane (reason C(version) or
+        C(rolloutAfter)) once KCP shows it, which is when the control-plane rollout's follow mode can see it: a
+        guard started at the Cluster's change finds every Machine still up to date and ends at once (docs/eda.md).
+    type: bool
+    default: false
   api_version:
     description: The Cluster API contract version to read (C(v1beta2) or C(v1beta1)). Default, v1beta2 where
       served, else v1beta1.
@@ -176,7 +187,8 @@ LOG = logging.getLogger(__name__)
 CONNECTION_OPTIONS = ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert", "client_cert",
                       "client_key", "proxy")
 KNOWN_OPTIONS = CONNECTION_OPTIONS + ("namespaces", "label_selector", "stuck_seconds", "tick_seconds",
-                                      "hostname_format", "api_version", "standing_hook", "guard_hook")
+                                      "hostname_format", "api_version", "standing_hook", "guard_hook",
+                                      "topology_rollouts")
 DISCOVERY_SECONDS = 60
 # How long one standing-hook write (with its retries) may take.
 HOOK_WRITE_SECONDS = 30
@@ -204,6 +216,12 @@ def parse_args(args):
     for name, default in (("stuck_seconds", 600.0), ("tick_seconds", 5.0)):
         options[name] = seconds_option(name, options.get(name, default))
     options["hostname_format"] = options.get("hostname_format") or DEFAULT_HOSTNAME_FORMAT
+    topology_rollouts = options.get("topology_rollouts", False)
+    if isinstance(topology_rollouts, str) and topology_rollouts.lower() in ("true", "false", "yes", "no"):
+        topology_rollouts = topology_rollouts.lower() in ("true", "yes")
+    if not isinstance(topology_rollouts, bool):
+        raise SourceError("capi_events: topology_rollouts must be true or false, got %r" % (topology_rollouts,))
+    options["topology_rollouts"] = topology_rollouts
     try:
         check_hostname_format(options["hostname_format"])
     except HostnameError as exc:
@@ -286,7 +304,8 @@ class Runner:
         self.clock = clock
         self.state = EventState(options["hostname_format"], options["stuck_seconds"],
                                 standing_hook=options.get("standing_hook") or None,
-                                guard_hook=options.get("guard_hook") or DEFAULT_GUARD_HOOK)
+                                guard_hook=options.get("guard_hook") or DEFAULT_GUARD_HOOK,
+                                topology_rollouts=bool(options.get("topology_rollouts")))
         self.stop = threading.Event()
         self.inbox = None
         self.loop = None

@@ -220,3 +220,104 @@ def test_a_cluster_being_deleted_lets_its_machines_go():
     state.observe(going, T0)
     state.observe(machine("cp-1", annotations={STANDING: ""}, deleting="2026-01-01T00:00:06Z"), T0)
     assert [(a["action"], a["name"]) for a in state.hook_actions()] == [("let_go", "cp-1")]
+
+
+# -- ClusterClass clusters: a change of the Cluster's spec.topology.version, or a spec.topology.controlPlane.rollout.after
+# that has come, is a rollout_started event at once (before the topology controller writes it onto the
+# KubeadmControlPlane), once per rollout: the control plane's rollout that follows is the same one, and a control
+# plane that showed it first is not reported again from the Cluster.
+
+AFTER = "2026-01-01T00:00:10Z"
+
+
+def class_cluster(version="v1.34.0", after=None, generation=1, contract="v1beta2"):
+    topology = {"version": version, "controlPlane": {"replicas": 3}}
+    if contract == "v1beta2":
+        topology["classRef"] = {"name": "in-memory"}
+    else:
+        topology["class"] = "in-memory"
+    if after:
+        topology["controlPlane"]["rollout"] = {"after": after}
+    return {"apiVersion": "cluster.x-k8s.io/%s" % contract, "kind": "Cluster",
+            "metadata": {"name": "alpha", "namespace": "default", "uid": "uid-alpha", "generation": generation},
+            "spec": {"topology": topology,
+                     "controlPlaneRef": {"name": "alpha-cp", "kind": "KubeadmControlPlane"}}}
+
+
+def class_seeded(now=T0, on=True, **cluster_args):
+    state = ev.EventState(topology_rollouts=on)
+    out = state.relisted("Cluster", "default", [class_cluster(**cluster_args)], now)
+    out += state.relisted("KubeadmControlPlane", "default", [kcp(k8s="v1.34.0")], now)
+    out += state.relisted("Machine", "default", [machine("cp-%d" % i, k8s="v1.34.0") for i in range(3)], now)
+    return state, out
+
+
+@pytest.mark.parametrize("contract", ["v1beta1", "v1beta2"])
+def test_a_topology_version_change_is_a_rollout_at_once_and_the_control_planes_is_the_same_one(contract):
+    state, out = class_seeded(contract=contract)
+    assert out == [], "the first sight of a Cluster is no change"
+    out = state.observe(class_cluster(version="v1.34.1", generation=2, contract=contract), T0 + 1)
+    assert types(out) == ["rollout_started"]
+    event = out[0]
+    assert event["reason"] == "version" and event["reasons"] == ["version"]
+    assert event["rollout_id"] == "uid-alpha/topology/2"
+    assert event["old_machines"] == ["cp-0", "cp-1", "cp-2"] and event["machines"] == ["cp-0", "cp-1", "cp-2"]
+    assert event["control_plane"]["name"] == "alpha-cp" and event["control_plane"]["version"] == "v1.34.1"
+    assert event["topology"] == {"class": "in-memory", "class_namespace": "default", "version": "v1.34.1",
+                                 "rollout_after": None, "generation": 2}
+    assert event["cluster"] == {"namespace": "default", "name": "alpha"} and event["meta"]["hosts"] == "default/alpha"
+    # the topology controller writes the version onto the control plane, KCP marks the Machines: same rollout
+    assert state.observe(kcp(k8s="v1.34.1", generation=2, status={"replicas": 3, "upToDateReplicas": 0}),
+                         T0 + 2) == []
+    assert state.relisted("Cluster", "default", [class_cluster(version="v1.34.1", generation=2,
+                                                               contract=contract)], T0 + 3) == []
+
+
+def test_a_control_plane_that_showed_the_version_first_is_not_reported_again_from_the_cluster():
+    state = class_seeded()[0]
+    first = state.observe(kcp(k8s="v1.34.1", generation=2), T0 + 1)
+    assert types(first) == ["rollout_started"] and first[0]["rollout_id"] == "kcp-alpha/2"
+    assert state.observe(class_cluster(version="v1.34.1", generation=2), T0 + 2) == []
+
+
+def test_a_later_control_plane_change_is_a_rollout_of_its_own():
+    state = class_seeded()[0]
+    assert types(state.observe(class_cluster(version="v1.34.1", generation=2), T0 + 1)) == ["rollout_started"]
+    assert state.observe(kcp(k8s="v1.34.1", generation=2), T0 + 2) == []
+    changed = kcp(k8s="v1.34.1", generation=3)
+    changed["spec"]["machineTemplate"]["infrastructureRef"]["name"] = "tmpl-2"
+    changed["status"] = {"replicas": 3, "upToDateReplicas": 2}
+    out = state.observe(changed, T0 + 3)
+    assert types(out) == ["rollout_started"] and out[0]["rollout_id"] == "kcp-alpha/3"
+
+
+def test_a_topology_rollout_time_counts_once_it_has_come():
+    state = class_seeded()[0]
+    asked = class_cluster(after=AFTER, generation=2)
+    assert state.observe(asked, T0 + 1) == [], "the time has not come"
+    assert state.tick(T0 + 5) == []
+    out = state.tick(T0 + 11)
+    assert types(out) == ["rollout_started"] and out[0]["reason"] == "rolloutAfter"
+    assert out[0]["old_machines"] == ["cp-0", "cp-1", "cp-2"], "created before the rollout time"
+    assert out[0]["topology"]["rollout_after"] == AFTER
+    assert state.tick(T0 + 12) == [] and state.observe(copy.deepcopy(asked), T0 + 13) == []
+    # the topology controller copies the time onto the control plane: the same rollout
+    assert state.observe(kcp(k8s="v1.34.0", generation=2, after=AFTER), T0 + 14) == []
+
+
+def test_a_rollout_time_already_come_when_first_seen_and_other_changes_are_no_rollout():
+    state = class_seeded(after=AFTER, now=T0 + 20)[0]
+    assert state.tick(T0 + 21) == []
+    replicas = class_cluster(after=AFTER, generation=2)
+    replicas["spec"]["topology"]["controlPlane"]["replicas"] = 5
+    assert state.observe(replicas, T0 + 22) == []
+    plain = class_cluster()
+    del plain["spec"]["topology"]
+    assert ev.topology_wanted(plain, T0) is None
+
+
+def test_without_topology_rollouts_the_cluster_change_waits_for_the_control_plane():
+    state = class_seeded(on=False)[0]
+    assert state.observe(class_cluster(version="v1.34.1", generation=2), T0 + 1) == []
+    out = state.observe(kcp(k8s="v1.34.1", generation=2), T0 + 2)
+    assert types(out) == ["rollout_started"] and out[0]["reason"] == "version" and "topology" not in out[0]
