@@ -1,5 +1,4 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
@@ -529,11 +528,11 @@ class RolloutGuard(OpenStackKubernetesModule):
                          min_healthy_members=NumberRange(minimum=0, maximum=1000))
     module_kwargs = dict(required_if=[("mode", "capi", ["cluster"]), ("mode", "direct", ["pool", "replace"])])
 
-    def run(self):
+    def run(self) -> None:
         RolloutGuardRunner(self, RolloutOptions.from_params(self.params, check_mode=self.ansible.check_mode)).run()
 
 
-def main():
+def main() -> None:
     RolloutGuard()()
 
 
