@@ -33,7 +33,9 @@ ANNOTATED = [
     "module_utils/capi_events",
     "module_utils/fleet_wave",
     "module_utils/capo",
+    "module_utils/cluster_move_check",
     "module_utils/cluster_readiness",
+    "module_utils/rollout_guard",
     "inventory",
 ]
 
