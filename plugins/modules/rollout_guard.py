@@ -2,6 +2,8 @@
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
+from __future__ import annotations
+
 DOCUMENTATION = r'''
 module: rollout_guard
 short_description: Roll a control plane without ever leaving the API load balancer short of serving members
