@@ -35,6 +35,7 @@ ANNOTATED = [
     "module_utils/capo",
     "module_utils/cluster_move_check",
     "module_utils/cluster_readiness",
+    "module_utils/rollout_guard",
     "inventory",
 ]
 
