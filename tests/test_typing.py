@@ -36,6 +36,7 @@ ANNOTATED = [
     "module_utils/cluster_move_check",
     "module_utils/cluster_readiness",
     "module_utils/rollout_guard",
+    "module_utils/cluster_info",
     "inventory",
 ]
 

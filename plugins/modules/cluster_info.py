@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: cluster_info
@@ -209,12 +210,12 @@ class ClusterInfo(KubernetesModule):
     )
     number_ranges = dict(timeout=SECONDS)
 
-    def run(self):
+    def run(self) -> None:
         options = ClusterInfoOptions.from_params(self.params)
         ClusterInfoRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     ClusterInfo()()
 
 

@@ -1,8 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of cluster_info: read a Cluster, its control plane, infrastructure and Machines, and return
 ``cluster_view.build_view`` of them. The module file gives the argument spec."""
+
+from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
@@ -16,6 +17,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objec
     dig,
 )
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.service import CapiService, choose_version
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule
 
 
 @dataclass(frozen=True)
@@ -32,23 +34,25 @@ class ClusterInfoRunner(ModuleRunner):
     """cluster_info's work. ``module`` is the module base it runs in (an ``KubernetesModule``: the connections, the clock and
     start time, warnings, exit and fail); ``options`` what was asked."""
 
-    def run(self):
+    module: KubernetesModule
+    options: ClusterInfoOptions
+
+    def run(self) -> None:
         options = self.options
         check_cluster(options.name, options.namespace)
         deadline = self.deadline
         capi = CapiService(self.module.connect())
-        capi.discover(deadline)
-        contract = choose_version(capi.served, options.api_version)
+        contract = choose_version(capi.discover(deadline), options.api_version)
         cluster = capi.get_cluster(options.name, options.namespace, contract, deadline)
         namespace = cluster["metadata"]["namespace"]
-        where = "of Cluster %s/%s" % (namespace, options.name)
+        where = f"of Cluster {namespace}/{options.name}"
         control_plane = capi.get_ref(dig(cluster, "spec", "controlPlaneRef"), namespace, contract, deadline,
                                      "controlPlaneRef " + where)
         infrastructure = capi.get_ref(dig(cluster, "spec", "infrastructureRef"), namespace, contract, deadline,
                                       "infrastructureRef " + where)
         machines = capi.list_kind(CORE_GROUP, contract, "Machine", namespace,
-                                  "%s=%s" % (CLUSTER_NAME_LABEL, options.name), deadline)
+                                  f"{CLUSTER_NAME_LABEL}={options.name}", deadline)
         for machine in machines:
-            machine.setdefault("apiVersion", "%s/%s" % (CORE_GROUP, contract))
+            machine.setdefault("apiVersion", f"{CORE_GROUP}/{contract}")
             machine.setdefault("kind", "Machine")
         self.module.exit(changed=False, **build_view(cluster, control_plane, infrastructure, machines))
