@@ -28,8 +28,8 @@ description:
   - I(state=released) clears C(spec.holderIdentity) of our own Lease (on its C(resourceVersion)), so the next actor
     takes it at once. A Lease held by another actor is left as it is, with a warning (ours had expired and was
     taken over).
-  - An unreachable management cluster fails the task; an actor that cannot renew its Lease stops before its next
-    step rather than act without it.
+  - An unreachable management cluster fails the task, naming the Lease and the cluster; an actor that cannot renew
+    its Lease stops before its next step rather than act without it.
 author:
   - flightcontrol.openstack maintainers (@flightcontrol)
 options:
@@ -120,6 +120,16 @@ options:
       - Namespace of the fleet's halt record on the management cluster.
     type: str
     default: default
+  renew_only:
+    description:
+      - With I(state=held), only renew this actor's own Lease (the same I(holder.id), live or expired). A Lease
+        that is not this actor's any more (deleted, released, or held by another actor, which took it over once it
+        expired) fails the task naming it, instead of being taken again; another actor may have changed the
+        cluster since this actor last renewed it. The fleet's halt is not read (a renewal takes no Lease).
+      - The roles renew their Lease between their steps with it; their first step takes it without.
+      - Not judged in check mode, where no Lease was taken.
+    type: bool
+    default: false
 notes:
   - 'See the holder: C(kubectl get lease -n <namespace> flightcontrol-<name> -o yaml). Remove a Lease whose
     holder is known to be gone: C(kubectl delete lease -n <namespace> flightcontrol-<name>) (docs/fleet.md, "One
@@ -311,6 +321,7 @@ class ClusterLease(KubernetesModule):
         poll_interval=dict(type="float", default=5),
         honour_halt=dict(type="bool", default=True),
         halt_namespace=dict(type="str", default="default"),
+        renew_only=dict(type="bool", default=False),
     )
     number_ranges = dict(lease_duration=LEASE_SECONDS, timeout=SECONDS, poll_interval=POLL_SECONDS)
 

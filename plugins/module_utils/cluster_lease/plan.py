@@ -182,3 +182,39 @@ def held_message(cluster, namespace, view, now):
     return ("Cluster %s/%s is being changed by another actor: %s holds Lease %s/%s%s%s" % (
         namespace, cluster, view.holder.describe(), namespace, lease_name(cluster),
         (" since %s" % micro_time(view.acquired_at)) if view.acquired_at is not None else "", until))
+
+
+def lease_words(cluster, namespace):
+    """``Lease clusters/flightcontrol-prod-eu-1 of cluster clusters/prod-eu-1``: the Lease and its cluster."""
+    return "Lease %s/%s of cluster %s/%s" % (namespace, lease_name(cluster), namespace, cluster)
+
+
+def lost_message(cluster, namespace, view, me, now):
+    """Why a renewal (``renew_only``) refuses: the Lease ``view`` is no longer ``me``'s (deleted, released, or
+    another actor's), so another actor may have changed the cluster since ``me`` last renewed it."""
+    if not view.exists:
+        how = "it was deleted"
+    elif view.holder is None:
+        how = "it was released (by an actor that took it over once it expired, or by hand)"
+    else:
+        expires = view.expires_at
+        how = "%s holds it now%s" % (view.holder.describe(), (", until %s unless renewed" % micro_time(expires))
+                                     if expires is not None and expires > now else "")
+    return ("%s is no longer held by this run (holder %s): %s; this run stops here rather than take it again, as "
+            "another actor may have changed the cluster since it was last renewed; nothing was changed" % (
+                lease_words(cluster, namespace), me, how))
+
+
+def unreachable_message(cluster, namespace, state, renewing, cause, last_seen, me, now):
+    """Why a task on the Lease failed on the API (``cause``: the request's own failure). ``renewing``: a renewal
+    between two steps, whose actor stops there. ``last_seen``: the Lease as last read in this task, or None."""
+    verb = "released" if state == "released" else ("renewed" if renewing else "taken or renewed")
+    words = "%s could not be %s: %s" % (lease_words(cluster, namespace), verb, cause.rstrip("."))
+    expires = last_seen.expires_at if last_seen is not None and last_seen.holder is not None else None
+    if expires is not None and expires > now and last_seen.holder.id == me:
+        words += "; it is this run's until %s (in %.0f s) unless renewed" % (micro_time(expires), expires - now)
+    if state == "released":
+        return words + "; it is left to expire"
+    if renewing:
+        return words + "; this run stops here rather than change the cluster without its Lease"
+    return words + "; do not change the cluster without it"

@@ -11,7 +11,7 @@ and decided again, so of two actors exactly one holds the Lease."""
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError, ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster, name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import MaybeCommitted
@@ -41,11 +41,13 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_le
     Holder,
     holder_summary,
     lease_name,
+    lost_message,
     OURS,
     read_lease,
     released_body,
     RENEW,
     standing,
+    unreachable_message,
     WAIT,
 )
 
@@ -67,6 +69,7 @@ class ClusterLeaseOptions(ModuleOptions):
     poll_interval: float
     honour_halt: bool = True
     halt_namespace: str = "default"
+    renew_only: bool = False
     check_mode: bool = False
 
 
@@ -87,6 +90,7 @@ class ClusterLeaseRunner(ModuleRunner):
     def __init__(self, module, options):
         super().__init__(module, options)
         self.leases = None
+        self.last_seen = None  # the Lease as last read in this task
         self.me = Holder(**dict((key, None if value in (None, "") else str(value))
                                 for key, value in (options.holder or {}).items()))
 
@@ -102,25 +106,51 @@ class ClusterLeaseRunner(ModuleRunner):
 
     def read(self, deadline):
         options = self.options
-        return read_lease(self.leases.get(lease_name(options.name), options.namespace, deadline))
+        self.last_seen = read_lease(self.leases.get(lease_name(options.name), options.namespace, deadline))
+        return self.last_seen
 
     def run(self):
-        options = self.options
         self.validate()
-        deadline = self.deadline
         self.leases = LeaseService(self.module.connect())
+        try:
+            result = self.act(self.deadline)
+        except ModuleFailure:
+            raise
+        except Exception as exc:  # pylint: disable=broad-except
+            failure = self.unreachable(exc)
+            if failure is None:
+                raise
+            raise failure from exc
+        return self.module.exit(**result)
+
+    def act(self, deadline):
+        options = self.options
         if options.state == "released":
-            return self.module.exit(**self.release(deadline))
+            return self.release(deadline)
         self.refuse_when_halted(deadline)
         if options.check_mode:
-            return self.module.exit(**self.check(deadline))
-        return self.module.exit(**self.hold(deadline))
+            return self.check(deadline)
+        return self.hold(deadline)
+
+    def unreachable(self, exc):
+        """The failure of a task whose request to the API failed (``exc``), naming the Lease and the cluster and
+        what the actor must do now; None for an exception that is no API failure."""
+        options = self.options
+        cause = str(exc) if isinstance(exc, FlightcontrolError) else self.module.describe_error(exc)
+        if cause is None:
+            return None
+        message = unreachable_message(options.name, options.namespace, options.state, options.renew_only, cause,
+                                      self.last_seen, self.me.id, self.clock.time())
+        data = dict(exc.data) if isinstance(exc, FlightcontrolError) else {}
+        data.setdefault("lease", dict(name=lease_name(options.name), namespace=options.namespace))
+        return ModuleFailure(message, **data)
 
     def refuse_when_halted(self, deadline):
         """The fleet's halt (kubernetes.fleet_halt): no Lease is taken while it stands. Our own Lease is still
-        renewed (this actor started before the halt, and stops at its next cluster)."""
+        renewed (this actor started before the halt, and stops at its next cluster); a renewal (``renew_only``)
+        never takes one, so it does not read the halt."""
         options = self.options
-        if not options.honour_halt or standing(self.read(deadline), self.me.id, self.clock.time()) == OURS:
+        if not options.honour_halt or options.renew_only or standing(self.read(deadline), self.me.id, self.clock.time()) == OURS:
             return
         halt = read_halt(ConfigMapService(self.leases.kube).get(HALT_NAME, options.halt_namespace, deadline))
         if halt is not None:
@@ -140,6 +170,9 @@ class ClusterLeaseRunner(ModuleRunner):
             if attempt is None:
                 attempt = Attempt(view=view, first=standing(view, self.me.id, now))
             attempt.view = view
+            if options.renew_only and standing(view, self.me.id, now) != OURS:
+                raise ModuleFailure(lost_message(options.name, options.namespace, view, self.me.id, now),
+                                    **self.report(attempt, 0.0, 1))
             step = acquire_step(view, self.me.id, now)
             if step == WAIT:
                 return attempt

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+"""control_plane_rollout holding its cluster's Lease while the management cluster goes away. Gated on the role's own
+requests (it has taken the Lease, it has come to its renewal), never timed: the role stops at its renewal, names the
+cluster and the Lease, and sends no other request to the management cluster."""
+
+import datetime
+
+from kubernetes import client as k8s_client
+
+from leases import lease
+from races import _ModuleThread
+from rollouts import KCP_GROUP, custom, hooks_left, kube_api, machines, seed_cluster
+
+GATE_TIMEOUT = 240  # ansible-playbook's start and the preflight, on a busy machine
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+RENEWAL = "Lease | renew it for the guarded rollout"
+KEEP = ("{{ {'failed': %s, 'msg': %s, 'holder': control_plane_rollout__lease_holder | default(None),"
+        " 'guarded': control_plane_rollout_result is defined} | to_json }}")
+
+
+def start_role(cloud, playbooks, name, **role_vars):
+    variables = dict({"control_plane_rollout_cluster": name,
+                      "control_plane_rollout_kubeconfig": str(cloud.state_dir / "kubeconfig"),
+                      "control_plane_rollout_cloud": "minicloud", "control_plane_rollout_poll_interval": 1,
+                      # how long a Lease step tries (the renewal's retries against the outage)
+                      "control_plane_rollout_lease_wait_timeout": 8}, **role_vars)
+    return _ModuleThread(lambda: playbooks.role(
+        "flightcontrol.openstack.control_plane_rollout", role_vars=variables, timeout=300,
+        keep=KEEP % ("false", "''"), keep_failure=KEEP % ("true", "ansible_failed_result.msg")))
+
+
+def control_plane(cloud, name):
+    """What the rollout would change: the KubeadmControlPlane's spec and each control-plane Machine with its
+    annotations (deletion hooks) and deletion mark."""
+    cluster = custom(cloud, "get_namespaced_custom_object", "cluster.x-k8s.io", "v1beta2", "default", "clusters",
+                     name)
+    kcp = custom(cloud, "get_namespaced_custom_object", KCP_GROUP, "v1beta2", "default", "kubeadmcontrolplanes",
+                 cluster["spec"]["controlPlaneRef"]["name"])
+    return dict(paused=cluster["spec"].get("paused"), kcp=kcp["spec"],
+                machines=sorted((m["metadata"]["name"], sorted((m["metadata"].get("annotations") or {}).items()),
+                                 m["metadata"].get("deletionTimestamp")) for m in machines(cloud, name)))
+
+
+def live_for(found, holder):
+    """The Lease ``found`` is ``holder``'s and live by this clock."""
+    renewed = found.spec.renew_time
+    expires = renewed + datetime.timedelta(seconds=found.spec.lease_duration_seconds)
+    return found.spec.holder_identity == holder and expires > datetime.datetime.now(datetime.timezone.utc)
+
+
+def test_the_management_cluster_unreachable_at_a_renewal_stops_the_rollout(cloud, playbooks):
+    """The role has taken the Lease and comes to its renewal before the guarded rollout; the management cluster
+    stops answering (every connection dropped) from there on. The renewal fails naming the cluster and the Lease;
+    the role sends no write and reads nothing but its Lease from then on (no Machine's hook, no KubeadmControlPlane
+    patch, no pause: pause_on_stuck is on); the release cannot reach the API either, so the Lease is left to
+    expire, still the role's."""
+    name = seed_cluster(cloud)
+    before = control_plane(cloud, name)
+    take = cloud.api.add_fault("kubernetes", method="POST", path=LEASES, gate=True, count=1)
+    renew = outage = None
+    run = start_role(cloud, playbooks, name, control_plane_rollout_pause_on_stuck=True)
+    try:
+        cloud.api.wait_held(take["id"], 1, timeout=GATE_TIMEOUT)
+        # from the take's create on, the next read of the Lease is the renewal's
+        renew = cloud.api.add_fault("kubernetes", method="GET", path=LEASES + "/flightcontrol-" + name, gate=True,
+                                    count=1)
+        cloud.api.release_fault(take["id"])
+        take = None
+        cloud.api.wait_held(renew["id"], 1, timeout=GATE_TIMEOUT)
+        held = lease(cloud, name)
+        assert held is not None and held.spec.holder_identity.startswith("fc-"), held
+        assert live_for(held, held.spec.holder_identity), held
+        cloud.api.request_counts("kubernetes", reset=True)
+        outage = cloud.api.add_fault("kubernetes", status="drop")
+        cloud.api.release_fault(renew["id"])  # the held read is answered; every request after it is dropped
+        renew = None
+        outcome = run.result()
+        after_fault = cloud.api.request_counts("kubernetes")["requests"].get("kubernetes", {})
+    finally:
+        for rule in (take, renew, outage):
+            if rule is not None:
+                cloud.api.release_fault(rule["id"])
+    result = outcome.result
+    assert result["failed"] is True and result["guarded"] is False, outcome.output
+    assert "stopped at task '%s'" % RENEWAL in result["msg"], result["msg"]
+    assert ("Lease default/flightcontrol-%s of cluster default/%s could not be renewed" % (name, name)
+            in result["msg"]), result["msg"]
+    assert "this run stops here rather than change the cluster without its Lease" in result["msg"], result["msg"]
+    assert "TASK [flightcontrol.openstack.control_plane_rollout : Guard the rollout]" not in outcome.output
+    # after the fault the role tried its Lease (the renewal's write, the release's read) and nothing else: no
+    # other task reached for the management cluster (not even the API's discovery), no pause of the cluster
+    lease_path = LEASES + "/flightcontrol-" + name
+    assert set(after_fault) == {"GET", "PUT"}, after_fault
+    assert set(after_fault["GET"]) == set(after_fault["PUT"]) == {lease_path}, after_fault
+    assert "Stuck | pause the cluster so that nothing else changes it] ***\nskipping" in outcome.output
+    assert control_plane(cloud, name) == before
+    assert hooks_left(cloud, name) == {}
+    left = lease(cloud, name)
+    assert left.spec.holder_identity == result["holder"]["id"], left  # not released: left to expire
