@@ -37,11 +37,11 @@ def window_check(pool: str, monitor: dict[str, Any] | None, limit: float) -> dic
     window = monitor_window(monitor)
     finding = ""
     if not monitor:
-        finding = ("pool %s has no health monitor: a member whose API server died keeps its share of the traffic "
-                   "until the member is deleted" % pool)
+        finding = (f"pool {pool} has no health monitor: a member whose API server died keeps its share of the traffic "
+                   "until the member is deleted")
     elif window is not None and window > int(limit):
-        finding = ("health monitor %s lets a dead member take traffic for up to %d s (delay %s s x max_retries_down "
-                   "%s, each check up to timeout %s s), more than %d s" % (
-                       monitor.get("name") or monitor.get("id"), window, monitor.get("delay"),
-                       monitor.get("max_retries_down"), monitor.get("timeout"), int(limit)))
+        finding = (f"health monitor {monitor.get('name') or monitor.get('id')} lets a dead member take traffic for up "
+                   f"to {window} s (delay {monitor.get('delay')} s x max_retries_down "
+                   f"{monitor.get('max_retries_down')}, each check up to timeout {monitor.get('timeout')} s), more "
+                   f"than {int(limit)} s")
     return {"health_monitor": monitor, "window": window, "limit": int(limit), "finding": finding}

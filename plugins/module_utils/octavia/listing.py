@@ -21,24 +21,24 @@ class LoadBalancerListing(ServiceBase):
     proxy = "load_balancer"
 
     def list_loadbalancers(self, project_id: str, deadline: Deadline) -> list[dict[str, Any]]:
-        return self._get("/lbaas/loadbalancers", "list load balancers of project %s" % project_id, deadline,
+        return self._get("/lbaas/loadbalancers", f"list load balancers of project {project_id}", deadline,
                          params={"project_id": project_id})["loadbalancers"]
 
     def list_pools(self, project_id: str, deadline: Deadline) -> list[dict[str, Any]]:
-        return self._get("/lbaas/pools", "list pools of project %s" % project_id, deadline,
+        return self._get("/lbaas/pools", f"list pools of project {project_id}", deadline,
                          params={"project_id": project_id})["pools"]
 
     def list_members(self, pool_id: str, deadline: Deadline) -> list[dict[str, Any]]:
-        return self._get("/lbaas/pools/%s/members" % pool_id, "list members of pool %s" % pool_id, deadline)["members"]
+        return self._get(f"/lbaas/pools/{pool_id}/members", f"list members of pool {pool_id}", deadline)["members"]
 
     def delete_member(self, pool_id: str, member_id: str, deadline: Deadline) -> Union[bool, str]:
         """True when this call deleted the member, False when it was gone already, BUSY when Octavia refused
         with 409 (the load balancer is PENDING_*: a later run deletes it)."""
         trace = WriteTrace()
         try:
-            self.client.call(lambda: self.api.delete("/lbaas/pools/%s/members/%s" % (pool_id, member_id),
+            self.client.call(lambda: self.api.delete(f"/lbaas/pools/{pool_id}/members/{member_id}",
                                                      raise_exc=True),
-                             "DELETE member %s" % member_id, deadline, kind=IDEMPOTENT, trace=trace)
+                             f"DELETE member {member_id}", deadline, kind=IDEMPOTENT, trace=trace)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 404:
                 return trace.maybe_committed

@@ -52,12 +52,12 @@ class Selector:
         return self.port is None or member.get("protocol_port") == self.port
 
     def __repr__(self) -> str:
-        return "Selector(%s=%r%s)" % (self.kind, self.value, "" if self.port is None else ":%d" % self.port)
+        return f"Selector({self.kind}={self.value!r}{'' if self.port is None else f':{self.port}'})"
 
 
 def _parse_port(text: str, original: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
-        raise ValueError("member %r: port %r is not a number from 1 to 65535" % (original, text))
+        raise ValueError(f"member {original!r}: port {text!r} is not a number from 1 to 65535")
     return int(text)
 
 
@@ -76,7 +76,7 @@ def parse_selector(text: str) -> Selector:
         try:
             address = str(ipaddress.IPv6Address(host))
         except ValueError:
-            raise ValueError("member %r: %r is not a valid IPv6 address" % (original, host))
+            raise ValueError(f"member {original!r}: {host!r} is not a valid IPv6 address")
         return Selector(original, "address", address, _parse_port(port, original) if port is not None else None)
     try:
         return Selector(original, "address", str(ipaddress.ip_address(text)))
@@ -87,11 +87,11 @@ def parse_selector(text: str) -> Selector:
         try:
             address = str(ipaddress.IPv4Address(host))
         except ValueError:
-            raise ValueError("member %r: %r is not a valid IPv4 address" % (original, host))
+            raise ValueError(f"member {original!r}: {host!r} is not a valid IPv4 address")
         return Selector(original, "address", address, _parse_port(port, original))
     if text.count(":") >= 2:
-        raise ValueError("member %r looks like an IPv6 address but is not one; write [address]:port "
-                         "for an address with a port" % (original,))
+        raise ValueError(f"member {original!r} looks like an IPv6 address but is not one; write [address]:port "
+                         "for an address with a port")
     return Selector(original, "name", text)
 
 
@@ -126,16 +126,16 @@ def resolve_accepted(requested: list[str] | None, has_monitor: bool, pool_label:
         elif status in OPERATING_STATUSES:
             accepted.add(status)
         else:
-            raise ValueError("operating_status %r is not one of %s" % (status, ", ".join(OPERATING_STATUSES + (HEALTHY,))))
+            raise ValueError(f"operating_status {status!r} is not one of {', '.join(OPERATING_STATUSES + (HEALTHY,))}")
     if not has_monitor and not accepted & {"NO_MONITOR", "OFFLINE"}:
         raise ValueError(
-            "pool %s has no health monitor, so Octavia reports operating_status NO_MONITOR for its members "
-            "and never %s; accept HEALTHY (or NO_MONITOR), or add a health monitor to the pool"
-            % (pool_label, "/".join(sorted(accepted))))
+            f"pool {pool_label} has no health monitor, so Octavia reports operating_status NO_MONITOR for its members "
+            f"and never {'/'.join(sorted(accepted))}; accept HEALTHY (or NO_MONITOR), or add a health monitor to the "
+            "pool")
     if has_monitor and accepted == {"NO_MONITOR"}:
         raise ValueError(
-            "pool %s has a health monitor, so its members never report NO_MONITOR; accept HEALTHY (or ONLINE)"
-            % (pool_label,))
+            f"pool {pool_label} has a health monitor, so its members never report NO_MONITOR; accept HEALTHY (or "
+            "ONLINE)")
     return frozenset(accepted)
 
 
@@ -144,16 +144,15 @@ def label(obj: dict[str, Any] | None) -> str:
     if not obj:
         return "?"
     name, oid = obj.get("name"), obj.get("id")
-    return "%s (%s)" % (name, oid) if name else str(oid)
+    return f"{name} ({oid})" if name else str(oid)
 
 
 def member_label(member: dict[str, Any]) -> str:
-    return "%s %s:%s" % (member.get("name") or member.get("id"), member.get("address"), member.get("protocol_port"))
+    return f"{member.get('name') or member.get('id')} {member.get('address')}:{member.get('protocol_port')}"
 
 
 def member_states(member: dict[str, Any]) -> str:
-    return "provisioning_status=%s operating_status=%s" % (
-        member.get("provisioning_status"), member.get("operating_status"))
+    return f"provisioning_status={member.get('provisioning_status')} operating_status={member.get('operating_status')}"
 
 
 @dataclass(eq=False)
@@ -191,10 +190,10 @@ def member_ready(member: dict[str, Any], accepted: frozenset[str] | None,
     monitor window since its creation)."""
     status = member.get("provisioning_status")
     if status != "ACTIVE":
-        return False, "provisioning_status is %s" % status
+        return False, f"provisioning_status is {status}"
     if accepted is not None and member.get("operating_status") not in accepted:
-        return False, "operating_status is %s, waiting for %s" % (
-            member.get("operating_status"), " or ".join(sorted(accepted)))
+        return False, (f"operating_status is {member.get('operating_status')}, waiting for "
+                       f"{' or '.join(sorted(accepted))}")
     if history is not None and accepted is not None and member.get("operating_status") == "ONLINE":
         unproven = history.waiting(member)
         if unproven:
@@ -208,32 +207,31 @@ def judge(observation: dict[str, Any], spec: WaitSpec) -> Verdict:
     pool = observation.get("pool") or {}
     members = observation.get("members") or []
     if lb.get("provisioning_status") == "ERROR":
-        return Verdict(FAILED, "load balancer %s is in provisioning_status ERROR" % label(lb))
+        return Verdict(FAILED, f"load balancer {label(lb)} is in provisioning_status ERROR")
     if pool.get("provisioning_status") == "ERROR":
-        return Verdict(FAILED, "pool %s is in provisioning_status ERROR" % label(pool))
+        return Verdict(FAILED, f"pool {label(pool)} is in provisioning_status ERROR")
     chosen, unmatched = select(members, spec.selectors)
     errored = [m for m in chosen if m.get("provisioning_status") == "ERROR"]
     if errored:
-        return Verdict(FAILED, "%s in provisioning_status ERROR: %s" % (
-            "member is" if len(errored) == 1 else "members are",
-            "; ".join("%s (%s)" % (member_label(m), member_states(m)) for m in errored)))
+        return Verdict(FAILED, f"{'member is' if len(errored) == 1 else 'members are'} in provisioning_status ERROR: "
+                               f"{'; '.join(f'{member_label(m)} ({member_states(m)})' for m in errored)}")
     waiting: list[str] = []
     if spec.state == "present":
-        waiting.extend("no member matches %r yet" % s.text for s in unmatched)
+        waiting.extend(f"no member matches {s.text!r} yet" for s in unmatched)
         if not spec.selectors and not members:
-            waiting.append("pool %s has no members" % label(pool))
+            waiting.append(f"pool {label(pool)} has no members")
         for member in chosen:
             ready, why = member_ready(member, spec.accepted, spec.history)
             if not ready:
-                waiting.append("%s: %s" % (member_label(member), why))
+                waiting.append(f"{member_label(member)}: {why}")
     else:
-        waiting.extend("%s still exists (%s)" % (member_label(m), member_states(m)) for m in chosen)
+        waiting.extend(f"{member_label(m)} still exists ({member_states(m)})" for m in chosen)
     if not waiting and spec.wait_for_loadbalancer and lb.get("provisioning_status") != "ACTIVE":
-        waiting.append("load balancer %s is %s" % (label(lb), lb.get("provisioning_status")))
+        waiting.append(f"load balancer {label(lb)} is {lb.get('provisioning_status')}")
     if waiting:
         return Verdict(WAITING, "; ".join(waiting))
     if spec.state == "present":
-        return Verdict(DONE, "%d member(s) ready" % len(chosen))
+        return Verdict(DONE, f"{len(chosen)} member(s) ready")
     return Verdict(DONE, "the chosen members are gone" if spec.selectors else "the pool has no members left")
 
 
@@ -246,41 +244,41 @@ def advice(observation: dict[str, Any], spec: WaitSpec) -> list[str]:
     lb_status = lb.get("provisioning_status")
     lines = []
     for selector in unmatched if spec.state == "present" else []:
-        lines.append("no member of pool %s matches %r: check that it was created in this pool "
-                     "(and with the address and port you expect)" % (label(pool), selector.text))
+        lines.append(f"no member of pool {label(pool)} matches {selector.text!r}: check that it was created in this "
+                     "pool (and with the address and port you expect)")
     for member in chosen:
         status = member.get("provisioning_status")
         if spec.state == "absent":
             if status == "ERROR":
-                lines.append("%s: the delete failed; check the Octavia worker logs, then delete the member again"
-                             % member_label(member))
+                lines.append(f"{member_label(member)}: the delete failed; check the Octavia worker logs, then delete "
+                             "the member again")
             elif lb_status == "ACTIVE" and str(status).startswith(PENDING_PREFIX):
-                lines.append("%s is %s while the load balancer is ACTIVE: the provider lost track of it; "
-                             "check the Octavia worker logs for this member" % (member_label(member), status))
+                lines.append(f"{member_label(member)} is {status} while the load balancer is ACTIVE: the provider lost "
+                             "track of it; check the Octavia worker logs for this member")
             else:
-                lines.append("%s is still there (%s)" % (member_label(member), member_states(member)))
+                lines.append(f"{member_label(member)} is still there ({member_states(member)})")
             continue
         if status == "ERROR":
-            lines.append("%s: Octavia failed to configure this member (provisioning_status ERROR); check the "
-                         "Octavia worker and amphora logs, then delete and re-create the member" % member_label(member))
+            lines.append(f"{member_label(member)}: Octavia failed to configure this member (provisioning_status "
+                         "ERROR); check the Octavia worker and amphora logs, then delete and re-create the member")
         elif str(status).startswith(PENDING_PREFIX) and lb_status == "ACTIVE":
-            lines.append("%s is still %s although the load balancer is ACTIVE: the provider lost track of it "
-                         "(the amphora v2 failure) and Octavia will not finish it by itself; check the Octavia "
-                         "worker logs for this member, then delete and re-create it" % (member_label(member), status))
+            lines.append(f"{member_label(member)} is still {status} although the load balancer is ACTIVE: the provider "
+                         "lost track of it (the amphora v2 failure) and Octavia will not finish it by itself; check "
+                         "the Octavia worker logs for this member, then delete and re-create it")
         elif str(status).startswith(PENDING_PREFIX):
-            lines.append("%s is %s while the load balancer is %s: the provider is still working; check the Octavia "
-                         "worker if this lasts" % (member_label(member), status, lb_status))
+            lines.append(f"{member_label(member)} is {status} while the load balancer is {lb_status}: the provider is "
+                         "still working; check the Octavia worker if this lasts")
         elif status == "ACTIVE":
             if not member_ready(member, spec.accepted, spec.history)[0]:
                 lines.append(
-                    "%s is provisioned but not serving (operating_status %s): check the backend at %s:%s and the "
-                    "pool's health monitor" % (member_label(member), member.get("operating_status"),
-                                               member.get("address"), member.get("protocol_port")))
+                    f"{member_label(member)} is provisioned but not serving (operating_status "
+                    f"{member.get('operating_status')}): check the backend at "
+                    f"{member.get('address')}:{member.get('protocol_port')} and the pool's health monitor")
     if spec.state == "present" and not spec.selectors and not members:
-        lines.append("pool %s has no members at all: check what should have added them" % label(pool))
+        lines.append(f"pool {label(pool)} has no members at all: check what should have added them")
     if spec.wait_for_loadbalancer and lb_status != "ACTIVE" and lb_status != "ERROR":
-        lines.append("load balancer %s is still %s: an operation is in flight; mutations get HTTP 409 until it is "
-                     "ACTIVE" % (label(lb), lb_status))
+        lines.append(f"load balancer {label(lb)} is still {lb_status}: an operation is in flight; mutations get HTTP "
+                     "409 until it is ACTIVE")
     return lines
 
 
@@ -290,16 +288,16 @@ def failure_message(verdict: Verdict, observation: dict[str, Any], spec: WaitSpe
     lb = observation.get("loadbalancer") or {}
     pool = observation.get("pool") or {}
     if timed_out:
-        head = "Timed out after %.0f s (timeout %s s) waiting for members of pool %s to be %s" % (
-            elapsed, timeout, label(pool), spec.state)
+        head = (f"Timed out after {elapsed:.0f} s (timeout {timeout} s) waiting for members of pool {label(pool)} to "
+                f"be {spec.state}")
     else:
-        head = "Failed after %.0f s waiting for members of pool %s to be %s: %s" % (
-            elapsed, label(pool), spec.state, verdict.message)
+        head = (f"Failed after {elapsed:.0f} s waiting for members of pool {label(pool)} to be {spec.state}: "
+                f"{verdict.message}")
     parts = [head + "."]
     if timed_out and verdict.message:
-        parts.append("Still waiting on: %s." % verdict.message)
-    parts.append("Load balancer %s: provisioning_status=%s operating_status=%s." % (
-        label(lb), lb.get("provisioning_status"), lb.get("operating_status")))
+        parts.append(f"Still waiting on: {verdict.message}.")
+    parts.append(f"Load balancer {label(lb)}: provisioning_status={lb.get('provisioning_status')} "
+                 f"operating_status={lb.get('operating_status')}.")
     lines = advice(observation, spec)
     if lines:
         parts.append("Check: " + " | ".join(lines))

@@ -38,9 +38,9 @@ def drain_refusal(provider: Optional[str]) -> str | None:
     """Why a drain cannot be made on ``provider`` (None when it can)."""
     if drain_method(provider) is not None:
         return None
-    return ("drain is not supported on load balancer provider %r: it is not known to honour a member's weight or "
-            "admin_state_up (known: %s); run without drain, or ask for the provider to be added" % (
-                provider, ", ".join(sorted(DRAIN_METHODS))))
+    return (f"drain is not supported on load balancer provider {provider!r}: it is not known to honour a member's "
+            f"weight or admin_state_up (known: {', '.join(sorted(DRAIN_METHODS))}); run without drain, or ask for the "
+            "provider to be added")
 
 
 def field_of(method: str) -> str:

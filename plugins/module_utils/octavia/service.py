@@ -48,18 +48,18 @@ class OctaviaService(ServiceBase):
         if is_uuid(name_or_id):
             try:
                 return _plain(self.client.call(lambda: getattr(self.api, get)(normalize_uuid(name_or_id)),
-                                               "GET %s %s" % (kind, name_or_id), deadline))
+                                               f"GET {kind} {name_or_id}", deadline))
             except Exception as exc:  # pylint: disable=broad-except
                 if not is_not_found(exc):
                     raise
         found = self.client.call(lambda: [_plain(r) for r in list_by_name(name_or_id)],
-                                 "list %ss named %s" % (kind, name_or_id), deadline)
+                                 f"list {kind}s named {name_or_id}", deadline)
         if not found:
-            raise ResolveError("%s %r not found%s (looked up by id and by name as the user of this connection)"
-                               % (kind, name_or_id, scope))
+            raise ResolveError(f"{kind} {name_or_id!r} not found{scope} (looked up by id and by name as the user of "
+                               "this connection)")
         if len(found) > 1:
-            raise ResolveError("%s name %r is ambiguous%s: %d %ss have it (%s); use the id"
-                               % (kind, name_or_id, scope, len(found), kind, ", ".join(f["id"] for f in found)))
+            raise ResolveError(f"{kind} name {name_or_id!r} is ambiguous{scope}: {len(found)} {kind}s have it "
+                               f"({', '.join(f['id'] for f in found)}); use the id")
         return found[0]
 
     def find_loadbalancer(self, name_or_id: str, deadline: Deadline) -> dict[str, Any]:
@@ -71,14 +71,15 @@ class OctaviaService(ServiceBase):
         scope = ""
         query = {}
         if loadbalancer:
-            scope = " on load balancer %s" % (loadbalancer.get("name") or loadbalancer["id"])
+            scope = f" on load balancer {loadbalancer.get('name') or loadbalancer['id']}"
             query["loadbalancer_id"] = loadbalancer["id"]
         pool = self._by_name_or_id(
             "pool", name_or_id, "get_pool",
             lambda name: self.api.pools(name=name, **query), deadline, scope)
         if loadbalancer and loadbalancer["id"] not in pool_loadbalancer_ids(pool):
-            raise ResolveError("pool %s does not belong to load balancer %s (it belongs to %s)" % (
-                name_or_id, loadbalancer.get("name") or loadbalancer["id"], ", ".join(pool_loadbalancer_ids(pool)) or "none"))
+            raise ResolveError(f"pool {name_or_id} does not belong to load balancer "
+                               f"{loadbalancer.get('name') or loadbalancer['id']} (it belongs to "
+                               f"{', '.join(pool_loadbalancer_ids(pool)) or 'none'})")
         return pool
 
     def resolve_pool(self, pool_name_or_id: str, lb_name_or_id: str | None,
@@ -89,17 +90,17 @@ class OctaviaService(ServiceBase):
         pool = self.find_pool(pool_name_or_id, deadline, loadbalancer)
         lb_ids = pool_loadbalancer_ids(pool)
         if not lb_ids:
-            raise ResolveError("pool %s belongs to no load balancer" % label(pool))
+            raise ResolveError(f"pool {label(pool)} belongs to no load balancer")
         return pool, (loadbalancer["id"] if loadbalancer else lb_ids[0])
 
     def get_loadbalancer(self, lb_id: str, deadline: Deadline) -> dict[str, Any]:
         return _plain(self.client.call(lambda: self.api.get_load_balancer(lb_id),
-                                       "GET load balancer %s" % lb_id, deadline))
+                                       f"GET load balancer {lb_id}", deadline))
 
     def list_members(self, pool_id: str, deadline: Deadline) -> list[dict[str, Any]]:
         """All members of a pool in one list request (the SDK follows pagination links if any)."""
         return self.client.call(lambda: [_plain(m) for m in self.api.members(pool_id)],
-                                "list members of pool %s" % pool_id, deadline)
+                                f"list members of pool {pool_id}", deadline)
 
     def pool_state(self, pool_id: str, lb_id: str, deadline: Deadline) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """(members, load balancer) of a pool for one poll, with the fields of ``status_tree.MEMBER_FIELDS`` and
@@ -108,7 +109,7 @@ class OctaviaService(ServiceBase):
         if self.tree_fallback is None:
             try:
                 answer = self.client.call(lambda: self.api.get(status_path(lb_id), raise_exc=True).json(),
-                                          "GET status tree of load balancer %s" % lb_id, deadline)
+                                          f"GET status tree of load balancer {lb_id}", deadline)
                 loadbalancer, members = pool_in_tree(answer, pool_id)
                 return members, loadbalancer
             except TreeLacks as exc:
@@ -116,7 +117,7 @@ class OctaviaService(ServiceBase):
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) not in TREE_REFUSED:
                     raise
-                self.tree_fallback = "the status tree was refused (%s)" % service_message(exc)
+                self.tree_fallback = f"the status tree was refused ({service_message(exc)})"
         return self.list_members(pool_id, deadline), self.get_loadbalancer(lb_id, deadline)
 
     @property
@@ -134,7 +135,7 @@ class OctaviaService(ServiceBase):
             trace = WriteTrace()
             try:
                 self.client.call(lambda m=member: self.api.delete_member(m["id"], pool_id),  # type: ignore[misc]
-                                 "DELETE member %s" % member.get("name"), deadline, kind=IDEMPOTENT, trace=trace)
+                                 f"DELETE member {member.get('name')}", deadline, kind=IDEMPOTENT, trace=trace)
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) == 409 and not (trace.maybe_committed
                                                     and self._being_deleted(pool_id, member, deadline)):
@@ -148,7 +149,7 @@ class OctaviaService(ServiceBase):
     def _being_deleted(self, pool_id: str, member: dict[str, Any], deadline: Deadline) -> bool:
         try:
             now = _plain(self.client.call(lambda: self.api.get_member(member["id"], pool_id),
-                                          "GET member %s" % member.get("name"), deadline))
+                                          f"GET member {member.get('name')}", deadline))
         except Exception as exc:  # pylint: disable=broad-except
             if is_not_found(exc):
                 return True
@@ -159,7 +160,7 @@ class OctaviaService(ServiceBase):
         """The health monitor (its delay, timeout, max_retries, max_retries_down...), or None when it is gone."""
         try:
             return _plain(self.client.call(lambda: self.api.get_health_monitor(monitor_id),
-                                           "GET health monitor %s" % monitor_id, deadline))
+                                           f"GET health monitor {monitor_id}", deadline))
         except Exception as exc:  # pylint: disable=broad-except
             if is_not_found(exc):
                 return None
@@ -169,7 +170,7 @@ class OctaviaService(ServiceBase):
         """The member (all its fields), or None when it is gone."""
         try:
             return _plain(self.client.call(lambda: self.api.get_member(member_id, pool_id),
-                                           "GET member %s" % member_id, deadline))
+                                           f"GET member {member_id}", deadline))
         except Exception as exc:  # pylint: disable=broad-except
             if is_not_found(exc):
                 return None
@@ -186,10 +187,10 @@ class OctaviaService(ServiceBase):
         return self._put_member(pool_id, member_id, deadline, admin_state_up=bool(admin_state_up))
 
     def _put_member(self, pool_id: str, member_id: str, deadline: Deadline, **fields: Any) -> bool:
-        what = ", ".join("%s %s" % item for item in sorted(fields.items()))
+        what = ", ".join(f"{name} {value}" for name, value in sorted(fields.items()))
         try:
             self.client.call(lambda: self.api.update_member(member_id, pool_id, **fields),
-                             "PUT %s on member %s" % (what, member_id), deadline, kind=IDEMPOTENT)
+                             f"PUT {what} on member {member_id}", deadline, kind=IDEMPOTENT)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) in (404, 409):
                 return False
@@ -203,7 +204,7 @@ class OctaviaService(ServiceBase):
         for listener_id in listener_ids:
             try:
                 stats = self.client.call(lambda i=listener_id: self.api.get_listener_statistics(i),  # type: ignore[misc]
-                                         "GET statistics of listener %s" % listener_id, deadline)
+                                         f"GET statistics of listener {listener_id}", deadline)
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) in (403, 404, 405, 501):
                     return None

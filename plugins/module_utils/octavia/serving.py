@@ -80,14 +80,14 @@ class ServingRule:
         """The rule in words, for results and messages."""
         if self.window is not None:
             monitor = self.monitor or {}
-            return ("ovn: ACTIVE and ONLINE for a full monitor window since creation, %s s (delay %s s x "
-                    "max_retries_down %s + timeout %s s): ovn-octavia-provider reports a new member ONLINE before "
-                    "OVN has checked it" % (_seconds(self.window), monitor.get("delay"),
-                                            monitor.get("max_retries_down"), monitor.get("timeout")))
+            return (f"ovn: ACTIVE and ONLINE for a full monitor window since creation, {_seconds(self.window)} s "
+                    f"(delay {monitor.get('delay')} s x max_retries_down {monitor.get('max_retries_down')} + timeout "
+                    f"{monitor.get('timeout')} s): ovn-octavia-provider reports a new member ONLINE before OVN has "
+                    "checked it")
         if self.has_monitor:
-            return "%s: ACTIVE and ONLINE (a monitored member starts OFFLINE until its first health check)" % (
-                self.provider or "provider unknown")
-        return "%s: ACTIVE and NO_MONITOR (the pool has no health monitor)" % (self.provider or "provider unknown")
+            return (f"{self.provider or 'provider unknown'}: ACTIVE and ONLINE (a monitored member starts OFFLINE "
+                    "until its first health check)")
+        return f"{self.provider or 'provider unknown'}: ACTIVE and NO_MONITOR (the pool has no health monitor)"
 
     def view(self) -> dict[str, Any]:
         return {"provider": self.provider, "health_monitor": bool(self.has_monitor), "window": self.window,
@@ -95,7 +95,7 @@ class ServingRule:
 
 
 def _seconds(value: float) -> str:
-    return ("%.1f" % value).rstrip("0").rstrip(".")
+    return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 class Seen:
@@ -113,7 +113,7 @@ class Seen:
 
 
 def member_key(member: dict[str, Any]) -> str:
-    return member.get("id") or "%s:%s" % (member.get("address"), member.get("protocol_port"))
+    return member.get("id") or f"{member.get('address')}:{member.get('protocol_port')}"
 
 
 def anchor_of(created_at: Any, now: float, absent_at: float | None) -> tuple[float, str]:
@@ -173,10 +173,10 @@ class ServingHistory:
         rule = self.rule
         if rule.window is None:
             return rule.describe()
-        since = "since creation (%s)" % entry.anchor_source if entry.first_online else \
+        since = f"since creation ({entry.anchor_source})" if entry.first_online else \
             "since it was seen ONLINE again"
-        return "ONLINE for %s s %s, the full monitor window of %s s (ovn: delay x max_retries_down + timeout)" % (
-            _seconds(now - (entry.online_since or now)), since, _seconds(rule.window))
+        return (f"ONLINE for {_seconds(now - (entry.online_since or now))} s {since}, the full monitor window of "
+                f"{_seconds(rule.window)} s (ovn: delay x max_retries_down + timeout)")
 
     def serving(self, member: Optional[dict[str, Any]]) -> bool:
         """Whether ``member`` (as in the last sample) serves under the rule."""
@@ -197,8 +197,8 @@ class ServingHistory:
             return "not observed yet"
         entry = self.seen.get(member_key(member))
         online = now - (entry.online_since if entry and entry.online_since is not None else now)
-        return "ONLINE for %s s of the %s s monitor window (ovn reports ONLINE before its first check)" % (
-            _seconds(max(online, 0.0)), _seconds(self.rule.window or 0))
+        return (f"ONLINE for {_seconds(max(online, 0.0))} s of the {_seconds(self.rule.window or 0)} s monitor window "
+                "(ovn reports ONLINE before its first check)")
 
     def judged(self, member: dict[str, Any]) -> dict[str, Any]:
         """``serving_since`` (UTC time, or None) and ``serving_after`` of a member, for results."""

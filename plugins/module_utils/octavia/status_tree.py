@@ -23,13 +23,13 @@ class TreeLacks(Exception):
 
 def status_path(lb_id: str) -> str:
     """The status tree's path, relative to the load-balancer endpoint's /v2."""
-    return "/lbaas/loadbalancers/%s/status" % lb_id
+    return f"/lbaas/loadbalancers/{lb_id}/status"
 
 
 def _complete(obj: dict[str, Any], fields: tuple[str, ...], what: str) -> dict[str, Any]:
     missing = [f for f in fields if obj.get(f) is None and f != "name"]
     if missing:
-        raise TreeLacks("the status tree gives no %s for %s" % (", ".join(missing), what))
+        raise TreeLacks(f"the status tree gives no {', '.join(missing)} for {what}")
     view = dict((f, obj.get(f)) for f in fields)
     view["name"] = view["name"] or None
     return view
@@ -45,6 +45,6 @@ def pool_in_tree(answer: dict[str, Any], pool_id: str) -> tuple[dict[str, Any], 
     for listener in loadbalancer.get("listeners") or []:
         for pool in listener.get("pools") or []:
             if pool.get("id") == pool_id:
-                members = [_complete(m, MEMBER_FIELDS, "member %s" % m.get("id")) for m in pool.get("members") or []]
+                members = [_complete(m, MEMBER_FIELDS, f"member {m.get('id')}") for m in pool.get("members") or []]
                 return _complete(loadbalancer, LOADBALANCER_FIELDS, "the load balancer"), members
     raise TreeLacks("the pool is on no listener of the load balancer (the status tree shows pools under listeners)")
