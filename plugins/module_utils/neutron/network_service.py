@@ -35,28 +35,28 @@ class NetworkService(ServiceBase):
         """The group (with its rules) by id or by name; None when there is none. One request."""
         if is_id:
             try:
-                return self._get("/security-groups/%s" % name_or_id, "GET security group %s" % name_or_id,
+                return self._get(f"/security-groups/{name_or_id}", f"GET security group {name_or_id}",
                                  deadline)["security_group"]
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) == 404:
                     return None
                 raise
-        found = self._get("/security-groups", "list security groups named %s" % name_or_id, deadline,
+        found = self._get("/security-groups", f"list security groups named {name_or_id}", deadline,
                           params={"name": name_or_id})["security_groups"]
         if len(found) > 1:
-            raise ResolveError("security group name %r is ambiguous: %d groups have it (%s); use the id" % (
-                name_or_id, len(found), ", ".join(g["id"] for g in found)))
+            raise ResolveError(f"security group name {name_or_id!r} is ambiguous: {len(found)} groups have it "
+                               f"({', '.join(g['id'] for g in found)}); use the id")
         return found[0] if found else None
 
     def groups_named(self, name: str, deadline: Deadline) -> list[dict[str, Any]]:
         """Every group of this name (with its rules), however many; one request."""
-        return self._get("/security-groups", "list security groups named %s" % name, deadline,
+        return self._get("/security-groups", f"list security groups named {name}", deadline,
                          params={"name": name})["security_groups"]
 
     def delete_group(self, group_id: str, deadline: Deadline) -> bool:
         """Delete a group: True when this call deleted it, False when it was already gone."""
-        return deleted(self.client, lambda: self.api.delete("/security-groups/%s" % group_id, raise_exc=True),
-                       "delete security group %s" % group_id, deadline)
+        return deleted(self.client, lambda: self.api.delete(f"/security-groups/{group_id}", raise_exc=True),
+                       f"delete security group {group_id}", deadline)
 
     def group_ids_by_name(self, names: list[str], deadline: Deadline) -> dict[str, str]:
         """name -> id for the remote groups named in rules; one request for all names."""
@@ -67,7 +67,7 @@ class NetworkService(ServiceBase):
         result = {}
         for group in found:
             if group["name"] in result:
-                raise ResolveError("security group name %r (a remote_group) is ambiguous; use the id" % group["name"])
+                raise ResolveError(f"security group name {group['name']!r} (a remote_group) is ambiguous; use the id")
             result[group["name"]] = group["id"]
         return result
 
@@ -85,7 +85,7 @@ class NetworkService(ServiceBase):
         body = {"security_group": {"name": name, "description": description or ""}}
         return self.client.create(
             lambda: self.api.post("/security-groups", json=body, raise_exc=True).json()["security_group"],
-            lambda: self.find_group(name, deadline, is_id=False), "create security group %s" % name, deadline).value
+            lambda: self.find_group(name, deadline, is_id=False), f"create security group {name}", deadline).value
 
     def create_rule(self, body: dict[str, Any], deadline: Deadline,
                     matches: Callable[[dict[str, Any]], bool]) -> tuple[dict[str, Any] | None, bool]:
@@ -96,7 +96,7 @@ class NetworkService(ServiceBase):
         group_id = body["security_group_id"]
 
         def find():
-            rules = self._get("/security-group-rules", "list rules of security group %s" % group_id, deadline,
+            rules = self._get("/security-group-rules", f"list rules of security group {group_id}", deadline,
                               params={"security_group_id": group_id})["security_group_rules"]
             return next((r for r in rules if matches(r)), None)
 
@@ -117,8 +117,8 @@ class NetworkService(ServiceBase):
     def delete_rule(self, rule_id: str, deadline: Deadline) -> bool:
         """Delete a rule: True when this call deleted it (a 404 after our own lost answer included), False
         when it was already gone."""
-        return deleted(self.client, lambda: self.api.delete("/security-group-rules/%s" % rule_id, raise_exc=True),
-                       "delete security group rule %s" % rule_id, deadline)
+        return deleted(self.client, lambda: self.api.delete(f"/security-group-rules/{rule_id}", raise_exc=True),
+                       f"delete security group rule {rule_id}", deadline)
 
     # -- servers and ports ---------------------------------------------------------------
 
@@ -128,20 +128,20 @@ class NetworkService(ServiceBase):
         ids = sorted(set(device_ids))
         for start in range(0, len(ids), DEVICE_IDS_PER_LIST):
             chunk = ids[start:start + DEVICE_IDS_PER_LIST]
-            ports += self._get("/ports", "list ports of %d servers" % len(chunk), deadline,
+            ports += self._get("/ports", f"list ports of {len(chunk)} servers", deadline,
                                params={"device_id": chunk, "fields": list(PORT_FIELDS)})["ports"]
         return ports
 
     def get_port(self, port_id: str, deadline: Deadline) -> dict[str, Any]:
-        return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
+        return self._get(f"/ports/{port_id}", f"GET port {port_id}", deadline,
                          params={"fields": list(PORT_FIELDS)})["port"]
 
     def update_port_groups(self, port_id: str, groups: list[str], revision: int | None, deadline: Deadline) -> Any:
         """Set the port's security groups only if its revision is still ``revision`` (If-Match).
         Returns the updated port, or None when the port changed meanwhile (412), or ``LOST_ANSWER`` when the
         412 came after an attempt whose answer was lost (the change may be ours: read the port to know)."""
-        headers = {"If-Match": "revision_number=%s" % revision}
+        headers = {"If-Match": f"revision_number={revision}"}
         body = {"port": {"security_groups": list(groups)}}
         return if_match_put(self.client, lambda: self.api.put(
-            "/ports/%s" % port_id, json=body, headers=headers, raise_exc=True).json()["port"],
-            "update security groups of port %s" % port_id, deadline)
+            f"/ports/{port_id}", json=body, headers=headers, raise_exc=True).json()["port"],
+            f"update security groups of port {port_id}", deadline)

@@ -42,14 +42,14 @@ class ProjectNetworkService(ServiceBase):
     def list_kind(self, kind: str, project_id: str, deadline: Deadline) -> list[dict[str, Any]]:
         """Every object of ``kind`` (a key of KINDS) of the project, with the FIELDS of that kind; one request."""
         path, key, _one = KINDS[kind]
-        return self._get(path, "list %s of project %s" % (kind.replace("_", " "), project_id), deadline,
+        return self._get(path, f"list {kind.replace('_', ' ')} of project {project_id}", deadline,
                          params={"project_id": project_id, "fields": FIELDS[kind]})[key]
 
     def get_object(self, kind: str, object_id: str, deadline: Deadline) -> dict[str, Any] | None:
         """The object, or None when it is gone (404)."""
         path, _key, one = KINDS[kind]
         try:
-            return self._get("%s/%s" % (path, object_id), "GET %s %s" % (one, object_id), deadline)[one]
+            return self._get(f"{path}/{object_id}", f"GET {one} {object_id}", deadline)[one]
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 404:
                 return None
@@ -58,5 +58,5 @@ class ProjectNetworkService(ServiceBase):
     def delete_object(self, kind: str, object_id: str, deadline: Deadline) -> bool:
         """Delete it: True when this call deleted it, False when it was already gone."""
         path, _key, one = KINDS[kind]
-        return deleted(self.client, lambda: self.api.delete("%s/%s" % (path, object_id), raise_exc=True),
-                       "delete %s %s" % (one, object_id), deadline)
+        return deleted(self.client, lambda: self.api.delete(f"{path}/{object_id}", raise_exc=True),
+                       f"delete {one} {object_id}", deadline)

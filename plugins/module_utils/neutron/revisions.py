@@ -61,4 +61,4 @@ def update_with_reread(current: dict[str, Any], compute: Callable[[dict[str, Any
             on_conflict(current)
     if compute(current) is None:
         return current, False, attempts
-    raise KeptChanging("%d updates were refused with HTTP 412" % attempts, current=current, attempts=attempts)
+    raise KeptChanging(f"{attempts} updates were refused with HTTP 412", current=current, attempts=attempts)

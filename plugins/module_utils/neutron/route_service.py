@@ -43,7 +43,7 @@ def classify_write_error(exc: BaseException) -> FlightcontrolError | None:
     status = http_status(exc)
     kind = error_type(exc)
     if kind in LIMIT_ERRORS or (status == 409 and kind is None):
-        return RouteLimitReached("%s (HTTP %s %s)" % (error_message(exc), status, kind or ""))
+        return RouteLimitReached(f"{error_message(exc)} (HTTP {status} {kind or ''})")
     if status == 412:
         return RouterChanged(error_message(exc))
     if status == 400:
@@ -60,28 +60,28 @@ class RouterService(ServiceBase):
         """The router by id or by name (one request); ResolveError when there is none or several."""
         if is_id:
             try:
-                return self._get("/routers/%s" % name_or_id, "GET router %s" % name_or_id, deadline)["router"]
+                return self._get(f"/routers/{name_or_id}", f"GET router {name_or_id}", deadline)["router"]
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) != 404:
                     raise
-                raise ResolveError("router %s not found" % name_or_id)
-        found = self._get("/routers", "list routers named %s" % name_or_id, deadline,
+                raise ResolveError(f"router {name_or_id} not found")
+        found = self._get("/routers", f"list routers named {name_or_id}", deadline,
                           params={"name": name_or_id})["routers"]
         if not found:
-            raise ResolveError("router %s not found (no router of this project has that name)" % name_or_id)
+            raise ResolveError(f"router {name_or_id} not found (no router of this project has that name)")
         if len(found) > 1:
-            raise ResolveError("router name %r is ambiguous: %d routers have it (%s); use the id" % (
-                name_or_id, len(found), ", ".join(r["id"] for r in found)))
+            raise ResolveError(f"router name {name_or_id!r} is ambiguous: {len(found)} routers have it "
+                               f"({', '.join(r['id'] for r in found)}); use the id")
         return found[0]
 
     def get_router(self, router_id: str, deadline: Deadline) -> dict[str, Any]:
-        return self._get("/routers/%s" % router_id, "GET router %s" % router_id, deadline)["router"]
+        return self._get(f"/routers/{router_id}", f"GET router {router_id}", deadline)["router"]
 
     def extension_aliases(self, deadline: Deadline) -> set[str]:
         return set(e["alias"] for e in self._get("/extensions", "list network extensions", deadline)["extensions"])
 
     def router_ports(self, router_id: str, deadline: Deadline) -> list[dict[str, Any]]:
-        return self._get("/ports", "list ports of router %s" % router_id, deadline,
+        return self._get("/ports", f"list ports of router {router_id}", deadline,
                          params={"device_id": router_id, "fields": ["id", "fixed_ips", "network_id"]})["ports"]
 
     def subnets(self, subnet_ids: Collection[str], deadline: Deadline) -> list[dict[str, Any]]:
@@ -102,7 +102,7 @@ class RouterService(ServiceBase):
         """The project's router_route quota (Neutron 2026.2+): an int (-1 unlimited), or None when the
         cloud has no such quota or does not let this user read it."""
         try:
-            quota = self._get("/quotas/%s" % project_id, "GET quota of project %s" % project_id, deadline)["quota"]
+            quota = self._get(f"/quotas/{project_id}", f"GET quota of project {project_id}", deadline)["quota"]
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) in (403, 404):
                 return None
@@ -111,7 +111,7 @@ class RouterService(ServiceBase):
         return value if isinstance(value, int) else None
 
     def get_port(self, port_id: str, deadline: Deadline) -> dict[str, Any]:
-        return self._get("/ports/%s" % port_id, "GET port %s" % port_id, deadline,
+        return self._get(f"/ports/{port_id}", f"GET port {port_id}", deadline,
                          params={"fields": list(PORT_FIELDS)})["port"]
 
     # -- writes --------------------------------------------------------------------------
@@ -133,28 +133,28 @@ class RouterService(ServiceBase):
 
     def add_routes(self, router_id: str, routes: list[dict[str, str]], deadline: Deadline) -> list[dict[str, str]]:
         """extraroute-atomic add; returns the router's routes afterwards."""
-        return self._put("/routers/%s/add_extraroutes" % router_id, {"router": {"routes": routes}},
-                         "add %d route(s) to router %s" % (len(routes), router_id), deadline)["router"]["routes"]
+        return self._put(f"/routers/{router_id}/add_extraroutes", {"router": {"routes": routes}},
+                         f"add {len(routes)} route(s) to router {router_id}", deadline)["router"]["routes"]
 
     def remove_routes(self, router_id: str, routes: list[dict[str, str]], deadline: Deadline) -> list[dict[str, str]]:
         """extraroute-atomic remove (a route already gone is no error); returns the routes afterwards."""
-        return self._put("/routers/%s/remove_extraroutes" % router_id, {"router": {"routes": routes}},
-                         "remove %d route(s) from router %s" % (len(routes), router_id), deadline)["router"]["routes"]
+        return self._put(f"/routers/{router_id}/remove_extraroutes", {"router": {"routes": routes}},
+                         f"remove {len(routes)} route(s) from router {router_id}", deadline)["router"]["routes"]
 
     def replace_routes(self, router_id: str, routes: list[dict[str, str]], revision: int | None,
                        deadline: Deadline) -> tuple[list[dict[str, str]], int | None]:
         """Plain router update of the whole list, only if the router is still at ``revision`` (when
         given); RouterChanged on 412. Returns (routes, revision) afterwards."""
-        headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
-        router = self._put("/routers/%s" % router_id, {"router": {"routes": routes}},
-                           "update the routes of router %s" % router_id, deadline, headers=headers)["router"]
+        headers = {"If-Match": f"revision_number={revision}"} if revision is not None else None
+        router = self._put(f"/routers/{router_id}", {"router": {"routes": routes}},
+                           f"update the routes of router {router_id}", deadline, headers=headers)["router"]
         return router["routes"], router.get("revision_number")
 
     def update_address_pairs(self, port_id: str, pairs: list[dict[str, Any]], revision: int | None,
                              deadline: Deadline) -> Any:
         """Set the port's allowed_address_pairs if its revision is still ``revision``; None on 412
         (``LOST_ANSWER`` when the 412 came after our own attempt's lost answer)."""
-        headers = {"If-Match": "revision_number=%s" % revision} if revision is not None else None
+        headers = {"If-Match": f"revision_number={revision}"} if revision is not None else None
         return if_match_put(self.client, lambda: self.api.put(
-            "/ports/%s" % port_id, json={"port": {"allowed_address_pairs": pairs}}, headers=headers,
-            raise_exc=True).json()["port"], "update allowed_address_pairs of port %s" % port_id, deadline)
+            f"/ports/{port_id}", json={"port": {"allowed_address_pairs": pairs}}, headers=headers,
+            raise_exc=True).json()["port"], f"update allowed_address_pairs of port {port_id}", deadline)
