@@ -37,8 +37,8 @@ def refuse_ambiguous_names(servers: list[dict[str, Any]], selectors: Iterable[st
             continue
         named = [s for s in servers if s.get("name") == selector]
         if len(named) > 1:
-            raise ResolveError("server name %r is ambiguous: %d servers have it (%s); use ids or a pattern" % (
-                selector, len(named), ", ".join(s["id"] for s in named)))
+            raise ResolveError(f"server name {selector!r} is ambiguous: {len(named)} servers have it "
+                               f"({', '.join(s['id'] for s in named)}); use ids or a pattern")
 
 
 @dataclass

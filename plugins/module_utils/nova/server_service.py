@@ -46,13 +46,13 @@ class ServerService(ServiceBase):
     def delete_server(self, server_id: str, deadline: Deadline) -> bool:
         """Ask Nova to delete the server. True when this call asked (a 404 after our own lost answer
         included), False when it was already gone (404)."""
-        return deleted(self.client, lambda: self.api.delete("/servers/%s" % server_id, raise_exc=True),
-                       "delete server %s" % server_id, deadline)
+        return deleted(self.client, lambda: self.api.delete(f"/servers/{server_id}", raise_exc=True),
+                       f"delete server {server_id}", deadline)
 
     def get_server(self, server_id: str, deadline: Deadline) -> dict[str, Any] | None:
         """The server (``server_record``), or None when Nova has no such server (404)."""
         try:
-            return server_record(self._get("/servers/%s" % server_id, "read server %s" % server_id,
+            return server_record(self._get(f"/servers/{server_id}", f"read server {server_id}",
                                            deadline)["server"])
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 404:
@@ -64,9 +64,9 @@ class ServerService(ServiceBase):
         stop asks nothing new. ``STOP_ASKED``; ``STOP_CONFLICT`` when Nova refused with 409 (the server already
         stopping, stopped, or busy with another task: the caller reads its status); ``SERVER_GONE`` on 404."""
         try:
-            self.client.call(lambda: self.api.post("/servers/%s/action" % server_id, json={"os-stop": None},
+            self.client.call(lambda: self.api.post(f"/servers/{server_id}/action", json={"os-stop": None},
                                                    raise_exc=True),
-                             "stop server %s (os-stop)" % server_id, deadline, kind=IDEMPOTENT)
+                             f"stop server {server_id} (os-stop)", deadline, kind=IDEMPOTENT)
         except Exception as exc:  # pylint: disable=broad-except
             status = http_status(exc)
             if status == 409:
