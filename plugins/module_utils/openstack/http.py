@@ -51,7 +51,7 @@ def describe_fault(exc: BaseException) -> Fault | None:
     if response is not None:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
     return Fault(status=status, retry_after=retry_after,
-                 description="HTTP %s%s" % (status, f" (Retry-After {retry_after} s)" if retry_after is not None else ""))
+                 description=f"HTTP {status}{f' (Retry-After {retry_after} s)' if retry_after is not None else ''}")
 
 
 def _error_body(exc: BaseException) -> tuple[str | None, str | None]:
@@ -102,7 +102,7 @@ def service_message(exc: BaseException) -> str:
         return str(exc)
     hint = (" (keystoneauth had already fetched a new token once: check the credentials, and the user's role in "
             "the project)" if status == 401 else "")
-    return "HTTP %s%s: %s%s" % (status, f" {kind}" if kind else "", message, hint)
+    return f"HTTP {status}{f' {kind}' if kind else ''}: {message}{hint}"
 
 
 def is_not_found(exc: BaseException) -> bool:
