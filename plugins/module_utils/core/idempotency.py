@@ -60,8 +60,8 @@ def create_or_adopt(send: Callable[[], Any], find: Callable[[], Any], deadline: 
                 return Created(found, adopted=True, lost_answers=lost)
             if deadline.expired():
                 raise DeadlineExceeded(
-                    "%s: its answer was lost (%s) and it was not found before the deadline; it may still be done "
-                    "by the service, and a re-run finds it" % (what, exc.fault.description if exc.fault else exc),
+                    f"{what}: its answer was lost ({exc.fault.description if exc.fault else exc}) and it was not found "
+                    "before the deadline; it may still be done by the service, and a re-run finds it",
                     last_error=exc.last_error, attempts=lost)
 
 

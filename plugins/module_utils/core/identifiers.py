@@ -21,7 +21,7 @@ def normalize_uuid(text: object) -> str:
     plain = str(text or "").replace("-", "").lower()
     if len(plain) != 32:
         return plain
-    return "%s-%s-%s-%s-%s" % (plain[:8], plain[8:12], plain[12:16], plain[16:20], plain[20:])
+    return f"{plain[:8]}-{plain[8:12]}-{plain[12:16]}-{plain[16:20]}-{plain[20:]}"
 
 
 def normalize_address(value: Any) -> Any:

@@ -101,7 +101,7 @@ def number_problems(spec: Mapping[str, Any], params: Mapping[str, Any] | None, r
         if option.get("options") and kind in ("list", "dict"):
             for index, item in enumerate(values):
                 if isinstance(item, dict):
-                    where = "%s[%d]." % (label, index) if kind == "list" else label + "."
+                    where = f"{label}[{index}]." if kind == "list" else label + "."
                     problems += number_problems(option["options"], item, ranges, where)
             continue
         if kind not in ("int", "float") and option.get("elements") not in ("int", "float"):
@@ -157,10 +157,10 @@ RESULT_WRITES = 200
 
 def describe_writes(writes: list[dict[str, str]]) -> str:
     """The writes in words: each call, marked when its answer was lost."""
-    words = ["%s%s" % (w["call"], " (answer lost: may or may not be done)" if w["outcome"] != "done" else "")
+    words = [f"{w['call']}{' (answer lost: may or may not be done)' if w['outcome'] != 'done' else ''}"
              for w in writes[:MESSAGE_WRITES]]
     if len(writes) > MESSAGE_WRITES:
-        words.append("and %d more" % (len(writes) - MESSAGE_WRITES))
+        words.append(f"and {len(writes) - MESSAGE_WRITES} more")
     return "; ".join(words)
 
 

@@ -88,7 +88,7 @@ def name_problem(option: str, value: object, kind: str = "subdomain") -> str | N
     limit, pattern, words = _NAME_KINDS[kind]
     value = str(value)
     if len(value) > limit or not pattern.match(value):
-        return "%s %r is no valid Kubernetes name: at most %d characters of %s" % (option, value, limit, words)
+        return f"{option} {value!r} is no valid Kubernetes name: at most {limit} characters of {words}"
     return None
 
 

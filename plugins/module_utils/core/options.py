@@ -49,7 +49,7 @@ class NumberRange:
             wanted = f"at most {_amount(self.maximum)}{self.unit}"
         else:
             return None
-        return "%s must be %s, got %s%s" % (name, wanted, value, f" ({self.hint})" if self.hint else "")
+        return f"{name} must be {wanted}, got {value}{f' ({self.hint})' if self.hint else ''}"
 
 
 def _amount(number: float) -> str:
@@ -63,7 +63,7 @@ def number_problem(label: str, number: float, number_range: NumberRange | None =
     if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
         return f"{label} must be a finite number, got {number}"
     if abs(number) > LARGEST_NUMBER:
-        return "%s is out of range: %s (the largest accepted is %d)" % (label, number, LARGEST_NUMBER)
+        return f"{label} is out of range: {number} (the largest accepted is {LARGEST_NUMBER})"
     return number_range.problem(label, number) if number_range is not None else None
 
 

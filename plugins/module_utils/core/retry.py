@@ -222,14 +222,14 @@ class RetryPolicy:
                 remaining = deadline.remaining()
                 if fault.retry_after is not None and fault.retry_after > remaining:
                     raise DeadlineExceeded(
-                        "%s failed with a transient fault (%s) and the server asked to retry after %.1f s but only "
-                        "%.1f s are left before the deadline (attempt %d)" % (
-                            what, fault.description, fault.retry_after, max(0.0, remaining), attempt + 1),
+                        f"{what} failed with a transient fault ({fault.description}) and the server asked to retry "
+                        f"after {fault.retry_after:.1f} s but only {max(0.0, remaining):.1f} s are left before the "
+                        f"deadline (attempt {attempt + 1})",
                         last_error=exc, attempts=attempt + 1)
                 if remaining <= 0:
                     raise DeadlineExceeded(
-                        "%s failed with a transient fault (%s) until the deadline (attempt %d)" % (
-                            what, fault.description, attempt + 1),
+                        f"{what} failed with a transient fault ({fault.description}) until the deadline (attempt "
+                        f"{attempt + 1})",
                         last_error=exc, attempts=attempt + 1)
                 delay = min(delay, remaining)
                 self.retried.append(fault.status if fault.status is not None else "connection")

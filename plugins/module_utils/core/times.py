@@ -29,9 +29,9 @@ def duration(seconds: float) -> str:
     """``45m``, ``1h30m``, ``20s``: a short form a person reads at a glance."""
     seconds = int(seconds)
     if seconds < 60:
-        return "%ds" % seconds
+        return f"{seconds}s"
     minutes, sec = divmod(seconds, 60)
     if minutes < 60:
-        return "%dm%s" % (minutes, "%02ds" % sec if sec else "")
+        return f"{minutes}m{f'{sec:02d}s' if sec else ''}"
     hours, minutes = divmod(minutes, 60)
-    return "%dh%s" % (hours, "%02dm" % minutes if minutes else "")
+    return f"{hours}h{f'{minutes:02d}m' if minutes else ''}"
