@@ -300,9 +300,8 @@ def describe_fault(exc: BaseException) -> Fault | None:
                          before_sending=failed_before_sending(exc))
         headers = exc.headers or {}
         retry_after = parse_retry_after(headers.get("Retry-After"))
-        return Fault(status=exc.status, retry_after=retry_after,
-                     description="HTTP %s%s" % (exc.status, f" (Retry-After {retry_after} s)"
-                                                if retry_after is not None else ""))
+        after = f" (Retry-After {retry_after} s)" if retry_after is not None else ""
+        return Fault(status=exc.status, retry_after=retry_after, description=f"HTTP {exc.status}{after}")
     if (urllib3 is not None and isinstance(exc, urllib3.exceptions.HTTPError)) or isinstance(
             exc, (ConnectionError, TimeoutError)):
         return Fault(connection_error=True, description=f"connection error: {exc}",

@@ -35,6 +35,6 @@ def list_deployments(kube: KubernetesClient, deadline: Deadline, namespace: str 
         def request() -> Any:
             return json.loads(kube.apps.list_deployment_for_all_namespaces(_preload_content=False).data)
 
-    found = kube.call(request, "listing Deployments in %s" % (namespace or "all namespaces"), deadline)
+    found = kube.call(request, f"listing Deployments in {namespace or 'all namespaces'}", deadline)
     return sorted((deployment_record(d) for d in found.get("items") or []),
                   key=lambda r: (r["namespace"] or "", r["name"] or ""))

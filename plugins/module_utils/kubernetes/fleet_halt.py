@@ -56,7 +56,7 @@ def lift_command(namespace: str | None) -> str:
 def halt_message(halt: dict[str, Any]) -> str:
     """Why nothing may start: the halt, who wrote it, and how to lift it."""
     failed = ", ".join(halt.get("failed") or []) or "none named"
-    return ("The fleet is halted (ConfigMap %s/%s): run %s, wave %s: %s (failed: %s; halted at %s by %s). Lift it "
-            "with playbooks/fleet_resume.yml or `%s` once the cause is understood" % (
-                halt.get("namespace"), HALT_NAME, halt.get("run"), halt.get("wave"), halt.get("reason"), failed,
-                halt.get("halted_at"), halt.get("by") or "unknown", lift_command(halt.get("namespace"))))
+    return (f"The fleet is halted (ConfigMap {halt.get('namespace')}/{HALT_NAME}): run {halt.get('run')}, wave "
+            f"{halt.get('wave')}: {halt.get('reason')} (failed: {failed}; halted at {halt.get('halted_at')} by "
+            f"{halt.get('by') or 'unknown'}). Lift it with playbooks/fleet_resume.yml or "
+            f"`{lift_command(halt.get('namespace'))}` once the cause is understood")

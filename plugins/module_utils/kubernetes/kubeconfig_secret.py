@@ -167,7 +167,7 @@ def parse_kubeconfig_secret(secret: dict[str, Any] | None, ref: SecretRef) -> Wo
         config = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        at = " (line %d, column %d)" % (mark.line + 1, mark.column + 1) if mark is not None else ""
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         raise KubeconfigSecretError(f"{where} is not a kubeconfig: not valid YAML{at}")
     context, cluster, user = check_kubeconfig(config, where)
     return WorkloadKubeconfig(ref, content, config, context, cluster, user, encoded)
@@ -191,8 +191,8 @@ def check_kubeconfig(config: Any, where: str) -> tuple[str, str, str | None]:
     cluster_name = context["context"].get("cluster")
     cluster = _named(config, "clusters", cluster_name)
     if cluster is None or not isinstance(cluster.get("cluster"), dict):
-        raise KubeconfigSecretError("%s: context %r names cluster %r, which is not among its clusters (%s)"
-                                    % (where, current, cluster_name, _names(config, "clusters")))
+        raise KubeconfigSecretError(f"{where}: context {current!r} names cluster {cluster_name!r}, which is not among "
+                                    f"its clusters ({_names(config, 'clusters')})")
     server = cluster["cluster"].get("server")
     if not isinstance(server, str) or not server.startswith(("https://", "http://")):
         raise KubeconfigSecretError(f"{where}: cluster {cluster_name!r} has no server URL (https://...)")
@@ -255,7 +255,7 @@ def in_memory_file(label: str, content: bytes) -> str:
     view = memoryview(content)
     while view:
         view = view[os.write(fd, view):]
-    return "/proc/self/fd/%d" % fd
+    return f"/proc/self/fd/{fd}"
 
 
 def read_kubeconfig_secret(kube: KubernetesClient, ref: SecretRef, deadline: Deadline) -> WorkloadKubeconfig:

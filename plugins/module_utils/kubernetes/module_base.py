@@ -126,9 +126,10 @@ def describe_kubernetes_error(exc: BaseException) -> str | None:
         return f"{message}; {hint}" if hint else message
     tls = tls_error(exc)
     if tls is not None:
-        return ("TLS verification of the Kubernetes API failed: %s. Check ca_cert (or the kubeconfig's "
-                "certificate-authority) and the API's host name; validate_certs: false skips the check (test "
-                "clusters only)" % (getattr(tls, "reason", None) or getattr(tls, "strerror", None) or tls,))
+        return ("TLS verification of the Kubernetes API failed: "
+                f"{getattr(tls, 'reason', None) or getattr(tls, 'strerror', None) or tls}. Check ca_cert (or the "
+                "kubeconfig's certificate-authority) and the API's host name; validate_certs: false skips the check "
+                "(test clusters only)")
     if describe_fault(exc) is not None:
         return f"Kubernetes API error: {exc}"
     return None

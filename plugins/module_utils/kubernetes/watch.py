@@ -78,7 +78,7 @@ class Feed:
 
     def describe(self) -> str:
         selector = self.field_selector or self.label_selector
-        return "%s in %s%s" % (self.plural, self.namespace, f" ({selector})" if selector else "")
+        return f"{self.plural} in {self.namespace}{f' ({selector})' if selector else ''}"
 
     def selectors(self) -> dict[str, str]:
         found = {}
@@ -224,8 +224,8 @@ class ObjectWatch:
                 else:
                     cuts += 1
                     if cuts >= MAX_CUTS:
-                        raise WatchNotServed("the watch of %s was cut %d times in a row without an event" % (
-                            self.feeds[index].describe(), cuts))
+                        raise WatchNotServed(f"the watch of {self.feeds[index].describe()} was cut {cuts} times in a "
+                                             "row without an event")
                     self.clock.sleep(min(0.2 * cuts, deadline.remaining()))
         except Exception as exc:  # pylint: disable=broad-except
             if not self._stopped.is_set():
