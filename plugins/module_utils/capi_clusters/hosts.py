@@ -74,10 +74,11 @@ def fleet_hosts(clusters: list[dict[str, Any]], related: dict[tuple[str, Optiona
         variables = host_variables(cluster, control_plane=found[0], infrastructure=found[1])
         name = hostname(hostname_format, variables)
         if name in hosts:
-            raise HostnameError("hostname_format %r gives two clusters the host name %r (%s/%s and %s/%s); include "
-                                "{namespace}" % (hostname_format, name, hosts[name]["vars"]["capi_cluster_namespace"],
-                                                 hosts[name]["vars"]["capi_cluster_name"],
-                                                 variables["capi_cluster_namespace"], variables["capi_cluster_name"]))
+            first = hosts[name]["vars"]
+            raise HostnameError(f"hostname_format {hostname_format!r} gives two clusters the host name {name!r} "
+                                f"({first['capi_cluster_namespace']}/{first['capi_cluster_name']} and "
+                                f"{variables['capi_cluster_namespace']}/{variables['capi_cluster_name']}); include "
+                                "{namespace}")
         hosts[name] = {"name": name, "vars": variables, "groups": default_groups(variables)}
     return [hosts[name] for name in sorted(hosts)]
 

@@ -91,7 +91,7 @@ def host_variables(cluster: dict[str, Any], control_plane: dict[str, Any] | None
         "capi_infrastructure": _kind_and_name(referenced(cluster, "infrastructureRef"), infrastructure),
         "capi_pod_cidrs": list(dig(cluster, "spec", "clusterNetwork", "pods", "cidrBlocks") or []),
         "capi_service_cidrs": list(dig(cluster, "spec", "clusterNetwork", "services", "cidrBlocks") or []),
-        "capi_kubeconfig_secret": {"namespace": namespace, "name": "%s-kubeconfig" % name,
+        "capi_kubeconfig_secret": {"namespace": namespace, "name": f"{name}-kubeconfig",
                                    "key": KUBECONFIG_SECRET_KEY},
     }
     variables.update(openstack_variables(infrastructure))
