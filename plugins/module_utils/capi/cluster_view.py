@@ -216,35 +216,35 @@ def blockers(view: dict[str, Any]) -> list[str]:
     cluster, and clusterctl waits for it after pausing (``infrastructure.block_move`` still shows it)."""
     found = []
     cluster = view["cluster"]
-    name = "Cluster %s/%s" % (cluster["namespace"], cluster["name"])
+    name = f"Cluster {cluster['namespace']}/{cluster['name']}"
     if cluster["deleting"]:
-        found.append("%s is being deleted" % name)
+        found.append(f"{name} is being deleted")
     if cluster["paused"]:
-        found.append("%s is paused" % name)
+        found.append(f"{name} is paused")
     if cluster["provisioned"] is not True:
-        found.append("%s is not provisioned (infrastructure %s, control plane %s)" % (
-            name, _word(cluster["infrastructure_provisioned"]), _word(cluster["control_plane_initialized"])))
+        found.append(f"{name} is not provisioned (infrastructure {_word(cluster['infrastructure_provisioned'])}, "
+                     f"control plane {_word(cluster['control_plane_initialized'])})")
     if cluster["ready"] is not True:
-        found.append("%s is not ready/available" % name)
+        found.append(f"{name} is not ready/available")
     if cluster["failure"]:
-        found.append("%s failed: %s" % (name, cluster["failure"]["message"] or cluster["failure"]["reason"]))
+        found.append(f"{name} failed: {cluster['failure']['message'] or cluster['failure']['reason']}")
     infra = view.get("infrastructure")
     if infra:
         if infra["provisioned"] is not True:
-            found.append("%s %s is not provisioned" % (infra["kind"], infra["name"]))
+            found.append(f"{infra['kind']} {infra['name']} is not provisioned")
         if infra["failure"]:
-            found.append("%s %s failed: %s" % (infra["kind"], infra["name"],
-                                               infra["failure"]["message"] or infra["failure"]["reason"]))
+            found.append(f"{infra['kind']} {infra['name']} failed: "
+                         f"{infra['failure']['message'] or infra['failure']['reason']}")
         if infra["api_server_load_balancer_error"]:
             found.append(infra["api_server_load_balancer_error"])
     for machine in view.get("control_plane_machines") or []:
         if machine["deleting"]:
-            found.append("control-plane Machine %s is being deleted" % machine["name"])
+            found.append(f"control-plane Machine {machine['name']} is being deleted")
         elif machine["ready"] is False:
-            found.append("control-plane Machine %s is not ready" % machine["name"])
+            found.append(f"control-plane Machine {machine['name']} is not ready")
         if machine["failure"]:
-            found.append("control-plane Machine %s failed: %s" % (
-                machine["name"], machine["failure"]["message"] or machine["failure"]["reason"]))
+            found.append(f"control-plane Machine {machine['name']} failed: "
+                         f"{machine['failure']['message'] or machine['failure']['reason']}")
     return found
 
 

@@ -20,11 +20,11 @@ def check_hostname_format(hostname_format: str) -> None:
     try:
         sample = hostname_format.format(**dict((f, "x") for f in HOSTNAME_FIELDS))
     except (KeyError, IndexError, ValueError) as exc:
-        raise HostnameError("hostname_format %r is not a format of {name}, {namespace} and {uid}: %s"
-                            % (hostname_format, exc))
+        raise HostnameError(f"hostname_format {hostname_format!r} is not a format of {{name}}, {{namespace}} and "
+                            f"{{uid}}: {exc}")
     if sample == hostname_format:
-        raise HostnameError("hostname_format %r names no field: every cluster would get the same host name "
-                            "(use {namespace}/{name} or {name})" % hostname_format)
+        raise HostnameError(f"hostname_format {hostname_format!r} names no field: every cluster would get the same "
+                            f"host name (use {{namespace}}/{{name}} or {{name}})")
 
 
 def hostname(hostname_format: str, variables: dict[str, Any]) -> str:

@@ -70,9 +70,9 @@ def contract_version(obj: dict[str, Any]) -> str:
 def identity(obj: dict[str, Any]) -> str:
     """``Kind namespace/name``, the way messages name an object."""
     metadata = meta(obj)
-    where = "%s/%s" % (metadata.get("namespace"), metadata.get("name")) if metadata.get("namespace") \
+    where = f"{metadata.get('namespace')}/{metadata.get('name')}" if metadata.get("namespace") \
         else metadata.get("name")
-    return "%s %s" % (obj.get("kind") or "object", where)
+    return f"{obj.get('kind') or 'object'} {where}"
 
 
 def new_conditions(obj: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:

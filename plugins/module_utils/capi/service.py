@@ -39,12 +39,12 @@ def choose_version(served: dict[str, list[str]], requested: str | None = None) -
     else v1beta1.  ``served`` maps group -> list of versions."""
     versions = served.get(CORE_GROUP) or []
     if not versions:
-        raise NotServed("the Kubernetes API does not serve %s: Cluster API is not installed there "
-                        "(check kubeconfig and context)" % CORE_GROUP)
+        raise NotServed(f"the Kubernetes API does not serve {CORE_GROUP}: Cluster API is not installed there "
+                        "(check kubeconfig and context)")
     if requested:
         if requested not in versions:
-            raise NotServed("api_version %s is not served by this Cluster API (served: %s)" % (
-                requested, ", ".join(versions)))
+            raise NotServed(f"api_version {requested} is not served by this Cluster API (served: "
+                            f"{', '.join(versions)})")
         return requested
     for candidate in reversed(CONTRACT_VERSIONS):
         if candidate in versions:
@@ -93,7 +93,7 @@ class CapiService:
         key = (group, version)
         if key not in self.resources:
             data = self._plain(self.kube.call(lambda: self.kube.custom.get_api_resources(group, version),
-                                              "discovering %s/%s" % (group, version), deadline))
+                                              f"discovering {group}/{version}", deadline))
             found = {}
             for resource in data.get("resources") or []:
                 if "/" in resource["name"] or not resource.get("namespaced"):
@@ -107,29 +107,29 @@ class CapiService:
     def plural(self, group: str, version: str, kind: str, deadline: Deadline) -> str:
         plural = self.resource_list(group, version, deadline).get(kind)
         if plural is None:
-            raise NotServed("%s/%s does not serve kind %s" % (group, version, kind))
+            raise NotServed(f"{group}/{version} does not serve kind {kind}")
         return plural
 
     def get_cluster(self, name: str, namespace: str, version: str, deadline: Deadline) -> dict[str, Any]:
         try:
             return self.kube.call(
                 lambda: self.kube.custom.get_namespaced_custom_object(CORE_GROUP, version, namespace, "clusters", name),
-                "reading Cluster %s/%s" % (namespace, name), deadline)
+                f"reading Cluster {namespace}/{name}", deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if not is_status(exc, 404):
                 raise
         elsewhere = self.namespaces_with_cluster(name, version, deadline)
         hint = ""
         if elsewhere:
-            hint = "; a Cluster of that name exists in namespace %s" % ", ".join(elsewhere)
-        raise ResolveError("Cluster %s/%s not found%s" % (namespace, name, hint), cluster=None)
+            hint = f"; a Cluster of that name exists in namespace {', '.join(elsewhere)}"
+        raise ResolveError(f"Cluster {namespace}/{name} not found{hint}", cluster=None)
 
     def namespaces_with_cluster(self, name: str, version: str, deadline: Deadline) -> list[str]:
         try:
             found = self.kube.call(
                 lambda: self.kube.custom.list_cluster_custom_object(
-                    CORE_GROUP, version, "clusters", field_selector="metadata.name=%s" % name),
-                "looking for Cluster %s in all namespaces" % name, deadline)
+                    CORE_GROUP, version, "clusters", field_selector=f"metadata.name={name}"),
+                f"looking for Cluster {name} in all namespaces", deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 403):
                 return []  # may not list across namespaces: no hint then
@@ -143,14 +143,14 @@ class CapiService:
         versions = self._served().get(target["group"]) or []
         version = target["version"] or self.version_for(target["group"], contract)
         if version is None or version not in versions:
-            what = "the %s" % field if field else "a reference"
+            what = f"the {field}" if field else "a reference"
+            named = f" version {target['version']}" if target["version"] else ""
+            served = f"it serves {target['group']} in versions {', '.join(versions)}" if versions else \
+                "no such group is served"
             raise NotServed(
-                "%s names %s %s/%s in API group %s%s, which this Kubernetes API does not serve (%s); is its "
-                "provider installed, and is the reference spelt right?" % (
-                    what, target["kind"], target["namespace"], target["name"], target["group"] or "(none)",
-                    " version %s" % target["version"] if target["version"] else "",
-                    "it serves %s in versions %s" % (target["group"], ", ".join(versions)) if versions else
-                    "no such group is served"))
+                f"{what} names {target['kind']} {target['namespace']}/{target['name']} in API group "
+                f"{target['group'] or '(none)'}{named}, which this Kubernetes API does not serve ({served}); is its "
+                "provider installed, and is the reference spelt right?")
         return version
 
     def check_refs(self, cluster: dict[str, Any], contract: str) -> None:
@@ -160,7 +160,7 @@ class CapiService:
         for field in REFERENCE_FIELDS:
             target = reference(dig(cluster, "spec", field), metadata["namespace"])
             if target is not None:
-                label = "%s of Cluster %s/%s" % (field, metadata["namespace"], metadata["name"])
+                label = f"{field} of Cluster {metadata['namespace']}/{metadata['name']}"
                 self.ref_version(target, contract, label)
 
     def get_ref(self, ref: dict[str, Any] | None, namespace: str, contract: str, deadline: Deadline,
@@ -176,7 +176,7 @@ class CapiService:
             return self.kube.call(
                 lambda: self.kube.custom.get_namespaced_custom_object(
                     target["group"], version, target["namespace"], plural, target["name"]),
-                "reading %s %s/%s" % (target["kind"], target["namespace"], target["name"]), deadline)
+                f"reading {target['kind']} {target['namespace']}/{target['name']}", deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if is_status(exc, 404):
                 return None
@@ -188,7 +188,7 @@ class CapiService:
         found = self.kube.call(
             lambda: self.kube.custom.list_namespaced_custom_object(
                 group, version, namespace, plural, label_selector=label_selector),
-            "listing %s in %s" % (plural, namespace), deadline)
+            f"listing {plural} in {namespace}", deadline)
         return found.get("items") or []
 
     def list_across(self, group: str, version: str, plural: str, namespaces: Iterable[str] | None,
@@ -199,14 +199,14 @@ class CapiService:
             found = self.kube.call(
                 lambda: self.kube.custom.list_cluster_custom_object(group, version, plural,
                                                                     label_selector=label_selector),
-                "listing %s in all namespaces" % plural, deadline)
+                f"listing {plural} in all namespaces", deadline)
             return found.get("items") or []
         items: list[dict[str, Any]] = []
         for namespace in namespaces:
             found = self.kube.call(
                 lambda where=namespace: self.kube.custom.list_namespaced_custom_object(  # type: ignore[misc]
                     group, version, where, plural, label_selector=label_selector),
-                "listing %s in %s" % (plural, namespace), deadline)
+                f"listing {plural} in {namespace}", deadline)
             items.extend(found.get("items") or [])
         return items
 
@@ -226,12 +226,12 @@ class CapiService:
     def labelled_objects(self, name: str, namespace: str, kinds: list[tuple[str, str, str]],
                          deadline: Deadline) -> list[dict[str, Any]]:
         """Every object of ``kinds`` labelled as belonging to cluster ``name`` (one list per kind)."""
-        selector = "%s=%s" % (CLUSTER_NAME_LABEL, name)
+        selector = f"{CLUSTER_NAME_LABEL}={name}"
         objects = []
         for group, version, kind in kinds:
             items = self.list_kind(group, version, kind, namespace, selector, deadline)
             for item in items:
-                item.setdefault("apiVersion", "%s/%s" % (group, version))
+                item.setdefault("apiVersion", f"{group}/{version}")
                 item.setdefault("kind", kind)
             objects.extend(items)
         return objects
@@ -272,7 +272,7 @@ class CapiService:
         return self.kube.call(
             lambda: self.kube.custom.patch_namespaced_custom_object(
                 group, version, metadata["namespace"], "clusters", metadata["name"], body),
-            "setting spec.paused=%s on Cluster %s/%s" % (str(paused).lower(), metadata["namespace"], metadata["name"]),
+            f"setting spec.paused={str(paused).lower()} on Cluster {metadata['namespace']}/{metadata['name']}",
             deadline, kind=IDEMPOTENT)
 
     def scope_objects(self, cluster: dict[str, Any], scope: str, contract: str, kinds: list[tuple[str, str, str]],
@@ -290,7 +290,7 @@ class CapiService:
             if target is None or (target["kind"], target["namespace"], target["name"]) in have:
                 continue
             found = self.get_ref(dig(cluster, "spec", field), metadata["namespace"], contract, deadline,
-                                 "%s of Cluster %s/%s" % (field, metadata["namespace"], metadata["name"]))
+                                 f"{field} of Cluster {metadata['namespace']}/{metadata['name']}")
             if found is not None:
                 objects.append(found)
         unique = []
@@ -310,9 +310,9 @@ class CapiService:
         metadata = cluster["metadata"]
         name, namespace = metadata["name"], metadata["namespace"]
         group, version = cluster["apiVersion"].rsplit("/", 1)
-        feeds = [Feed(group, version, "clusters", "Cluster", namespace, field_selector="metadata.name=%s" % name)]
+        feeds = [Feed(group, version, "clusters", "Cluster", namespace, field_selector=f"metadata.name={name}")]
         if scope == "move":
-            selector = "%s=%s" % (CLUSTER_NAME_LABEL, name)
+            selector = f"{CLUSTER_NAME_LABEL}={name}"
             for kind_group, kind_version, kind in kinds:
                 feeds.append(Feed(kind_group, kind_version, self.plural(kind_group, kind_version, kind, deadline),
                                   kind, namespace, label_selector=selector))
@@ -320,8 +320,8 @@ class CapiService:
             target = reference(dig(cluster, "spec", field), namespace)
             if target is None:
                 continue
-            ref_version = self.ref_version(target, contract, "%s of Cluster %s/%s" % (field, namespace, name))
+            ref_version = self.ref_version(target, contract, f"{field} of Cluster {namespace}/{name}")
             plural = self.plural(target["group"], ref_version, target["kind"], deadline)
             feeds.append(Feed(target["group"], ref_version, plural, target["kind"], target["namespace"],
-                              field_selector="metadata.name=%s" % target["name"]))
+                              field_selector=f"metadata.name={target['name']}"))
         return feeds
