@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The decisions of fleet_wave, pure: the waves of a fleet run from their spec, the fleet's order, a cluster's
@@ -37,21 +36,21 @@ def _share(entry: Any, what: str) -> Optional[float]:
     try:
         value = float(entry.strip()[:-1])
     except ValueError:
-        raise PlanError("%s %r is not a number of clusters or a percentage" % (what, entry))
+        raise PlanError(f"{what} {entry!r} is not a number of clusters or a percentage")
     if not 0 < value <= 100 or math.isnan(value):
-        raise PlanError("%s %r: a percentage must be above 0 and at most 100" % (what, entry))
+        raise PlanError(f"{what} {entry!r}: a percentage must be above 0 and at most 100")
     return value
 
 
 def _count(entry: Any, what: str) -> int:
     if isinstance(entry, bool):
-        raise PlanError("%s %r is not a number of clusters or a percentage" % (what, entry))
+        raise PlanError(f"{what} {entry!r} is not a number of clusters or a percentage")
     try:
         value = int(entry)
     except (TypeError, ValueError):
-        raise PlanError("%s %r is not a number of clusters or a percentage" % (what, entry))
+        raise PlanError(f"{what} {entry!r} is not a number of clusters or a percentage")
     if str(entry).strip() != str(value) and not isinstance(entry, int):
-        raise PlanError("%s %r is not a whole number" % (what, entry))
+        raise PlanError(f"{what} {entry!r} is not a whole number")
     return value
 
 
@@ -61,24 +60,24 @@ def wave_sizes(spec: Any, fleet_size: int) -> list[int]:
         raise PlanError("waves must be a non-empty list, e.g. [1, 3, \"25%\", \"100%\"]")
     sizes, done, last_share = [], 0, 0.0
     for index, entry in enumerate(spec, 1):
-        what = "waves[%d]" % index
+        what = f"waves[{index}]"
         share = _share(entry, what)
         if share is not None:
             if share < last_share:
-                raise PlanError("%s %r is below an earlier wave's %s%%: shares say how far the fleet is done, they "
-                                "only grow" % (what, entry, ("%g" % last_share)))
+                raise PlanError(f"{what} {entry!r} is below an earlier wave's {last_share:g}%: shares say how far "
+                                "the fleet is done, they only grow")
             last_share = share
             size = max(0, int(math.ceil(fleet_size * share / 100.0 - 1e-9)) - done)
         else:
             count = _count(entry, what)
             if count < 1:
-                raise PlanError("%s is %d: a wave takes at least one cluster" % (what, count))
+                raise PlanError(f"{what} is {count}: a wave takes at least one cluster")
             size = min(count, fleet_size - done)
         done += size
         sizes.append(size)
     if done < fleet_size:
-        raise PlanError("waves %s cover %d of the %d clusters of the fleet: end with \"100%%\" (or add a wave)" % (
-            list(spec), done, fleet_size))
+        raise PlanError(f"waves {list(spec)} cover {done} of the {fleet_size} clusters of the fleet: end with \"100%\" "
+                        "(or add a wave)")
     return sizes
 
 
@@ -86,17 +85,17 @@ def wave_budgets(budgets: Any, sizes: list[int]) -> list[int]:
     """The budget of each wave (kept in step with ``sizes``, empty waves included)."""
     given = list(budgets) if isinstance(budgets, (list, tuple)) else ([budgets] if budgets is not None else [])
     if len(given) > len(sizes):
-        raise PlanError("budgets has %d entries for %d waves" % (len(given), len(sizes)))
+        raise PlanError(f"budgets has {len(given)} entries for {len(sizes)} waves")
     result = []
     for index, size in enumerate(sizes):
         entry = given[index] if index < len(given) else 0
-        what = "budgets[%d]" % (index + 1)
+        what = f"budgets[{index + 1}]"
         share = _share(entry, what) if isinstance(entry, str) and entry.strip().endswith("%") else None
         budget = int(math.floor(size * share / 100.0 + 1e-9)) if share is not None else _count(entry, what)
         if budget < 0:
-            raise PlanError("%s is %d: a budget is a number of clusters that may fail, 0 or more" % (what, budget))
+            raise PlanError(f"{what} is {budget}: a budget is a number of clusters that may fail, 0 or more")
         if budget > size:
-            raise PlanError("%s is %d, above the %d cluster(s) of wave %d" % (what, budget, size, index + 1))
+            raise PlanError(f"{what} is {budget}, above the {size} cluster(s) of wave {index + 1}")
         result.append(budget)
     return result
 
@@ -116,7 +115,7 @@ def fleet_order(clusters: list[dict[str, Any]], canary_label: str = DEFAULT_CANA
     if any(not name for name in names):
         raise PlanError("every cluster of the fleet needs a host name")
     if len(set(names)) != len(names):
-        raise PlanError("the fleet names a cluster twice: %s" % sorted(n for n in set(names) if names.count(n) > 1))
+        raise PlanError(f"the fleet names a cluster twice: {sorted(n for n in set(names) if names.count(n) > 1)}")
     ordered = sorted(clusters, key=lambda c: c["host"])
     canaries = [c["host"] for c in ordered if is_canary(c.get("labels"), canary_label)]
     return canaries + [c["host"] for c in ordered if c["host"] not in canaries]
@@ -128,7 +127,7 @@ def build_plan(clusters: list[dict[str, Any]], spec: Any, budgets: Any = None, s
     if not clusters:
         raise PlanError("the fleet has no cluster")
     if soak is None or soak < 0:
-        raise PlanError("soak is %s: the seconds a wave soaks before its gate must be 0 or more" % soak)
+        raise PlanError(f"soak is {soak}: the seconds a wave soaks before its gate must be 0 or more")
     order = fleet_order(clusters, canary_label)
     sizes = wave_sizes(spec, len(order))
     limits = wave_budgets(budgets, sizes)
@@ -147,7 +146,7 @@ def same_plan(recorded: dict[str, Any], planned: dict[str, Any]) -> Optional[str
     it (a cluster created since is no part of the run; ``my_clusters`` refuses it)."""
     for key in ("spec", "soak", "canary_label"):
         if recorded.get(key) != planned.get(key):
-            return "its %s differ" % key
+            return f"its {key} differ"
     if recorded.get("budgets", planned.get("budgets")) != planned.get("budgets"):
         return "its budgets differ"
     return None
@@ -165,8 +164,8 @@ def my_clusters(plan: dict[str, Any], mine: list[str]) -> list[dict[str, Any]]:
     a host the plan does not have is refused."""
     missing = sorted(set(mine) - set(c for w in plan["waves"] for c in w["clusters"]))
     if missing:
-        raise PlanError("%s not in the fleet run's plan (another fleet, or the fleet changed since the run began)"
-                        % ", ".join(missing))
+        raise PlanError(f"{', '.join(missing)} not in the fleet run's plan (another fleet, or the fleet changed since "
+                        "the run began)")
     return [dict(host=c, wave=w["wave"]) for w in plan["waves"] for c in w["clusters"] if c in mine]
 
 
@@ -177,20 +176,20 @@ def gate_verdict(signals: dict[str, Any]) -> dict[str, Any]:
     reasons = []
     kcp = signals.get("kcp") or {}
     if kcp.get("replicas") is None or kcp.get("ready_replicas") != kcp.get("replicas"):
-        reasons.append("KubeadmControlPlane ready %s/%s" % (kcp.get("ready_replicas"), kcp.get("replicas")))
+        reasons.append(f"KubeadmControlPlane ready {kcp.get('ready_replicas')}/{kcp.get('replicas')}")
     not_ready = [m.get("name") for m in signals.get("machines") or [] if m.get("ready") is not True]
     if not_ready:
-        reasons.append("Nodes not Ready: %s" % ", ".join(str(n) for n in not_ready))
+        reasons.append(f"Nodes not Ready: {', '.join(str(n) for n in not_ready)}")
     members = signals.get("members") or {}
     if members.get("serving") is not True:
-        reasons.append("API members not all serving: %s" % (members.get("message") or "not measured"))
+        reasons.append(f"API members not all serving: {members.get('message') or 'not measured'}")
     readyz = signals.get("readyz") or {}
     if readyz.get("status") != 200:
-        reasons.append("/readyz through the load balancer answered %s" % (
-            readyz.get("status") if readyz.get("status") not in (None, -1) else readyz.get("message") or "nothing"))
+        answer = readyz.get("status") if readyz.get("status") not in (None, -1) else readyz.get("message") or "nothing"
+        reasons.append(f"/readyz through the load balancer answered {answer}")
     new = sorted(set(signals.get("critical_after") or []) - set(signals.get("critical_before") or []))
     if new:
-        reasons.append("new critical cluster_readiness finding(s): %s" % ", ".join(new))
+        reasons.append(f"new critical cluster_readiness finding(s): {', '.join(new)}")
     return dict(passed=not reasons, reasons=reasons)
 
 
@@ -224,21 +223,20 @@ def may_start(plan: dict[str, Any], outcomes: dict[str, Any], wave: int, halted:
     for entry in plan["waves"]:
         verdict = wave_verdict(plan, outcomes, entry["wave"])
         if verdict["state"] == HALTED:
-            return HALTED, ("wave %d failed above its budget (%s; the run's record holds it, with or without the "
-                            "halt record): lift it with playbooks/fleet_resume.yml" % (
-                                verdict["wave"], halt_reason(verdict)))
+            return HALTED, (f"wave {verdict['wave']} failed above its budget ({halt_reason(verdict)}; the run's record "
+                            "holds it, with or without the halt record): lift it with playbooks/fleet_resume.yml")
     for earlier in range(1, wave):
         verdict = wave_verdict(plan, outcomes, earlier)
         if verdict["state"] == PENDING:
             left = [c for c in verdict["clusters"] if (outcomes.get(c) or {}).get("outcome") not in OUTCOMES]
-            return "wait", "waiting for wave %d: %d of %d finished (left: %s)" % (
-                earlier, verdict["finished"], len(verdict["clusters"]), ", ".join(left))
-    return "go", "waves before %d passed" % wave
+            return "wait", (f"waiting for wave {earlier}: {verdict['finished']} of {len(verdict['clusters'])} finished "
+                            f"(left: {', '.join(left)})")
+    return "go", f"waves before {wave} passed"
 
 
 def halt_reason(verdict: dict[str, Any]) -> str:
-    return "wave %d: %d cluster(s) failed, budget %d (%s)" % (
-        verdict["wave"], len(verdict["failed"]), verdict["budget"], ", ".join(verdict["failed"]))
+    return (f"wave {verdict['wave']}: {len(verdict['failed'])} cluster(s) failed, budget {verdict['budget']} "
+            f"({', '.join(verdict['failed'])})")
 
 
 def summary(plan: dict[str, Any], outcomes: dict[str, Any]) -> dict[str, Any]:
@@ -252,9 +250,8 @@ def summary(plan: dict[str, Any], outcomes: dict[str, Any]) -> dict[str, Any]:
 
 def wave_line(verdict: dict[str, Any], seconds: Optional[float] = None) -> str:
     """``wave 2: 3 cluster(s), gate passed, 41 s``."""
-    gate = dict(passed="gate passed", halted="halted (%d failed, budget %d)" % (len(verdict["failed"]),
-                                                                                verdict["budget"]),
-                pending="%d of %d finished" % (verdict["finished"], len(verdict["clusters"])))[verdict["state"]]
-    took = ", %.0f s" % seconds if seconds is not None else ""
-    return "wave %d: %d cluster(s) (%s), %s%s" % (verdict["wave"], len(verdict["clusters"]),
-                                                  ", ".join(verdict["clusters"]), gate, took)
+    gate = dict(passed="gate passed", halted=f"halted ({len(verdict['failed'])} failed, budget {verdict['budget']})",
+                pending=f"{verdict['finished']} of {len(verdict['clusters'])} finished")[verdict["state"]]
+    took = f", {seconds:.0f} s" if seconds is not None else ""
+    return (f"wave {verdict['wave']}: {len(verdict['clusters'])} cluster(s) ({', '.join(verdict['clusters'])}), "
+            f"{gate}{took}")

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The records of a fleet run on the management cluster (ConfigMaps, through ``kubernetes.configmaps``): the run's
@@ -33,8 +32,8 @@ RACE_ATTEMPTS = 8
 
 def run_problem(run: Any) -> Optional[str]:
     if not isinstance(run, str) or not RUN_NAME.match(run):
-        return ("run %r must be lower-case letters, digits and '-' (it names the ConfigMap %s<run>), e.g. "
-                "awx-42" % (run, RUN_PREFIX))
+        return (f"run {run!r} must be lower-case letters, digits and '-' (it names the ConfigMap {RUN_PREFIX}<run>), "
+                "e.g. awx-42")
     return None
 
 
@@ -51,8 +50,8 @@ def read_run(configmap: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
         return dict(plan=json.loads(data.get("plan") or "null"), outcomes=json.loads(data.get("outcomes") or "{}"),
                     resource_version=(configmap.get("metadata") or {}).get("resourceVersion"))
     except ValueError as exc:
-        raise ModuleFailure("ConfigMap %s is no fleet run record (%s): remove it or give another run" % (
-            (configmap.get("metadata") or {}).get("name"), exc))
+        raise ModuleFailure(f"ConfigMap {(configmap.get('metadata') or {}).get('name')} is no fleet run record "
+                            f"({exc}): remove it or give another run")
 
 
 def run_body(name: str, namespace: str, plan: Any, outcomes: dict[str, Any],
@@ -97,8 +96,8 @@ class FleetRecords:
         for dummy in range(RACE_ATTEMPTS):
             record = self.read(deadline)
             if record is None:
-                raise ModuleFailure("the fleet run's record ConfigMap %s/%s is gone (removed by hand?): nothing "
-                                    "more is recorded" % (self.namespace, self.name))
+                raise ModuleFailure(f"the fleet run's record ConfigMap {self.namespace}/{self.name} is gone (removed "
+                                    "by hand?): nothing more is recorded")
             change(record["outcomes"])
             try:
                 self.maps.replace(run_body(self.name, self.namespace, record["plan"], record["outcomes"],
@@ -106,8 +105,8 @@ class FleetRecords:
             except RecordConflict:
                 continue
             return record
-        raise ModuleFailure("the fleet run's record %s/%s kept changing while it was written (%d attempts)" % (
-            self.namespace, self.name, RACE_ATTEMPTS))
+        raise ModuleFailure(f"the fleet run's record {self.namespace}/{self.name} kept changing while it was written "
+                            f"({RACE_ATTEMPTS} attempts)")
 
     def write_halt(self, wave: int, reason: str, failed: list[str], now: float, by: Optional[str],
                    deadline: Any) -> Optional[dict[str, Any]]:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of fleet_wave: a fleet run's waves, shared by every executor (AWX job slice) of the run through its
@@ -100,7 +99,7 @@ class FleetWaveRunner(ModuleRunner):
         try:
             plan = build_plan(fleet, options.waves, options.budgets, options.soak, options.canary_label)
         except PlanError as exc:
-            raise ModuleFailure("%s; nothing was changed" % exc)
+            raise ModuleFailure(f"{exc}; nothing was changed")
         plan["budgets"] = list(options.budgets or [])
         plan["source"] = source or dict(inventory=True)
         return plan
@@ -116,15 +115,15 @@ class FleetWaveRunner(ModuleRunner):
         try:
             fleet = discover_fleet(self.records.maps.kube, options.discover, deadline)
         except PatternError as exc:
-            raise ModuleFailure("discover: %s; nothing was changed" % exc)
+            raise ModuleFailure(f"discover: {exc}; nothing was changed")
         names = set(c["host"] for c in fleet)
         unseen = sorted(set(c.get("host") for c in options.clusters or []) - names)
         if unseen:
             raise ModuleFailure(
-                "the inventory has %s, which the fleet read from the management cluster (namespaces %s, label_selector "
-                "%s, hosts %s) has not: give fleet_namespaces, fleet_label_selector and fleet_hostname_format as the "
-                "inventory source has them; nothing was changed" % (
-                    ", ".join(unseen), source["namespaces"] or "all", source["label_selector"], source["hosts"]))
+                f"the inventory has {', '.join(unseen)}, which the fleet read from the management cluster (namespaces "
+                f"{source['namespaces'] or 'all'}, label_selector {source['label_selector']}, hosts {source['hosts']}) "
+                "has not: give fleet_namespaces, fleet_label_selector and fleet_hostname_format as the inventory "
+                "source has them; nothing was changed")
         return fleet, source
 
     def validate(self) -> None:
@@ -135,7 +134,7 @@ class FleetWaveRunner(ModuleRunner):
         needs = dict(plan=("waves",), record=("cluster", "outcome"), **{"await": ("cluster",)})
         missing = [name for name in needs.get(options.action, ()) if getattr(options, name) in (None, [], "")]
         if missing:
-            raise ModuleFailure("action=%s needs %s; nothing was changed" % (options.action, " and ".join(missing)))
+            raise ModuleFailure(f"action={options.action} needs {' and '.join(missing)}; nothing was changed")
         if options.action == "plan" and options.discover is None and not options.clusters:
             raise ModuleFailure("action=plan needs clusters or discover; nothing was changed")
         if options.action == "plan" and options.discover is None:
@@ -171,14 +170,14 @@ class FleetWaveRunner(ModuleRunner):
                 record = dict(plan=planned, outcomes={})
         differs = same_plan(record["plan"], planned)
         if differs:
-            raise ModuleFailure("fleet run %s is in progress with another plan (%s): finish it, give another run, or "
-                                "remove its record (kubectl delete configmap -n %s %s); nothing was changed" % (
-                                    options.run, differs, options.records_namespace, self.records.name),
+            raise ModuleFailure(f"fleet run {options.run} is in progress with another plan ({differs}): finish it, "
+                                "give another run, or remove its record (kubectl delete configmap -n "
+                                f"{options.records_namespace} {self.records.name}); nothing was changed",
                                 **self.base(plan=record["plan"]))
         try:
             mine = my_clusters(record["plan"], options.mine if options.mine is not None else [])
         except PlanError as exc:
-            raise ModuleFailure("%s; nothing was changed" % exc, **self.base(plan=record["plan"]))
+            raise ModuleFailure(f"{exc}; nothing was changed", **self.base(plan=record["plan"]))
         for entry in mine:
             entry["outcome"] = (record["outcomes"].get(entry["host"]) or {}).get("outcome")
         halt = self.records.halt(deadline)
@@ -199,24 +198,25 @@ class FleetWaveRunner(ModuleRunner):
                 return self.base(wave=None, state="go", why="check mode: no record (the plan was not written)",
                                  waited=0.0, polls=polls, halt=halt, skip=False, now=self.clock.time())
             if record is None:
-                raise ModuleFailure("fleet run %s has no record (ConfigMap %s/%s): run action=plan first" % (
-                    options.run, options.records_namespace, self.records.name), **self.base())
+                raise ModuleFailure(f"fleet run {options.run} has no record (ConfigMap "
+                                    f"{options.records_namespace}/{self.records.name}): run "
+                                    "action=plan first", **self.base())
             wave = wave_of(record["plan"], options.cluster)
             if wave is None:
-                raise ModuleFailure("%s is not in fleet run %s" % (options.cluster, options.run), **self.base())
+                raise ModuleFailure(f"{options.cluster} is not in fleet run {options.run}", **self.base())
             previous = (record["outcomes"].get(options.cluster) or {}).get("outcome")
             state, message = may_start(record["plan"], record["outcomes"], wave, halt is not None)
             waited = round(self.clock.monotonic() - started, 1)
             result = self.base(wave=wave, state=state, why=message, waited=waited, polls=polls, halt=halt,
                                skip=previous == DONE, now=self.clock.time())
             if state == HALTED:
-                raise ModuleFailure("%s not started: %s" % (options.cluster, halt_message(halt) if halt else message),
+                raise ModuleFailure(f"{options.cluster} not started: {halt_message(halt) if halt else message}",
                                     **result)
             if state == "go" or options.check_mode:
                 return result
             left = self.seconds_left(deadline)
             if left <= 0:
-                raise ModuleFailure("%s not started after %.0f s: %s" % (options.cluster, waited, message), **result)
+                raise ModuleFailure(f"{options.cluster} not started after {waited:.0f} s: {message}", **result)
             self.clock.sleep(min(options.poll_interval, left))
 
     # -- record -------------------------------------------------------------------------------------------------
@@ -234,12 +234,12 @@ class FleetWaveRunner(ModuleRunner):
             outcomes[str(options.cluster)] = entry
         record = self.records.read(deadline) if options.check_mode else self.records.update(change, deadline)
         if record is None:
-            raise ModuleFailure("fleet run %s has no record: run action=plan first" % options.run, **self.base())
+            raise ModuleFailure(f"fleet run {options.run} has no record: run action=plan first", **self.base())
         if options.check_mode:
             change(record["outcomes"])
         wave = wave_of(record["plan"], options.cluster)
         if wave is None:
-            raise ModuleFailure("%s is not in fleet run %s" % (options.cluster, options.run), **self.base())
+            raise ModuleFailure(f"{options.cluster} is not in fleet run {options.run}", **self.base())
         verdict = wave_verdict(record["plan"], record["outcomes"], wave)
         halt = self.records.halt(deadline)
         if verdict["state"] == HALTED and halt is None and not options.check_mode:
