@@ -86,23 +86,24 @@ def route_findings(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: It
             findings.append(dict(
                 kind="stale", severity=WARNING, destination=str(destination), node=None, routes=described,
                 fix={"add": [], "remove": [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group]},
-                message="no node has pod CIDR %s; %s" % (destination, "; ".join(
-                    "%s points at %s" % (route_text(r), f'node {r["node"]}' if r["node"] else
-                                         "no current node") for r in described))))
+                message=f"no node has pod CIDR {destination}; " + "; ".join(
+                    f"{route_text(r)} points at " + (f'node {r["node"]}' if r["node"] else "no current node")
+                    for r in described)))
             continue
         right = [r for r in group if is_right(r, want)]
         others = [dict(destination=r["destination"], nexthop=r["nexthop"]) for r in group
                   if not is_right(r, want) and not kept.holds(r)]
         fix = {"add": [] if right else [dict(want["route"])], "remove": others}
         if len(group) > 1:
-            kind, message = "duplicate", "%d routes for %s (%s); the right one is %s (node %s)%s%s" % (
-                len(group), destination, ", ".join(route_text(r) for r in group), route_text(want["route"]),
-                want["node"], "" if right else ", which is not there", _kept_words(group, want, kept))
+            missing = "" if right else ", which is not there"
+            kind, message = "duplicate", (f"{len(group)} routes for {destination} "
+                                          f"({', '.join(route_text(r) for r in group)}); the right one is "
+                                          f"{route_text(want['route'])} (node {want['node']}){missing}"
+                                          f"{_kept_words(group, want, kept)}")
         elif group:
             kind = "wrong_nexthop"
-            message = "the only route for %s is %s (%s); node %s needs %s%s" % (
-                destination, route_text(group[0]), _role_text(described[0]), want["node"], route_text(want["route"]),
-                _kept_words(group, want, kept))
+            message = (f"the only route for {destination} is {route_text(group[0])} ({_role_text(described[0])}); node "
+                       f"{want['node']} needs {route_text(want['route'])}{_kept_words(group, want, kept)}")
         else:
             kind, message = "missing", f'node {want["node"]} has no route: {route_text(want["route"])} is not on the router'
         finding = dict(kind=kind, severity=ERROR, destination=str(destination), node=want["node"],
@@ -147,9 +148,9 @@ def _incomplete_finding(node: Node, routes: list[Route]) -> Finding:
     return dict(
         kind="incomplete_node", severity=WARNING, destination=str(node["pod_cidrs"][0]) if node["pod_cidrs"] else None,
         node=node["name"], routes=described, fix={}, reason=node["reason"],
-        message="node %s exists but cannot be routed: %s; %s" % (
-            node["name"], node["reason"], f'its routes are left alone: {", ".join(route_text(r) for r in described)}'
-            if described else "it has no route on the router"))
+        message=f"node {node['name']} exists but cannot be routed: {node['reason']}; "
+                + (f'its routes are left alone: {", ".join(route_text(r) for r in described)}'
+                   if described else "it has no route on the router"))
 
 
 def _role_text(route: dict[str, Any]) -> str:
@@ -187,8 +188,8 @@ def pair_findings(nodes: Iterable[Node], node_ports: dict[str, dict[str, Any] | 
             findings.append(dict(
                 kind="address_pair_missing", severity=ERROR, destination=str(cidr), node=node["name"], routes=[],
                 port=port["id"], fix={"port": port["id"], "add_address_pairs": [{"ip_address": str(cidr)}]},
-                message="port %s of node %s lacks %s in allowed_address_pairs, so port security drops its pods' "
-                        "traffic" % (port.get("name") or port["id"], node["name"], cidr)))
+                message=f"port {port.get('name') or port['id']} of node {node['name']} lacks {cidr} in "
+                        "allowed_address_pairs, so port security drops its pods' traffic"))
     return findings
 
 
@@ -211,19 +212,18 @@ def limit_info(routes: list[Route], nodes: Sequence[Node], cluster_cidrs: Iterab
         return info, dict(
             kind="limit", severity=ERROR, destination=None, node=None, routes=[],
             fix={"raise_limit_to": info["after_repair"]},
-            message="the cluster needs %d routes and %d foreign routes share the router, %d in all, but the "
-                    "router's limit is %d (%s): raise it to at least %d (Neutron 2026.2 and later: the project's "
-                    "router_route quota; before: max_routes in neutron.conf)" % (
-                        needed, len(foreign), info["after_repair"], limit, source, info["after_repair"]))
+            message=f"the cluster needs {needed} routes and {len(foreign)} foreign routes share the router, "
+                    f"{info['after_repair']} in all, but the router's limit is {limit} ({source}): raise it to at "
+                    f"least {info['after_repair']} (Neutron 2026.2 and later: the project's router_route quota; "
+                    "before: max_routes in neutron.conf)")
     threshold = limit * warn_ratio
     if info["after_repair"] >= threshold or len(routes) > limit:
+        now = f" after repair ({len(routes)} now)" if len(routes) != info["after_repair"] else ""
         return info, dict(
             kind="limit", severity=WARNING, destination=None, node=None, routes=[],
             fix={"raise_limit_to": None},
-            message="%d of the router's %d routes (%s) are used%s; room for %d more node route(s)" % (
-                info["after_repair"], limit, source,
-                f" after repair ({len(routes)} now)" if len(routes) != info["after_repair"] else "",
-                max(0, limit - info["after_repair"])))
+            message=f"{info['after_repair']} of the router's {limit} routes ({source}) are used{now}; room for "
+                    f"{max(0, limit - info['after_repair'])} more node route(s)")
     return info, None
 
 

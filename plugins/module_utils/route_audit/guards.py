@@ -39,9 +39,8 @@ def cidr_scope_problem(cluster_cidrs: Iterable[IPNetwork], router_subnets: Itera
             if subnet.version == cidr.version and (subnet.subnet_of(cidr) or cidr.subnet_of(subnet)):  # type: ignore[arg-type]
                 clashes.append(f"{cidr} overlaps the router's subnet {subnet}")
     if clashes:
-        return ("%s is wider than the cluster's pod network: %s. Pod routes never lie inside the "
-                "router's own subnets; give the pod network only (kube-controller-manager's --cluster-cidr)"
-                % (what, "; ".join(clashes)))
+        return (f"{what} is wider than the cluster's pod network: {'; '.join(clashes)}. Pod routes never lie inside "
+                "the router's own subnets; give the pod network only (kube-controller-manager's --cluster-cidr)")
     return None
 
 
@@ -94,12 +93,12 @@ def _refusal(lost: list[str], routed_count: int, node_count: int, source: str, m
     share = float(len(lost)) / max(1, routed_count)
     if node_count and share <= max_share:
         return None
-    why = ("the node view is empty (%s): an empty list, a node_selector that matched nothing or a Kubernetes API "
-           "that listed no node is a wrong view far more often than a cluster without nodes" % (
-               "the nodes option" if source == "nodes" else "the Kubernetes API") if not node_count else
+    why = (f"the node view is empty ({'the nodes option' if source == 'nodes' else 'the Kubernetes API'}): an empty "
+           "list, a node_selector that matched nothing or a Kubernetes API that listed no node is a wrong view far "
+           "more often than a cluster without nodes" if not node_count else
            f"that is more than max_removal_share {max_share} allows; a partial node list or a too wide cluster_cidr looks "
            "like this")
     named = ", ".join(lost[:10]) + (", ..." if len(lost) > 10 else "")
-    return ("refusing to repair: it would remove the routes of %d of the %d pod CIDRs routed today (%s), leaving "
-            "them without a route; %s. %s If these nodes are really gone, run again with "
-            "max_removal_share: 1" % (len(lost), routed_count, named, why, tail))
+    return (f"refusing to repair: it would remove the routes of {len(lost)} of the {routed_count} pod CIDRs routed "
+            f"today ({named}), leaving them without a route; {why}. {tail} If these nodes are really gone, run again "
+            "with max_removal_share: 1")

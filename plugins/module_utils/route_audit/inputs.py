@@ -49,7 +49,7 @@ def normalize_keep_routes(values: Iterable[dict[str, Any]] | None) -> KeptRoutes
     problems: list[str] = []
     keys: list[tuple[IPNetwork, IPAddress]] = []
     for index, route in enumerate(values or []):
-        where = "keep_routes[%d]" % index
+        where = f"keep_routes[{index}]"
         try:
             destination = parse_cidr(route.get("destination"), f"{where} destination")
             nexthop = parse_address(route.get("nexthop"), f"{where} nexthop")
@@ -57,9 +57,8 @@ def normalize_keep_routes(values: Iterable[dict[str, Any]] | None) -> KeptRoutes
             problems.append(str(exc))
             continue
         if destination.version != nexthop.version:
-            problems.append("%s: the destination %s is IPv%d but the nexthop %s is IPv%d; a route's nexthop is of "
-                            "its destination's family" % (where, destination, destination.version, nexthop,
-                                                          nexthop.version))
+            problems.append(f"{where}: the destination {destination} is IPv{destination.version} but the nexthop "
+                            f"{nexthop} is IPv{nexthop.version}; a route's nexthop is of its destination's family")
             continue
         keys.append((destination, nexthop))
     if problems:

@@ -56,7 +56,7 @@ def normalize_nodes(raw_nodes: Iterable[Any] | None, cluster_cidrs: Iterable[IPN
     names: dict[str, int] = {}
     owners = _Claims()
     for index, raw in enumerate(raw_nodes or []):
-        where = "%s[%d]" % (source, index)
+        where = f"{source}[{index}]"
         if not isinstance(raw, dict):
             problems.append(f"{where} is not a dict with name, pod_cidr and address")
             continue
@@ -64,9 +64,9 @@ def normalize_nodes(raw_nodes: Iterable[Any] | None, cluster_cidrs: Iterable[IPN
         if not name:
             problems.append(f"{where} has no name")
             continue
-        where = "%s[%d] (%s)" % (source, index, name)
+        where = f"{source}[{index}] ({name})"
         if name in names:
-            problems.append("%s: the name is used by %s[%d] too" % (where, source, names[name]))
+            problems.append(f"{where}: the name is used by {source}[{names[name]}] too")
             continue
         names[name] = index
         cidr_values = _as_list(raw.get("pod_cidrs", raw.get("pod_cidr")))
@@ -100,8 +100,8 @@ def incomplete_reason(cidr_values: list[Any], address_values: list[Any]) -> str 
     for value in cidr_values:
         network = cidr_cache.destination(as_text(value).strip())
         if network is not None and not any(a.version == network.version for a in addresses):
-            return "no usable address: pod CIDR %s is IPv%d and the node has no IPv%d InternalIP (has: %s)" % (
-                network, network.version, network.version, ", ".join(map(str, addresses)) or "none")
+            return (f"no usable address: pod CIDR {network} is IPv{network.version} and the node has no "
+                    f"IPv{network.version} InternalIP (has: {', '.join(map(str, addresses)) or 'none'})")
     return None
 
 
@@ -148,8 +148,8 @@ def _node_addresses(values: list[Any], where: str) -> list[IPAddress]:
     for value in values:
         address = parse_address(value, f"{where} address")
         if any(a.version == address.version for a in addresses):
-            raise PlanError("%s has two IPv%d addresses (%s); give one per family" % (
-                where, address.version, ", ".join(map(str, values))))
+            raise PlanError(f"{where} has two IPv{address.version} addresses ({', '.join(map(str, values))}); give one "
+                            "per family")
         addresses.append(address)
     return addresses
 
@@ -205,8 +205,8 @@ def _node_pod_cidrs(values: list[Any], node: Node, where: str, cluster_cidrs: It
         if not inside(cidr, cluster_cidrs):
             raise PlanError(f'{where} pod CIDR {cidr} is outside cluster_cidr {", ".join(map(str, cluster_cidrs))}; its route would never be managed')
         if not any(a.version == cidr.version for a in node["addresses"]):
-            raise PlanError("%s pod CIDR %s is IPv%d but the node has no IPv%d address (has: %s)" % (
-                where, cidr, cidr.version, cidr.version, ", ".join(map(str, node["addresses"])) or "none"))
+            raise PlanError(f"{where} pod CIDR {cidr} is IPv{cidr.version} but the node has no IPv{cidr.version} "
+                            f"address (has: {', '.join(map(str, node['addresses'])) or 'none'})")
         if cidr in owners and owners[cidr] != node["name"]:
             raise PlanError(f"{where} pod CIDR {cidr} is claimed by node {owners[cidr]} too; a pod CIDR belongs to one node")
         clash = owners.overlapping(cidr)

@@ -89,9 +89,10 @@ def decide(requested: str | None, controller_cidrs: Iterable[IPNetwork] | None, 
     routed = sorted(r.get("name") or "" for r in node_records if route_created(r))
     if routed:
         return Ownership(CLOUD_CONTROLLER, "detected", cidrs, evidence=(
-            "%d of %d node(s) (%s%s) carry the condition NetworkUnavailable=False reason RouteCreated, which "
-            "cloud-provider-openstack's route controller sets on the nodes it routes" % (
-                len(routed), len(node_records), ", ".join(routed[:5]), ", ..." if len(routed) > 5 else "")))
+            f"{len(routed)} of {len(node_records)} node(s) "
+            f"({', '.join(routed[:5])}{', ...' if len(routed) > 5 else ''}) carry the condition "
+            "NetworkUnavailable=False reason RouteCreated, which cloud-provider-openstack's route controller sets on "
+            "the nodes it routes"))
     return Ownership(FLIGHTCONTROL, "default", cidrs)
 
 

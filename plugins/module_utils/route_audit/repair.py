@@ -172,8 +172,9 @@ class RouteRepair:
         unsafe = route_guards.unsafe_removals(state.routes, step["routes"], what.cidrs, removable=self.known,
                                               kept=what.kept)
         if unsafe:  # next_step never plans these; a plan that did must not be written
-            raise ModuleFailure("router %s: refusing to remove %s: not a route of the cluster read before the "
-                                "repair, or in keep_routes" % (what.router["id"], ", ".join(map(route_routes.route_text, unsafe))))
+            raise ModuleFailure(f"router {what.router['id']}: refusing to remove "
+                                f"{', '.join(map(route_routes.route_text, unsafe))}: not a route of the cluster read "
+                                "before the repair, or in keep_routes")
         refusal = route_guards.removal_refusal_now(state.routes, what.nodes, what.cidrs, what.node_source,
                                                    what.max_removal_share, removable=self.known, kept=what.kept)
         if refusal:
@@ -264,8 +265,8 @@ class RouteRepair:
                 self.result["conflicts"].append(dict(kind="router_changed", router=router_id,
                                                      revision=state.revision))
                 if state.races >= ROUTER_UPDATE_ATTEMPTS:
-                    raise ModuleFailure("router %s kept changing under the update (%d times HTTP 412)" % (
-                        router_id, state.races), **self.result)
+                    raise ModuleFailure(f"router {router_id} kept changing under the update ({state.races} times HTTP "
+                                        "412)", **self.result)
                 state.routes, state.revision = fresh_routes, fresh.get("revision_number")
                 return True
         except RouteLimitReached as exc:
@@ -331,8 +332,8 @@ class RouteRepair:
                                                                self.deadline),
                 lambda p: self.api.get_port(p["id"], self.deadline))
         except KeptChanging as exc:
-            raise ModuleFailure("port %s of node %s kept changing under the update (HTTP 412 %d times)" % (
-                exc.current["id"], item["node"], exc.attempts))
+            raise ModuleFailure(f"port {exc.current['id']} of node {item['node']} kept changing under the update (HTTP "
+                                f"412 {exc.attempts} times)")
         return port
 
     def pending(self) -> list[dict[str, Any]]:

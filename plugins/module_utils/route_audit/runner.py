@@ -270,8 +270,8 @@ class RouteAuditRunner(ModuleRunner):
     def warn_nodes(self, nodes: Sequence[route_nodes.Node], node_ports: dict[str, Any]) -> None:
         if self.options.check_address_pairs:
             self.warn_each([node for node in nodes if node_ports.get(node["name"]) is None], lambda node: (
-                "node %s: no port with address %s on the router's networks, so its address pairs were not "
-                "checked" % (node["name"], ", ".join(map(str, node["addresses"])))),
+                f"node {node['name']}: no port with address {', '.join(map(str, node['addresses']))} on the router's "
+                "networks, so its address pairs were not checked"),
                 "node(s) have no port on the router's networks, so their address pairs were not checked")
         self.warn_each(route_nodes.incomplete_nodes(nodes), lambda node: (
             f'node {node["name"]} exists but cannot be routed ({node["reason"]}); its routes are left alone'),
@@ -282,7 +282,7 @@ class RouteAuditRunner(ModuleRunner):
         for item in items[:WARNINGS_SHOWN]:
             self.module.warn(say(item))
         if len(items) > WARNINGS_SHOWN:
-            self.module.warn("%d more %s" % (len(items) - WARNINGS_SHOWN, rest))
+            self.module.warn(f"{len(items) - WARNINGS_SHOWN} more {rest}")
 
     # -- guards ------------------------------------------------------------------------
 
@@ -364,28 +364,27 @@ class RouteAuditRunner(ModuleRunner):
         """The result, or fail naming what was refused, where the repair stopped, or the findings (fail_on_findings)."""
         problems: list[str] = []
         if repair_state is not None and repair_state.rejected:
-            problems.append("Neutron refused %d change(s) on router %s: %s; the other changes were made and those "
-                            "destinations keep the routes they had" % (
-                                len(repair_state.rejected), result["router"]["name"] or result["router"]["id"],
-                                "; ".join(f'{c["action"]} {c["destination"]} -> {c["nexthop"]}: {c["error"]}'
-                                          for c in repair_state.rejected)))
+            refused = "; ".join(f'{c["action"]} {c["destination"]} -> {c["nexthop"]}: {c["error"]}'
+                                for c in repair_state.rejected)
+            problems.append(f"Neutron refused {len(repair_state.rejected)} change(s) on router "
+                            f"{result['router']['name'] or result['router']['id']}: {refused}; the other changes were "
+                            "made and those destinations keep the routes they had")
         if result["stopped_by"] == "max_changes":
-            problems.append("stopped after %d change(s) (max_changes %d) with %d more needed (see pending); run "
-                            "again or raise max_changes" % (
-                                sum(1 for c in result["changes"] if c["status"] in ("done", "planned")),
-                                self.options.max_changes, len(result["pending"])))
+            made = sum(1 for c in result["changes"] if c["status"] in ("done", "planned"))
+            problems.append(f"stopped after {made} change(s) (max_changes {self.options.max_changes}) with "
+                            f"{len(result['pending'])} more needed (see pending); run again or raise max_changes")
         elif result["stopped_by"] == "limit":
             limit_error = repair_state.limit_error if repair_state is not None else None
             limit_msgs = [f["message"] for f in remaining if f["kind"] == "limit" and f["severity"] == route_findings.ERROR]
-            problems.append("the router's route limit leaves no room for %d route(s) the cluster needs%s" % (
-                len(result["pending"]),
-                ": " + (limit_error or "; ".join(limit_msgs)) if (limit_error or limit_msgs) else ""))
+            why = ": " + (limit_error or "; ".join(limit_msgs)) if (limit_error or limit_msgs) else ""
+            problems.append(f"the router's route limit leaves no room for {len(result['pending'])} route(s) the "
+                            f"cluster needs{why}")
         if self.options.fail_on_findings and remaining:
             shown = errors_first(remaining)[:MESSAGES_SHOWN]
-            problems.append("%d finding(s) %s: %s%s" % (
-                len(remaining), "remain after the repair" if self.options.state == "repaired" else "found",
-                "; ".join(f'{f["kind"]}: {f["message"]}' for f in shown),
-                "; and %d more (see remaining)" % (len(remaining) - len(shown)) if len(remaining) > len(shown) else ""))
+            state = "remain after the repair" if self.options.state == "repaired" else "found"
+            more = f"; and {len(remaining) - len(shown)} more (see remaining)" if len(remaining) > len(shown) else ""
+            listed = "; ".join(f'{f["kind"]}: {f["message"]}' for f in shown)
+            problems.append(f"{len(remaining)} finding(s) {state}: {listed}{more}")
         if problems:
             raise ModuleFailure("; ".join(problems), **result)
         return result
