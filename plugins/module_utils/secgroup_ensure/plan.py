@@ -79,9 +79,8 @@ def normalize_prefix(prefix: Any, ethertype: str | None = None, what: str = "rem
         network = ipaddress.ip_network(str(prefix).strip(), strict=False)
     except ValueError as exc:
         raise RuleError(f"{what} {prefix!r} is not a valid CIDR: {exc}")
-    if ethertype is not None and "IPv%d" % network.version != ethertype:
-        raise RuleError("%s %s is an IPv%d prefix but the rule's ethertype is %s" % (
-            what, prefix, network.version, ethertype))
+    if ethertype is not None and f"IPv{network.version}" != ethertype:
+        raise RuleError(f"{what} {prefix} is an IPv{network.version} prefix but the rule's ethertype is {ethertype}")
     if network.prefixlen == 0:
         return None
     return str(network)
@@ -194,7 +193,7 @@ def normalize_rule(spec: Mapping[str, Any], group_ids: Mapping[str, str] | None 
     prefix_text = spec.get("remote_ip_prefix")
     ethertype = spec.get("ethertype")
     if ethertype is None:
-        ethertype = "IPv%d" % ipaddress.ip_network(str(prefix_text).strip(), strict=False).version \
+        ethertype = f"IPv{ipaddress.ip_network(str(prefix_text).strip(), strict=False).version}" \
             if prefix_text not in (None, "") and _valid_network(prefix_text) else "IPv4"
     if ethertype not in ETHERTYPES:
         raise RuleError(f'ethertype {ethertype!r} is not one of {", ".join(ETHERTYPES)}')
@@ -241,7 +240,7 @@ def pod_cidr_rules(cidrs: Iterable[Any], description: str | None = None) -> list
             network = ipaddress.ip_network(str(cidr).strip(), strict=False)
         except ValueError as exc:
             raise RuleError(f"pod_cidr {cidr!r} is not a valid CIDR: {exc}")
-        ethertype = "IPv%d" % network.version
+        ethertype = f"IPv{network.version}"
         for proto in POD_PROTOCOLS:
             rules.append(normalize_rule(dict(direction="ingress", ethertype=ethertype, protocol=proto,
                                              remote_ip_prefix=str(network), description=description)))
@@ -311,9 +310,9 @@ def guard_deletes(delete: list[Rule], wanted_keys: set[tuple[Any, ...]], state: 
     is an internal error (PlanError), raised before any write. Returns ``delete``."""
     wrong = [r for r in delete if (r.key in wanted_keys) != (state == "absent")]
     if wrong:
-        raise PlanError("internal error: the plan would delete %s, which %s; nothing was written" % (
-            "; ".join(r.label() for r in wrong), "the rules ask to keep" if state != "absent" else
-            "the rules do not name"))
+        raise PlanError(f"internal error: the plan would delete {'; '.join(r.label() for r in wrong)}, which "
+                        f"{'the rules ask to keep' if state != 'absent' else 'the rules do not name'}; nothing was "
+                        "written")
     return delete
 
 
@@ -395,7 +394,7 @@ def text_problem(what: str, value: str | None, required: bool = False) -> str | 
     if required and not value.strip():
         return f"{what} must not be empty or blank"
     if len(value) > NAME_LENGTH:
-        return "%s is %d characters long; Neutron takes at most %d" % (what, len(value), NAME_LENGTH)
+        return f"{what} is {len(value)} characters long; Neutron takes at most {NAME_LENGTH}"
     return None
 
 
@@ -407,11 +406,11 @@ def exclusive_refusal(plan: RulePlan, existing: Sequence[Rule], max_share: float
     share = float(len(plan.delete)) / len(existing)
     if share <= max_share and len(plan.delete) < len(existing):
         return None
-    return ("refusing exclusive: it would remove %d of the group's %d rules (%s)%s, more than max_removal_share %s "
-            "allows; a rule list that misses most of what the group carries is more likely wrong than the group. "
-            "Nothing was changed. To remove them all the same, run again with max_removal_share: 1" % (
-                len(plan.delete), len(existing), "; ".join(r.label() for r in plan.delete[:10]),
-                ", ..." if len(plan.delete) > 10 else "", max_share))
+    return (f"refusing exclusive: it would remove {len(plan.delete)} of the group's {len(existing)} rules "
+            f"({'; '.join(r.label() for r in plan.delete[:10])}){', ...' if len(plan.delete) > 10 else ''}, more than "
+            f"max_removal_share {max_share} allows; a rule list that misses most of what the group carries is more "
+            "likely wrong than the group. Nothing was changed. To remove them all the same, run again with "
+            "max_removal_share: 1")
 
 
 def settle_twins(groups: list[dict[str, Any]], ours_id: str) -> tuple[dict[str, Any], bool]:

@@ -115,16 +115,16 @@ class SecgroupRunner(ModuleRunner):
             try:  # with every name resolvable, to check everything else now
                 sr.normalize_rule(spec, dict((n, "00000000-0000-0000-0000-000000000000") for n in names))
             except sr.RuleError as exc:
-                raise ModuleFailure("rules[%d]: %s" % (index, exc))
+                raise ModuleFailure(f"rules[{index}]: {exc}")
         return wanted, names, ids
 
     def check_texts(self) -> None:
         options = self.options
         problems = [sr.text_problem("security_group", options.security_group, required=True),
                     sr.text_problem("description", options.description)]
-        problems += [sr.text_problem("rules[%d].description" % i, r.get("description"))
+        problems += [sr.text_problem(f"rules[{i}].description", r.get("description"))
                      for i, r in enumerate(options.rules or [])]
-        problems += [sr.text_problem("rules[%d].remote_group" % i, r.get("remote_group"), required=True)
+        problems += [sr.text_problem(f"rules[{i}].remote_group", r.get("remote_group"), required=True)
                      for i, r in enumerate(options.rules or []) if r.get("remote_group") is not None]
         found = [p for p in problems if p]
         if found:
@@ -136,7 +136,7 @@ class SecgroupRunner(ModuleRunner):
             try:
                 rules.append(sr.normalize_rule(spec, group_ids))
             except sr.RuleError as exc:
-                raise ModuleFailure("rules[%d]: %s" % (index, exc))
+                raise ModuleFailure(f"rules[{index}]: {exc}")
         return sr.dedupe(rules)
 
     # -- reading and planning (no write) -----------------------------------------------
@@ -145,9 +145,8 @@ class SecgroupRunner(ModuleRunner):
         options, ref = self.options, self.options.security_group
         group = api.find_group(ref, deadline, is_id=is_uuid(ref))
         if group is None and options.state == "present" and (not options.create or is_uuid(ref)):
-            raise ModuleFailure("security group %s not found%s" % (
-                ref, " (an id cannot be created; give a name)" if is_uuid(ref) and options.create
-                else " and create is false"))
+            why = " (an id cannot be created; give a name)" if is_uuid(ref) and options.create else " and create is false"
+            raise ModuleFailure(f"security group {ref} not found{why}")
         return group
 
     def remote_group_ids(self, api: NetworkService, group: dict[str, Any] | None, remote_names: set[str],
@@ -181,12 +180,11 @@ class SecgroupRunner(ModuleRunner):
             work.changes, work.skipped, work.portless = sr.plan_ports(
                 work.chosen, ports, work.group_id or sr.NEW_GROUP, state)
         if work.skipped and not options.skip_ports_without_port_security and state == "present":
+            skipped = ", ".join(f'{s["port"]} (server {s["server"]})' for s in work.skipped)
             raise ModuleFailure(
-                "%d port(s) cannot carry security group %s because port security is disabled on them: %s; "
-                "nothing was changed (set skip_ports_without_port_security to leave them alone)" % (
-                    len(work.skipped), work.name, ", ".join(f'{s["port"]} (server {s["server"]})'
-                                                            for s in work.skipped)),
-                ports_skipped=work.skipped)
+                f"{len(work.skipped)} port(s) cannot carry security group {work.name} because port security is "
+                f"disabled on them: {skipped}; nothing was changed (set skip_ports_without_port_security to leave them "
+                "alone)", ports_skipped=work.skipped)
 
     def plan_rules(self, work: Work) -> None:
         options = self.options
@@ -276,14 +274,14 @@ class SecgroupRunner(ModuleRunner):
             return ours
         now = api.find_group(ours["id"], deadline, is_id=True)
         if not sr.untouched_since_created(ours, now):
-            raise ModuleFailure("security group %s: another run created a group of this name at the same time (%s), "
-                                "and this run's group %s was changed meanwhile, so it is not removed; remove one of "
-                                "them by hand" % (name, others, ours["id"]))
+            raise ModuleFailure(f"security group {name}: another run created a group of this name at the same time "
+                                f"({others}), and this run's group {ours['id']} was changed meanwhile, so it is not "
+                                "removed; remove one of them by hand")
         api.delete_group(ours["id"], deadline)
         progress.group_id, progress.group_created = kept["id"], False
         conflicts.append(dict(kind="group_created_concurrently", group=kept["id"], detail=(
-            "another run created a group named %s at the same time: this run's group %s was deleted and the older "
-            "one, %s, adopted" % (name, ours["id"], kept["id"]))))
+            f"another run created a group named {name} at the same time: this run's group {ours['id']} was deleted and "
+            f"the older one, {kept['id']}, adopted")))
         return kept
 
     def write(self, api: NetworkService, work: Work, progress: Progress, before: dict[str, Any], result: dict[str, Any],
@@ -345,21 +343,22 @@ class SecgroupRunner(ModuleRunner):
             except Exception as exc:  # pylint: disable=broad-except
                 if http_status(exc) is None:
                     raise
-                raise ModuleFailure("updating the security groups of port %s (server %s) failed: HTTP %s: %s" % (
-                    port["id"], server, http_status(exc), error_message(exc)))
+                raise ModuleFailure(f"updating the security groups of port {port['id']} (server {server}) failed: HTTP "
+                                    f"{http_status(exc)}: {error_message(exc)}")
 
         def on_conflict(port: dict[str, Any]) -> None:
             conflicts.append(dict(kind="port_changed", port=port["id"], server=server,
-                                  detail="HTTP 412: the port changed meanwhile (now revision %s, groups %s); "
-                                         "read again" % (port.get("revision_number"), port.get("security_groups"))))
+                                  detail="HTTP 412: the port changed meanwhile (now revision "
+                                         f"{port.get('revision_number')}, groups {port.get('security_groups')}); read "
+                                         "again"))
 
         port = dict(change.port, security_groups=list(change.before))
         try:
             updated, sent, attempts = update_with_reread(
                 port, compute, send, lambda p: api.get_port(p["id"], deadline), on_conflict)
         except KeptChanging as exc:
-            raise ModuleFailure("port %s (server %s) kept changing: %d updates were refused with HTTP 412" % (
-                exc.current["id"], server, exc.attempts))
+            raise ModuleFailure(f"port {exc.current['id']} (server {server}) kept changing: {exc.attempts} updates "
+                                "were refused with HTTP 412")
         if not sent:
             return None
         view = change.view()
@@ -392,10 +391,9 @@ class SecgroupRunner(ModuleRunner):
             rules_deleted=[r.view() for r in progress.deleted],
             rules_unchanged=[r.view() for r in progress.unchanged],
             ports_updated=progress.updated, not_done=not_done, changed=bool(made))
-        raise ModuleFailure("security group %s: a write failed halfway: %s. %s; %d change(s) not made (see not_done); "
-                            "a re-run finishes the job" % (
-                                work.name, reason.rstrip("."), "Made before it: " + ", ".join(made) if made else
-                                "Nothing was written before it", len(not_done)), **result)
+        raise ModuleFailure(f"security group {work.name}: a write failed halfway: {reason.rstrip('.')}. "
+                            f"{'Made before it: ' + ', '.join(made) if made else 'Nothing was written before it'}; "
+                            f"{len(not_done)} change(s) not made (see not_done); a re-run finishes the job", **result)
 
     # -- the result --------------------------------------------------------------------
 
