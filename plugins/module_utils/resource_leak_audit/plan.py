@@ -245,8 +245,8 @@ def audit_ports(view: View, options: Options, networks_by_id: dict[str, Obj]) ->
             why = f"device_owner {owner}, device_id {device}: no server of the project has this id"
             group = COMPUTE_PORTS
         elif not owner and not device and claimed and port_age is not None and port_age >= options.port_grace_period:
-            why = "no device, older than port_grace_period (%s), on cluster %s's network or made for it" % (
-                duration(options.port_grace_period), ", ".join(sorted(claimed)))
+            why = (f"no device, older than port_grace_period ({duration(options.port_grace_period)}), on cluster "
+                   f"{', '.join(sorted(claimed))}'s network or made for it")
             group = PORTS
         else:
             continue
@@ -287,7 +287,7 @@ def audit_members(view: View, options: Options, networks_by_id: dict[str, Obj]) 
         for pool in view.pools or []:
             if lb["id"] not in [x["id"] if isinstance(x, dict) else x for x in pool.get("loadbalancers") or []]:
                 continue
-            group = "members of pool %s" % (pool.get("name") or pool["id"])
+            group = f"members of pool {pool.get('name') or pool['id']}"
             members = (view.members or {}).get(pool["id"]) or []
             population[group] = len(members)
             for member in members:
@@ -332,7 +332,7 @@ def audit_floating_ips(view: View, options: Options, present: set[str]) -> tuple
             continue
         keep = other_claim(claimed, options.scope)
         if fip.get("port_id"):
-            keep = keep or "it is attached to port %s (delete the port's leak first)" % fip["port_id"]
+            keep = keep or f"it is attached to port {fip['port_id']} (delete the port's leak first)"
         why = (f'cluster {", ".join(sorted(claimed))} has no network, router or API load balancer in the project and is not in clusters')
         findings.append(finding(FLOATING_IPS, fip, why, age(fip, options.now), claimed, FLOATING_IPS, keep=keep,
                                 name=fip.get("floating_ip_address")))
@@ -405,7 +405,7 @@ def capped(candidates: list[Finding], max_deletions: int) -> tuple[list[Finding]
 
 def over_cap(entries: Iterable[Finding], cap: int) -> list[dict[str, Any]]:
     """``entries`` as not deleted: the cap of ``cap`` deletions a run is reached."""
-    return [brief(f, "max_deletions (%d per run) reached; a later run deletes it" % cap) for f in entries]
+    return [brief(f, f"max_deletions ({cap} per run) reached; a later run deletes it") for f in entries]
 
 
 def candidates_of(result: Audit, cleanup: Collection[str]) -> tuple[list[Finding], list[dict[str, Any]], str | None]:
@@ -416,8 +416,8 @@ def candidates_of(result: Audit, cleanup: Collection[str]) -> tuple[list[Finding
     if not chosen:
         return [], [], None
     if result.unknown:
-        refusal = ("the audit's view is partial (%s); a clean-up needs the whole view, so nothing is deleted"
-                   % "; ".join("%s unknown: %s" % kv for kv in sorted(result.unknown.items())))
+        unknown = "; ".join(f"{kind} unknown: {why}" for kind, why in sorted(result.unknown.items()))
+        refusal = f"the audit's view is partial ({unknown}); a clean-up needs the whole view, so nothing is deleted"
         return [], [brief(f, "refused: " + refusal) for f in chosen], refusal
     skipped, candidates = [], []
     by_group: dict[str, list[Finding]] = {}
@@ -428,8 +428,9 @@ def candidates_of(result: Audit, cleanup: Collection[str]) -> tuple[list[Finding
         if entry["keep"]:
             skipped.append(brief(entry, "refused: " + entry["keep"]))
         elif len(by_group[entry["group"]]) >= size:
-            skipped.append(brief(entry, "refused: it would delete every one of the %d %s; that looks like a broken "
-                                        "view, not leaks" % (size, entry["group"].replace("_", " "))))
+            skipped.append(brief(entry, f"refused: it would delete every one of the {size} "
+                                        f"{entry['group'].replace('_', ' ')}; that looks like a broken view, not "
+                                        "leaks"))
         else:
             candidates.append(entry)
     candidates.sort(key=lambda f: (-(f["age"] or 0), KINDS.index(f["kind"]), f["id"]))
@@ -440,7 +441,7 @@ def recheck(entry: Finding, fresh: Audit, cleanup: Collection[str]) -> str | Non
     """None when ``entry`` may still be deleted on ``fresh`` (the ``Audit`` of a read made just before its
     deletion), else why not: the object is gone or changed, no longer a leak, or the guards now refuse it."""
     if fresh.unknown:
-        return "the view is partial now (%s)" % "; ".join(f"{k} unknown" for k in sorted(fresh.unknown))
+        return f"the view is partial now ({'; '.join(f'{k} unknown' for k in sorted(fresh.unknown))})"
     now = next((f for f in fresh.findings if f["kind"] == entry["kind"] and f["id"] == entry["id"]), None)
     if now is None:
         return "since the audit it is gone or no longer a leak"

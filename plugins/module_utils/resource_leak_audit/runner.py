@@ -128,7 +128,7 @@ class ResourceLeakAuditRunner(ModuleRunner):
     def plan_options(self) -> leak_plan.Options:
         options = self.options
         problems = [cluster_reference_problem("cluster", options.cluster)] if options.cluster is not None else []
-        problems += [cluster_reference_problem("clusters[%d]" % index, entry)
+        problems += [cluster_reference_problem(f"clusters[{index}]", entry)
                      for index, entry in enumerate(options.clusters or [])]
         if any(problems):
             raise ModuleFailure("; ".join(p for p in problems if p) + "; nothing was read or deleted (leave cluster "
@@ -164,10 +164,9 @@ class ResourceLeakAuditRunner(ModuleRunner):
                 return out
             data["diff"] = dict(before=listing(data["findings"]), after=listing(data["remaining"]))
         if self.options.fail_on_findings and (data["remaining"] or data["unknown"]):
-            raise ModuleFailure("leaks remain: %s%s" % (
-                ", ".join(f'{n} {k.replace("_", " ")}' for k, n in sorted(data["counts"].items()) if n) or "none",
-                f'; unknown: {"; ".join("%s (%s)" % kv for kv in sorted(data["unknown"].items()))}'
-                if data["unknown"] else ""), **data)
+            counts = ", ".join(f'{n} {k.replace("_", " ")}' for k, n in sorted(data["counts"].items()) if n) or "none"
+            unknown = "; ".join(f"{kind} ({why})" for kind, why in sorted(data["unknown"].items()))
+            raise ModuleFailure(f"leaks remain: {counts}{f'; unknown: {unknown}' if data['unknown'] else ''}", **data)
         self.module.exit(**data)
 
     def clean(self, result: leak_plan.Audit, data: dict[str, Any], deadline: Deadline) -> None:
@@ -201,9 +200,9 @@ class ResourceLeakAuditRunner(ModuleRunner):
             status = self.delete(entry, deadline)
         except Exception as exc:  # pylint: disable=broad-except
             if http_status(exc) == 403:
-                return None, ("the service's policy forbids this user to delete it (%s)%s" % (
-                    service_message(exc), "; Neutron lets only an admin or the compute service delete a port of a "
-                    "compute device" if entry["kind"] == leak_plan.PORTS else ""))
+                hint = "; Neutron lets only an admin or the compute service delete a port of a compute device" \
+                    if entry["kind"] == leak_plan.PORTS else ""
+                return None, f"the service's policy forbids this user to delete it ({service_message(exc)}){hint}"
             self.fail_deleting(exc, entry, data)
         if status == BUSY:
             return None, "the load balancer is busy (409, PENDING_*); a later run deletes it"
@@ -225,6 +224,6 @@ class ResourceLeakAuditRunner(ModuleRunner):
         if message is None:
             raise exc
         data["changed"] = any(d["status"] == "done" for d in data["deleted"])
-        raise ModuleFailure("deleting %s %s (%s: %s) failed: %s; deleted before it: %s" % (
-            entry["kind"].replace("_", " "), entry["name"] or entry["id"], entry["id"], entry["why"], message,
-            ", ".join(d["name"] or d["id"] for d in data["deleted"]) or "none"), **data)
+        raise ModuleFailure(f"deleting {entry['kind'].replace('_', ' ')} {entry['name'] or entry['id']} "
+                            f"({entry['id']}: {entry['why']}) failed: {message}; deleted before it: "
+                            f"{', '.join(d['name'] or d['id'] for d in data['deleted']) or 'none'}", **data)
