@@ -84,11 +84,11 @@ def unmatched_message(missing: Sequence[str], metadata: Mapping[str, Any] | None
     """Why a selection that named something that is not there fails (nothing deleted): an audit of fewer servers
     than asked for is no healthy audit."""
     if missing:
-        return ("servers entr%s %s matched no server%s among the project's %d (%s); nothing was deleted: fix the "
-                "entry or remove it" % ("y" if len(missing) == 1 else "ies", ", ".join(repr(m) for m in missing),
-                                        f" with server_metadata {metadata}" if metadata else "", count, RULE))
-    return ("no server of the project's %d has server_metadata %s; nothing was deleted: fix server_metadata"
-            % (count, metadata))
+        return (f"servers entr{'y' if len(missing) == 1 else 'ies'} {', '.join(repr(m) for m in missing)} matched no "
+                f"server{f' with server_metadata {metadata}' if metadata else ''} among the project's {count} "
+                f"({RULE}); nothing was deleted: fix the entry or remove it")
+    return (f"no server of the project's {count} has server_metadata {metadata}; nothing was deleted: fix "
+            "server_metadata")
 
 
 def provider_server_id(provider_id: object) -> str | None:
@@ -207,13 +207,14 @@ def plan_deletions(records: list[dict[str, Any]], max_deletions: int, nodes_visi
         mark = foreign_mark(metadata_by_id.get(record["id"]), marks)
         loose = selection.class_only(record["id"]) if selection is not None else []
         if loose:
-            foreign.append(dict(brief(record), reason="refused: only %s matched it, through '?' or '[...]'; a "
-                                "deletion takes only a server an entry names or matches through '*' (name it)"
-                                % ", ".join(repr(e) for e in loose)))
+            foreign.append(dict(brief(record), reason=f"refused: only {', '.join(repr(e) for e in loose)} matched it, "
+                                "through '?' or '[...]'; a deletion takes only a server an entry names or matches "
+                                "through '*' (name it)"))
         elif mark:
-            foreign.append(dict(brief(record), reason="refused: it carries %s, while every registered server of the "
-                                "cluster carries %s; it belongs to another cluster (narrow servers or use "
-                                "server_metadata)" % (mark, ", ".join("%s=%s" % kv for kv in sorted(marks.items())))))
+            theirs = ", ".join(f"{key}={value}" for key, value in sorted(marks.items()))
+            foreign.append(dict(brief(record), reason=f"refused: it carries {mark}, while every registered server of "
+                                f"the cluster carries {theirs}; it belongs to another cluster (narrow servers or use "
+                                "server_metadata)"))
         else:
             candidates.append(record)
     registered = [r for r in records if r["state"] == REGISTERED]
@@ -222,14 +223,14 @@ def plan_deletions(records: list[dict[str, Any]], max_deletions: int, nodes_visi
         refusal = ("no Kubernetes Node is visible (check the kubernetes options and node_selector); the Node source "
                    "looks broken, so no server is deleted")
     elif candidates and not registered:
-        refusal = ("none of the cluster's %d server(s) is a Node (%d Node(s) visible); deleting would remove every "
-                   "server of the cluster, so none is deleted: check the server selection and the Node source"
-                   % (len(records), nodes_visible))
+        refusal = (f"none of the cluster's {len(records)} server(s) is a Node ({nodes_visible} Node(s) visible); "
+                   "deleting would remove every server of the cluster, so none is deleted: check the server selection "
+                   "and the Node source")
     if refusal:
         return [], foreign + [dict(brief(r), reason="refused: " + refusal) for r in candidates], refusal
     cap = max(0, int(max_deletions))
     delete = guard_deletions(candidates[:cap], foreign)
-    skipped = [dict(brief(r), reason="max_deletions (%d per run) reached; a later run deletes it" % cap)
+    skipped = [dict(brief(r), reason=f"max_deletions ({cap} per run) reached; a later run deletes it")
                for r in candidates[cap:]]
     return delete, foreign + skipped, None
 
@@ -241,9 +242,9 @@ def guard_deletions(delete: list[dict[str, Any]], refused: Iterable[dict[str, An
     refused_ids = set(r["id"] for r in refused)
     wrong = [r for r in delete if r["state"] not in (UNREGISTERED, ERROR) or r.get("node") or r["id"] in refused_ids]
     if wrong:
-        raise PlanError("internal error: the clean-up planned to delete %s, which %s protected; nothing was deleted" % (
-            ", ".join(f'{r["name"]} ({r["id"]}, {r["state"]})' for r in wrong),
-            "is" if len(wrong) == 1 else "are"))
+        named = ", ".join(f'{r["name"]} ({r["id"]}, {r["state"]})' for r in wrong)
+        raise PlanError(f"internal error: the clean-up planned to delete {named}, which "
+                        f"{'is' if len(wrong) == 1 else 'are'} protected; nothing was deleted")
     return delete
 
 
@@ -265,7 +266,7 @@ def recheck(record: dict[str, Any], servers_now: list[dict[str, Any]], nodes_now
     if server["id"] not in chosen.matched:
         return f'the selection no longer chooses it (now named {server.get("name")!r})'
     if not chosen.destructible(server["id"]):
-        return "it is now matched only through '?' or '[...]' (now named %r)" % server.get("name")
+        return f"it is now matched only through '?' or '[...]' (now named {server.get('name')!r})"
     mark = foreign_mark(server.get("metadata"), marks)
     if mark:
         return f"it now carries {mark}, another cluster's mark"

@@ -100,9 +100,9 @@ class RegistrationRunner(ModuleRunner):
             result["diff"] = dict(before=dict(servers=[r["name"] for r in kept]),
                                   after=dict(servers=[r["name"] for r in kept if r["id"] not in gone]))
         if self.options.fail_on_findings and result["remaining"]:
-            raise ModuleFailure("%d server(s) never became a Node or are in ERROR: %s" % (
-                len(result["remaining"]), "; ".join(f'{r["name"]} ({r["id"]}): {r["reason"]}'
-                                                    for r in result["remaining"])), **result)
+            remaining = "; ".join(f'{r["name"]} ({r["id"]}): {r["reason"]}' for r in result["remaining"])
+            raise ModuleFailure(f"{len(result['remaining'])} server(s) never became a Node or are in ERROR: "
+                                f"{remaining}", **result)
         self.module.exit(**result)
 
     def clean(self, api: ServerService, records: list[dict[str, Any]], servers: list[dict[str, Any]],
@@ -136,9 +136,9 @@ class RegistrationRunner(ModuleRunner):
                     if message is None:
                         raise
                     result["changed"] = bool(result["deleted"])
-                    raise ModuleFailure("deleting server %s (%s, %s) failed: %s; deleted before it: %s" % (
-                        record["name"], record["id"], record["reason"], message,
-                        ", ".join(d["name"] for d in result["deleted"]) or "none"), **result)
+                    raise ModuleFailure(f"deleting server {record['name']} ({record['id']}, {record['reason']}) "
+                                        f"failed: {message}; deleted before it: "
+                                        f"{', '.join(d['name'] for d in result['deleted']) or 'none'}", **result)
             result["deleted"].append(entry)
 
     def recheck(self, api: ServerService, record: dict[str, Any], marks: dict[str, Any], deadline: Deadline) -> str | None:
