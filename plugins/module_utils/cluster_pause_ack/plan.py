@@ -138,8 +138,8 @@ def _pause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: 
         if not condition_true(condition):
             return None, f"{_describe_condition(condition, where)}: not paused yet"
         if not _condition_caught_up(obj, condition):
-            return None, "%s, but the object is at generation %s: its controller has not seen the pause yet" % (
-                _describe_condition(condition, where), generation(obj))
+            return None, (f"{_describe_condition(condition, where)}, but the object is at generation "
+                          f"{generation(obj)}: its controller has not seen the pause yet")
         return _describe_condition(condition, where), None
     if record is not None and record.block_move_gone_at is not None:
         return f"the {BLOCK_MOVE_ANNOTATION} annotation was removed by its provider", None
@@ -147,9 +147,9 @@ def _pause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: 
     quiet_for = now - quiet_since
     if quiet_for >= quiet_period:
         return (f"reports no pause state; no writes for {quiet_for:.1f} s (quiet period {quiet_period} s)"), None
-    return None, ("reports no pause state; waiting for %s s without writes (quiet for %.1f s%s)" % (
-        quiet_period, max(0.0, quiet_for),
-        ", %d write(s) seen during the wait" % record.writes_seen if record is not None and record.writes_seen else ""))
+    seen = f", {record.writes_seen} write(s) seen during the wait" if record is not None and record.writes_seen else ""
+    return None, (f"reports no pause state; waiting for {quiet_period} s without writes (quiet for "
+                  f"{max(0.0, quiet_for):.1f} s{seen})")
 
 
 def _unpause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where: Optional[str], record: Optional[Record],
@@ -161,8 +161,8 @@ def _unpause_ack(obj: dict[str, Any], condition: Optional[dict[str, Any]], where
         if condition_true(condition):
             return None, f"{_describe_condition(condition, where)}: still paused"
         if not _condition_caught_up(obj, condition):
-            return None, "%s, but the object is at generation %s: its controller has not seen the unpause yet" % (
-                _describe_condition(condition, where), generation(obj))
+            return None, (f"{_describe_condition(condition, where)}, but the object is at generation "
+                          f"{generation(obj)}: its controller has not seen the unpause yet")
         return _describe_condition(condition, where), None
     if never_reconciled(obj):
         return None, ("its status is empty: no controller has reconciled it on this API server yet (clusterctl move "
@@ -182,7 +182,7 @@ def describe_blockers(blockers: list[dict[str, Any]]) -> str:
     parts = [f'{b["kind"]} {b["namespace"]}/{b["name"]}: {b["waiting_for"]}'
              for b in blockers[:MESSAGE_BLOCKERS]]
     if len(blockers) > MESSAGE_BLOCKERS:
-        parts.append("and %d more" % (len(blockers) - MESSAGE_BLOCKERS))
+        parts.append(f"and {len(blockers) - MESSAGE_BLOCKERS} more")
     return "; ".join(parts)
 
 

@@ -128,12 +128,12 @@ class PauseAckRunner(ModuleRunner):
         options = self.options
         found = moving(self.capi.scope_objects(cluster, options.scope, contract, kinds, deadline))
         if found:
+            more = f" and {len(found) - MESSAGE_BLOCKERS} more" if len(found) > MESSAGE_BLOCKERS else ""
             raise ModuleFailure(
-                "Cluster %s/%s is not unpaused: %d object(s) say a pause is still being worked on or a clusterctl "
-                "move is under way: %s%s; nothing was changed (let the move finish, or set force: true to unpause "
-                "anyway)" % (options.namespace, options.name, len(found), ", ".join(found[:MESSAGE_BLOCKERS]),
-                             " and %d more" % (len(found) - MESSAGE_BLOCKERS) if len(found) > MESSAGE_BLOCKERS
-                             else ""), cluster=self.summary, moving=found)
+                f"Cluster {options.namespace}/{options.name} is not unpaused: {len(found)} object(s) say a pause is "
+                f"still being worked on or a clusterctl move is under way: {', '.join(found[:MESSAGE_BLOCKERS])}{more}; "
+                "nothing was changed (let the move finish, or set force: true to unpause anyway)",
+                cluster=self.summary, moving=found)
 
     def start_watch(self, cluster: dict[str, Any], deadline: Deadline) -> ObjectWatch | None:
         """Follow the objects in scope by watch (None where it cannot: ``observed_with`` says why)."""
@@ -174,8 +174,8 @@ class PauseAckRunner(ModuleRunner):
         options, target = self.options, self.target
         current = bool(dig(observation["cluster"], "spec", "paused"))
         if current != target.paused and not (self.options.check_mode and target.changed):
-            return Verdict(FAILED, "spec.paused of Cluster %s/%s was changed back to %s by someone else during "
-                                   "the wait" % (options.namespace, options.name, str(current).lower()))
+            return Verdict(FAILED, f"spec.paused of Cluster {options.namespace}/{options.name} was changed back to "
+                                   f"{str(current).lower()} by someone else during the wait")
         return judge(observation["items"])
 
     def run(self) -> None:
