@@ -58,7 +58,7 @@ def file_diff(path: str, ref: SecretRef, before_content: bytes | None, before_mo
               content: bytes) -> dict[str, str]:
     """What changes in the file, without its content."""
     def lines(state: str | None, mode: Any) -> str:
-        return "" if state is None else "content: %s\nmode: %04o\n" % (state, mode)
+        return "" if state is None else f"content: {state}\nmode: {mode:04o}\n"
 
     before = None if before_content is None else (HIDDEN if before_content == content else "(another kubeconfig, "
                                                                                            "not shown)")
@@ -72,7 +72,7 @@ def write_private_file(path: str, content: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise ModuleFailure(f"the directory of dest {path} does not exist; nothing was written")
-    partial = os.path.join(directory, ".%s.%d.partial" % (os.path.basename(path), os.getpid()))
+    partial = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.partial")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
         with os.fdopen(fd, "wb") as handle:
