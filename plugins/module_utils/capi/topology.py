@@ -24,9 +24,15 @@ itself: a server-side dry-run of the patch, whose answer keeps the field only wh
 (an unknown field is pruned), see ``rollout_field_kept``.
 """
 
+import copy
 from typing import Any, Optional
 
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import dig, meta
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    dig,
+    meta,
+    parse_kube_time,
+    rollout_after,
+)
 
 ROLLOUT_AFTER_PATH = ("spec", "topology", "controlPlane", "rollout", "after")
 ROLLOUT_AFTER_FIELD = ".".join(ROLLOUT_AFTER_PATH)
@@ -65,6 +71,31 @@ def topology_view(cluster: Optional[dict[str, Any]], control_plane: Optional[dic
             "upgrading": bool(version and cp_version and version != cp_version),
             "control_plane_replicas": dig(cluster, "spec", "topology", "controlPlane", "replicas"),
             "rollout_after": dig(cluster, *ROLLOUT_AFTER_PATH)}
+
+
+def control_plane_as_wanted(cluster: Optional[dict[str, Any]],
+                            control_plane: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """The control plane as the topology controller is about to write it: on a topology-managed Cluster, a copy of
+    ``control_plane`` whose ``spec.version`` is the Cluster's ``spec.topology.version`` and whose rollout time is the
+    later of its own and the Cluster's ``spec.topology.controlPlane.rollout.after``; otherwise ``control_plane`` as
+    it is. A change written to the Cluster (an upgrade, a rollout) reaches the control plane a pass of the topology
+    controller later, and its Machines' UpToDate conditions a pass of KCP after that: what the Machines are judged
+    against from the moment the Cluster changed."""
+    if not is_managed(cluster) or control_plane is None:
+        return control_plane
+    wanted = copy.deepcopy(control_plane)
+    spec = wanted.setdefault("spec", {})
+    version = dig(cluster, "spec", "topology", "version")
+    if version:
+        spec["version"] = version
+    asked = dig(cluster, *ROLLOUT_AFTER_PATH)
+    asked_at, own_at = parse_kube_time(asked), parse_kube_time(rollout_after(control_plane))
+    if asked_at is not None and (own_at is None or asked_at > own_at):
+        if str(wanted.get("apiVersion", "")).endswith("/v1beta1"):
+            spec["rolloutAfter"] = asked
+        else:
+            spec.setdefault("rollout", {})["after"] = asked
+    return wanted
 
 
 def rollout_after_patch(text: str) -> dict[str, Any]:

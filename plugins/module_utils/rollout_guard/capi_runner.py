@@ -14,6 +14,7 @@ import datetime
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import topology
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     CLUSTER_NAME_LABEL,
     CONTROL_PLANE_LABEL,
@@ -320,7 +321,8 @@ class CapiRollout(ModuleRunner):
         now = self.clock.utc_now()
         # remember_start set the baseline and the floor at the first look
         baseline, min_healthy = cast("set[str]", progress.baseline), cast(int, progress.min_healthy)
-        data = [machine_data(m, current_kcp, baseline, now, progress.started_after) for m in machines]
+        wanted_kcp = self.control_plane_as_wanted(current_kcp, deadline)
+        data = [machine_data(m, wanted_kcp, baseline, now, progress.started_after) for m in machines]
         snapshot = plan.Snapshot(
             data, members, targets.has_monitor, min_healthy, self.options.hook_name,
             targets.member_prefix, released=self.log.released, not_serving_since=progress.not_serving_since,
@@ -331,6 +333,17 @@ class CapiRollout(ModuleRunner):
         snapshot.not_serving_since = progress.not_serving_since
         self.note_gone(snapshot)
         return snapshot, current_kcp
+
+    def control_plane_as_wanted(self, current_kcp: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        """On a ClusterClass cluster, the Cluster read again at each look: a new ``spec.topology.version`` or
+        rollout time counts from the Cluster's change, before the topology controller and KCP have shown it (a guard
+        started by that change, in follow mode, sees the old Machines as old from its first look)."""
+        if self.starter is None or not self.starter.managed:
+            return current_kcp
+        targets: CapiTargets = self.targets
+        cluster = self.capi.get_cluster(targets.cluster, targets.namespace, targets.contract, deadline)
+        self.starter.cluster = cluster
+        return cast("dict[str, Any]", topology.control_plane_as_wanted(cluster, current_kcp))
 
     def remember_start(self, machines: list[dict[str, Any]], members: list[dict[str, Any]],
                        current_kcp: dict[str, Any]) -> None:

@@ -116,7 +116,9 @@ def up_to_date_condition(machine: dict[str, Any]) -> Optional[bool]:
 
 def machine_data(machine: dict[str, Any], kcp: Optional[dict[str, Any]], baseline: Collection[str],
                  now: datetime.datetime, started_after: Optional[datetime.datetime] = None) -> dict[str, Any]:
-    """A Machine as the plan wants it.  ``baseline``: names present when the run began; ``started_after``:
+    """A Machine as the plan wants it.  ``kcp``: the control plane as wanted (on a ClusterClass cluster,
+    ``topology.control_plane_as_wanted``: the Cluster's version and rollout time count from the Cluster's change);
+    ``baseline``: names present when the run began; ``started_after``:
     the rollout time this run set (before the control plane shows it), which counts at once: it may still be
     ahead of ``now`` by up to a second (``rollout_time``). A rollout time someone else set counts once it has come."""
     metadata = machine.get("metadata") or {}
@@ -127,19 +129,20 @@ def machine_data(machine: dict[str, Any], kcp: Optional[dict[str, Any]], baselin
         after = started_after
     due = after is not None and (after <= now or after == started_after) and created is not None
     up_to_date: Optional[bool]
+    version, wanted = dig(machine, "spec", "version"), dig(kcp or {}, "spec", "version")
     if due and created is not None and after is not None and created < after:
         # the control plane replaces every Machine created before its rollout time: until it has seen the new
         # time, the Machine's UpToDate condition still says True (Cluster API v1.12's KCP)
         up_to_date, why = False, "created before the rollout time"
+    elif version and wanted and version.lstrip("v") != wanted.lstrip("v"):
+        # the control plane replaces every Machine of another version: until KCP has seen the new version (or the
+        # topology controller has written it), the Machine's UpToDate condition still says True
+        up_to_date, why = False, f"version {version}, control plane wants {wanted}"
     else:
         up_to_date = up_to_date_condition(machine)
         why = "UpToDate condition"
         if up_to_date is None and due:
             up_to_date, why = True, "created after the rollout time"
-    if up_to_date is None:
-        version, wanted = dig(machine, "spec", "version"), dig(kcp or {}, "spec", "version")
-        if version and wanted and version != wanted:
-            up_to_date, why = False, f"version {version}, control plane wants {wanted}"
     if up_to_date is None:
         up_to_date = name not in baseline or kcp_all_up_to_date(kcp)
         why = "present before the run" if not up_to_date else "control plane up to date"

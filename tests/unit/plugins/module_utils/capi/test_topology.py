@@ -84,3 +84,21 @@ def test_the_dry_run_is_a_read_and_the_start_a_write_of_the_cluster():
     assert kinds == [READ, IDEMPOTENT], "a dry run persists nothing: it is no write (no changed, not in writes)"
     assert sent == [("cluster.x-k8s.io", "v1beta2", "team-a", "clusters", "c1", {"dry_run": "All"}),
                     ("cluster.x-k8s.io", "v1beta2", "team-a", "clusters", "c1", {})]
+
+
+def test_the_control_plane_as_wanted_takes_the_clusters_version_and_later_rollout_time():
+    upgraded = {**V1BETA2, "spec": {"topology": {**V1BETA2["spec"]["topology"], "version": "v1.35.0",
+                                                 "controlPlane": {"rollout": {"after": "2026-01-01T10:00:00Z"}}}}}
+    kcp2 = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+            "spec": {"version": "v1.34.0", "rollout": {"after": "2025-01-01T00:00:00Z"}}}
+    wanted = topology.control_plane_as_wanted(upgraded, kcp2)
+    assert wanted["spec"] == {"version": "v1.35.0", "rollout": {"after": "2026-01-01T10:00:00Z"}}
+    assert kcp2["spec"]["version"] == "v1.34.0"  # a copy: the control plane as read is left as it is
+    kcp1 = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "spec": {"version": "v1.34.0"}}
+    assert topology.control_plane_as_wanted(upgraded, kcp1)["spec"] == {
+        "version": "v1.35.0", "rolloutAfter": "2026-01-01T10:00:00Z"}
+    later = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+             "spec": {"version": "v1.35.0", "rollout": {"after": "2027-01-01T00:00:00Z"}}}
+    assert topology.control_plane_as_wanted(upgraded, later)["spec"]["rollout"]["after"] == "2027-01-01T00:00:00Z"
+    assert topology.control_plane_as_wanted(PLAIN, kcp2) is kcp2  # not topology-managed: as it is
+    assert topology.control_plane_as_wanted(V1BETA2, None) is None

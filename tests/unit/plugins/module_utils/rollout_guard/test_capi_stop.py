@@ -47,11 +47,12 @@ class World:
                          "provisioning_status": "ACTIVE", "operating_status": "NO_MONITOR"}
                         for n, a in (("a", "10.0.0.11"), ("n", "10.0.0.12"))]
         self.servers = {"c1-cp-a": "ACTIVE"}
+        self.kcp = copy.deepcopy(KCP)
         self.writes = []
         self.connections = 4
 
     def get_object(self, group, version, namespace, plural, name, what, deadline):
-        return copy.deepcopy(KCP)
+        return copy.deepcopy(self.kcp)
 
     def patch_object(self, group, version, namespace, plural, name, body, what, deadline):
         self.writes.append(("patch", name, body["metadata"]["annotations"]))
@@ -98,6 +99,9 @@ def rollout(check_mode=False, version="v1.32.0", **options):
     options = dict(dict(drain=True, drain_timeout=0), **options)
     runner = CapiRollout(module, rollout_options(check_mode=check_mode, **options), RolloutLog(clock, module.started))
     world = World()
+    world.kcp["spec"]["version"] = version
+    for made in world.machines:  # KCP makes its Machines at its own version
+        made["spec"]["version"] = version
     runner.capi = runner.octavia = world
     runner.provider = "amphora"
     kcp = dict(copy.deepcopy(KCP), spec={"replicas": 1, "version": version})

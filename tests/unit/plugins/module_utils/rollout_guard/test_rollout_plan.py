@@ -5,6 +5,7 @@ import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi import topology
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import parse_kube_time as parse_time
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.octavia import members as lb_members
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.rollout_guard import plan as rollout_plan
@@ -404,3 +405,21 @@ def test_capi_success_never_below_min_healthy():
     assert rollout_plan.next_action(snap(machines, members, min_healthy=3)).kind == rollout_plan.FINISHED
     action = rollout_plan.next_action(snap(machines, members, min_healthy=4))
     assert action.kind == rollout_plan.WAIT and "4 serving member(s)" in action.reason, action
+
+
+def test_a_machine_of_another_version_is_old_whatever_its_up_to_date_condition_says():
+    """An upgrade written to a ClusterClass Cluster (spec.topology.version) reaches the control plane a pass of the
+    topology controller later and the Machines' UpToDate a pass of KCP after that: judged against the control plane
+    as wanted (capi/topology.control_plane_as_wanted), the old Machines are old from the Cluster's change."""
+    stale = {"status": {"conditions": [{"type": "UpToDate", "status": "True"}]}, "spec": {"version": "v1.34.0"},
+             "apiVersion": "cluster.x-k8s.io/v1beta2"}
+    machine = dict(stored("a", "2025-06-01T10:00:00Z"), **stale)
+    as_read = {"spec": {"version": "v1.34.0", "replicas": 3}}
+    assert machine_data(machine, as_read, {"a"}, NOW)["up_to_date"] is True
+    cluster = {"apiVersion": "cluster.x-k8s.io/v1beta2", "metadata": {"name": "c", "namespace": "n"},
+               "spec": {"topology": {"classRef": {"name": "k"}, "version": "v1.35.0"}}}
+    data = machine_data(machine, topology.control_plane_as_wanted(cluster, as_read), {"a"}, NOW)
+    assert (data["up_to_date"], data["up_to_date_reason"]) == (False, "version v1.34.0, control plane wants v1.35.0")
+    upgraded = dict(machine, spec={"version": "v1.35.0"})
+    assert machine_data(upgraded, topology.control_plane_as_wanted(cluster, as_read), {"a"}, NOW)["up_to_date"]
+    assert machine_data(dict(machine, spec={"version": "1.34.0"}), as_read, {"a"}, NOW)["up_to_date"]  # v or not
