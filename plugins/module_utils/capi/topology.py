@@ -114,19 +114,19 @@ def rollout_field_kept(answer: Optional[dict[str, Any]], text: str) -> bool:
 
 def class_words(cluster: dict[str, Any]) -> str:
     name, namespace = class_of(cluster)
-    return "ClusterClass %s/%s" % (namespace, name)
+    return f"ClusterClass {namespace}/{name}"
 
 
 def no_rollout_field(cluster: dict[str, Any]) -> str:
     """The refusal where the running Cluster API has no topology rollout field: what to do instead."""
     meta_data = meta(cluster)
-    return ("Cluster %s/%s is managed by %s, whose topology controller owns the KubeadmControlPlane's spec, and "
-            "this Cluster API has no %s (added in Cluster API %s): a rollout cannot be started here without "
-            "writing a field the topology controller owns. Upgrade Cluster API to %s or later, or roll the control "
+    return (f"Cluster {meta_data.get('namespace')}/{meta_data.get('name')} is managed by {class_words(cluster)}, "
+            "whose topology controller owns the KubeadmControlPlane's spec, and "
+            f"this Cluster API has no {ROLLOUT_AFTER_FIELD} (added in Cluster API {ROLLOUT_AFTER_SINCE}): a rollout "
+            "cannot be started here without writing a field the topology controller owns. "
+            f"Upgrade Cluster API to {ROLLOUT_AFTER_SINCE} or later, or roll the control "
             "plane with a Kubernetes upgrade (change spec.topology.version, then guard it with start=false, "
-            "control_plane_rollout_follow=true); nothing was changed"
-            % (meta_data.get("namespace"), meta_data.get("name"), class_words(cluster), ROLLOUT_AFTER_FIELD,
-               ROLLOUT_AFTER_SINCE, ROLLOUT_AFTER_SINCE))
+            "control_plane_rollout_follow=true); nothing was changed")
 
 
 #: The keys under which a ClusterClass references a template: ``templateRef`` (v1beta2), ``ref`` and a health
@@ -138,7 +138,7 @@ TEMPLATE_SUFFIX = "Template"
 def _list_item_label(item: Any, index: int) -> str:
     """A worker class by its ``class`` name (``[default-worker]``), anything else by its index."""
     name = item.get("class") if isinstance(item, dict) else None
-    return "[%s]" % name if name else "[%d]" % index
+    return f"[{name}]" if name else f"[{index}]"
 
 
 def _walk_refs(node: Any, path: str, found: list[dict[str, Any]]) -> None:
@@ -149,7 +149,7 @@ def _walk_refs(node: Any, path: str, found: list[dict[str, Any]]) -> None:
     if not isinstance(node, dict):
         return
     for key, value in node.items():
-        where = "%s.%s" % (path, key) if path else key
+        where = f"{path}.{key}" if path else key
         if key in TEMPLATE_REF_KEYS and isinstance(value, dict) and value.get("kind") and value.get("apiVersion"):
             found.append({"api_version": value["apiVersion"], "kind": value["kind"], "name": value.get("name"),
                           "field": where})
