@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: cluster_move_check
@@ -147,6 +148,8 @@ retried_faults:
   elements: raw
 '''
 
+from typing import Any, Mapping
+
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_move_check.runner import (
     ClusterMoveCheckOptions,
@@ -170,15 +173,15 @@ class ClusterMoveCheck(KubernetesModule):
     number_ranges = dict(timeout=SECONDS)
 
     @staticmethod
-    def hidden_values(params):
+    def hidden_values(params: Mapping[str, Any]) -> set[str]:
         return kubeconfig_secrets(params) | kubeconfig_secrets({"kubeconfig": (params or {}).get("target_kubeconfig")})
 
-    def run(self):
+    def run(self) -> None:
         options = ClusterMoveCheckOptions.from_params(self.params)
         ClusterMoveCheckRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     ClusterMoveCheck()()
 
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Can a move target take a cluster, pure: the kinds the cluster and its ClusterClass need there, which of them
@@ -35,7 +34,7 @@ class Need:
 
     @property
     def api(self) -> str:
-        return "%s/%s" % (self.group, self.version) if self.version else self.group
+        return f"{self.group}/{self.version}" if self.version else self.group
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ def template_needs(cluster_class: dict[str, Any], class_label: str) -> list[Need
     needs: list[Need] = []
     for ref in topology.class_template_refs(cluster_class):
         group, version = split_api_version(ref["api_version"])
-        why = "%s %s (%s)" % (class_label, ref["field"], ref["name"])
+        why = f"{class_label} {ref['field']} ({ref['name']})"
         needs.append(Need(group, version, ref["kind"], why))
         made = topology.created_kind(ref["kind"])
         if made:
@@ -70,17 +69,17 @@ def needed_kinds(cluster: dict[str, Any], cluster_class: Optional[dict[str, Any]
     topology-managed, its ``cluster_class``: the Cluster itself, its infrastructure and control plane
     references, the ClusterClass and every template it references with what is made from each."""
     namespace = dig(cluster, "metadata", "namespace")
-    label = "Cluster %s/%s" % (namespace, dig(cluster, "metadata", "name"))
+    label = f"Cluster {namespace}/{dig(cluster, 'metadata', 'name')}"
     needs = [Need(CORE_GROUP, contract, "Cluster", label)]
     for field in CLUSTER_REF_FIELDS:
         target = reference(dig(cluster, "spec", field), namespace)
         if target is not None and target.get("group") and target.get("kind"):
             needs.append(Need(target["group"], target.get("version"), target["kind"],
-                              "%s spec.%s (%s)" % (label, field, target["name"])))
+                              f"{label} spec.{field} ({target['name']})"))
     if cluster_class is not None:
         class_name, class_namespace = topology.class_of(cluster)
-        class_label = "ClusterClass %s/%s" % (class_namespace, class_name)
-        needs.append(Need(CORE_GROUP, contract, "ClusterClass", "%s spec.topology" % label))
+        class_label = f"ClusterClass {class_namespace}/{class_name}"
+        needs.append(Need(CORE_GROUP, contract, "ClusterClass", f"{label} spec.topology"))
         needs.extend(template_needs(cluster_class, class_label))
     return needs
 
@@ -100,13 +99,13 @@ def gap(need: Need, apis: TargetApis) -> Optional[str]:
     """Why the target cannot take objects of ``need``, or None when it serves them."""
     versions = apis.served.get(need.group) or []
     if not versions:
-        return "API group %s is not served" % need.group
+        return f"API group {need.group} is not served"
     if need.version and need.version not in versions:
-        return "%s is served only as %s" % (need.group, ", ".join(versions))
+        return f"{need.group} is served only as {', '.join(versions)}"
     wanted = [need.version] if need.version else versions
     if any(need.kind in apis.kinds.get((need.group, v), set()) for v in wanted):
         return None
-    return "%s does not serve kind %s" % (need.api, need.kind)
+    return f"{need.api} does not serve kind {need.kind}"
 
 
 def missing_kinds(needs: list[Need], apis: TargetApis) -> list[dict[str, Any]]:
@@ -137,22 +136,23 @@ def class_conflict(source_class: Optional[dict[str, Any]], target_class: Optiona
     differing = sorted(set(key for key in set(source_spec) | set(target_spec)
                            if source_spec.get(key) != target_spec.get(key)))
     metadata = source_class.get("metadata") or {}
-    return ("the target already has a different ClusterClass %s/%s (its spec differs in %s): clusterctl move "
-            "would overwrite it, changing every cluster that uses it there"
-            % (metadata.get("namespace"), metadata.get("name"), ", ".join("spec." + key for key in differing)))
+    differing_words = ", ".join("spec." + key for key in differing)
+    return (f"the target already has a different ClusterClass {metadata.get('namespace')}/{metadata.get('name')} "
+            f"(its spec differs in {differing_words}): clusterctl move would overwrite it, changing every cluster "
+            "that uses it there")
 
 
 def missing_words(entry: dict[str, Any]) -> str:
-    return "%s (%s: %s; needed by %s)" % (entry["kind"], entry["api"], entry["reason"], "; ".join(entry["needed_by"]))
+    return f"{entry['kind']} ({entry['api']}: {entry['reason']}; needed by {'; '.join(entry['needed_by'])})"
 
 
 def blockers(missing: list[dict[str, Any]], conflict: Optional[str]) -> list[str]:
     """The sentences the role fails with, before any write: every missing kind named, then the class conflict."""
     found = []
     if missing:
-        found.append("the target management cluster does not serve %d kind(s) the cluster needs there (install "
-                     "their providers on the target first): %s"
-                     % (len(missing), ", ".join(missing_words(entry) for entry in missing)))
+        missing_text = ", ".join(missing_words(entry) for entry in missing)
+        found.append(f"the target management cluster does not serve {len(missing)} kind(s) the cluster needs there "
+                     f"(install their providers on the target first): {missing_text}")
     if conflict:
         found.append(conflict)
     return found

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of cluster_move_check: read the Cluster and its ClusterClass on the source, the target's discovery
@@ -47,7 +46,7 @@ def read_class(capi: CapiService, namespace: str, name: str, contract: str,
     """The ClusterClass ``namespace/name`` read in ``contract``, or None when there is none."""
     try:
         return capi.get_object(CORE_GROUP, contract, namespace, CLASS_PLURAL, name,
-                               "reading ClusterClass %s/%s" % (namespace, name), deadline)
+                               f"reading ClusterClass {namespace}/{name}", deadline)
     except Exception as exc:  # pylint: disable=broad-except
         if is_status(exc, 404):
             return None
@@ -91,7 +90,7 @@ class ClusterMoveCheckRunner(ModuleRunner):
             return contract, cluster, None, []
         cluster_class = read_class(source, class_namespace, class_name, contract, self.deadline)
         if cluster_class is None:
-            missing_class = "its ClusterClass %s/%s is not on the source" % (class_namespace, class_name)
+            missing_class = f"its ClusterClass {class_namespace}/{class_name} is not on the source"
             return contract, cluster, None, [missing_class]
         return contract, cluster, cluster_class, []
 
