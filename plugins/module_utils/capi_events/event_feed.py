@@ -79,8 +79,8 @@ class EventFeed:
 
     def describe(self) -> str:
         where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
-        return "%s.%s/%s in %s%s" % (self.plural, self.group, self.version, where,
-                                     f" ({self.label_selector})" if self.label_selector else "")
+        selector = f" ({self.label_selector})" if self.label_selector else ""
+        return f"{self.plural}.{self.group}/{self.version} in {where}{selector}"
 
     def _request(self, **kwargs: Any) -> Any:
         if self.label_selector:
@@ -127,7 +127,7 @@ class EventFeed:
                 brought = False
             failures = 0 if brought else failures + 1
             if failures >= MAX_FAILURES:
-                raise FeedError("the watch of %s failed %d times in a row" % (self.describe(), failures))
+                raise FeedError(f"the watch of {self.describe()} failed {failures} times in a row")
             stop.wait(backoff(failures))
 
     def watch_once(self, emit: Callable[[str, Any], Any], stop: threading.Event) -> bool:
