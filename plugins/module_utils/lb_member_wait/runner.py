@@ -43,8 +43,8 @@ def cut(text: str) -> str:
     """``text``, cut at MESSAGE_CHARS characters with a note saying so."""
     if len(text) <= MESSAGE_CHARS:
         return text
-    return text[:MESSAGE_CHARS].rsplit(" ", 1)[0] + " ... (cut at %d characters; the result's members and missing " \
-        "have everything)" % MESSAGE_CHARS
+    return text[:MESSAGE_CHARS].rsplit(" ", 1)[0] + f" ... (cut at {MESSAGE_CHARS} characters; the result's members " \
+        "and missing have everything)"
 
 
 @dataclass(eq=False)
@@ -186,9 +186,9 @@ class MemberWaitRunner(ModuleRunner):
     def report(self, outcome: WaitResult) -> None:
         data = self.result_data()
         if self.wait_spec.state == "absent" and data["not_seen_at_start"]:
-            self.module.warn("members %s matched no member of pool %s at the first poll: if that is a typo, this "
-                             "wait proved nothing" % (", ".join(data["not_seen_at_start"]),
-                                                      lb_members.label(self.pool)))
+            self.module.warn(f"members {', '.join(data['not_seen_at_start'])} matched no member of pool "
+                             f"{lb_members.label(self.pool)} at the first poll: if that is a typo, this wait proved "
+                             "nothing")
         if outcome.succeeded:
             self.complete_members(self.deadline)
             self.module.exit(msg=outcome.verdict.message, **dict(self.result_data(), **self.monitor_data()))
