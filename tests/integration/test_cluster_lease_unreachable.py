@@ -4,6 +4,7 @@ requests (it has taken the Lease, it has come to its renewal), never timed: the 
 cluster and the Lease, and sends no other request to the management cluster."""
 
 import datetime
+import time
 
 from kubernetes import client as k8s_client
 
@@ -23,7 +24,7 @@ def start_role(cloud, playbooks, name, **role_vars):
                       "control_plane_rollout_kubeconfig": str(cloud.state_dir / "kubeconfig"),
                       "control_plane_rollout_cloud": "minicloud", "control_plane_rollout_poll_interval": 1,
                       # how long a Lease step tries (the renewal's retries against the outage)
-                      "control_plane_rollout_lease_wait_timeout": 8}, **role_vars)
+                      "control_plane_rollout_lease_wait_timeout": 5}, **role_vars)
     return _ModuleThread(lambda: playbooks.role(
         "flightcontrol.openstack.control_plane_rollout", role_vars=variables, timeout=300,
         keep=KEEP % ("false", "''"), keep_failure=KEEP % ("true", "ansible_failed_result.msg")))
@@ -97,3 +98,58 @@ def test_the_management_cluster_unreachable_at_a_renewal_stops_the_rollout(cloud
     assert hooks_left(cloud, name) == {}
     left = lease(cloud, name)
     assert left.spec.holder_identity == result["holder"]["id"], left  # not released: left to expire
+
+
+def wait_expired(cloud, name, timeout=60):
+    """The Lease once it has expired by this clock (its holder stopped renewing it: at most its duration)."""
+    deadline = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=timeout)
+    while True:
+        found = lease(cloud, name)
+        if not live_for(found, found.spec.holder_identity):
+            return found
+        assert datetime.datetime.now(datetime.timezone.utc) < deadline, found
+        time.sleep(0.2)
+
+
+def test_a_lease_lost_while_the_management_cluster_was_out_of_reach_is_not_taken_again(cloud, playbooks, run_in_process):
+    """The role's renewal before the guarded rollout gets no answer (its read is held) for longer than its Lease
+    (5 s): the Lease expires, another actor takes it over, acts and releases it. Once the renewal's read is
+    answered, the role finds the Lease released: it stops there naming the Lease, the cluster and how it was lost,
+    and takes it not again (a renewal that took a free Lease would go on as if it had held the cluster all along)."""
+    name = seed_cluster(cloud)
+    before = control_plane(cloud, name)
+    take = cloud.api.add_fault("kubernetes", method="POST", path=LEASES, gate=True, count=1)
+    renew = None
+    run = start_role(cloud, playbooks, name, control_plane_rollout_lease_duration=5,
+                     control_plane_rollout_pause_on_stuck=True)
+    try:
+        cloud.api.wait_held(take["id"], 1, timeout=GATE_TIMEOUT)
+        renew = cloud.api.add_fault("kubernetes", method="GET", path=LEASES + "/flightcontrol-" + name, gate=True,
+                                    count=1)
+        cloud.api.release_fault(take["id"])
+        take = None
+        cloud.api.wait_held(renew["id"], 1, timeout=GATE_TIMEOUT)
+        mine = wait_expired(cloud, name).spec.holder_identity
+        other = dict(kubeconfig=str(cloud.state_dir / "kubeconfig"), name=name, holder={"id": "other-run"})
+        taken = run_in_process("flightcontrol.openstack.cluster_lease", other)
+        assert taken["acquired"] is True and taken["taken_over_from"]["id"] == mine, taken
+        released = run_in_process("flightcontrol.openstack.cluster_lease", dict(other, state="released"))
+        assert released["released"] is True, released
+        cloud.api.request_counts("kubernetes", reset=True)
+        cloud.api.release_fault(renew["id"])
+        renew = None
+        outcome = run.result()
+    finally:
+        for rule in (take, renew):
+            if rule is not None:
+                cloud.api.release_fault(rule["id"])
+    result = outcome.result
+    assert result["failed"] is True and result["guarded"] is False, outcome.output
+    assert "stopped at task '%s'" % RENEWAL in result["msg"], result["msg"]
+    assert ("Lease default/flightcontrol-%s of cluster default/%s is no longer held by this run (holder %s): it was "
+            "released" % (name, name, mine)) in result["msg"], result["msg"]
+    writes = dict((method, paths) for method, paths in
+                  cloud.api.request_counts("kubernetes")["requests"].get("kubernetes", {}).items() if method != "GET")
+    assert writes == {}, writes  # the Lease not taken again, nothing else changed, the cluster not paused
+    assert lease(cloud, name).spec.holder_identity is None
+    assert control_plane(cloud, name) == before

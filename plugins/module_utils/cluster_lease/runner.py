@@ -141,9 +141,8 @@ class ClusterLeaseRunner(ModuleRunner):
             return None
         message = unreachable_message(options.name, options.namespace, options.state, options.renew_only, cause,
                                       self.last_seen, self.me.id, self.clock.time())
-        data = dict(exc.data) if isinstance(exc, FlightcontrolError) else {}
-        data.setdefault("lease", dict(name=lease_name(options.name), namespace=options.namespace))
-        return ModuleFailure(message, **data)
+        # no ``lease`` in the result: the roles read a result with one as a Lease held (cluster_move's target)
+        return ModuleFailure(message, **(exc.data if isinstance(exc, FlightcontrolError) else {}))
 
     def refuse_when_halted(self, deadline):
         """The fleet's halt (kubernetes.fleet_halt): no Lease is taken while it stands. Our own Lease is still
