@@ -37,6 +37,7 @@ ANNOTATED = [
     "module_utils/cluster_readiness",
     "module_utils/rollout_guard",
     "module_utils/cluster_info",
+    "module_utils/cluster_lease",
     "inventory",
 ]
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: cluster_lease
@@ -325,7 +326,7 @@ class ClusterLease(KubernetesModule):
     )
     number_ranges = dict(lease_duration=LEASE_SECONDS, timeout=SECONDS, poll_interval=POLL_SECONDS)
 
-    def run(self):
+    def run(self) -> None:
         holder = dict(self.params["holder"])
         holder["job_id"] = holder.get("job_id") or os.environ.get("JOB_ID") or None
         holder["host"] = holder.get("host") or socket.gethostname()
@@ -333,7 +334,7 @@ class ClusterLease(KubernetesModule):
         ClusterLeaseRunner(self, options).run()
 
 
-def main():
+def main() -> None:
     ClusterLease()()
 
 

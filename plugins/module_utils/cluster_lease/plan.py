@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The decisions of cluster_lease, pure: how a ``coordination.k8s.io/v1`` Lease stands for an actor (free, its own,
@@ -8,9 +7,11 @@ Time is the actor's wall clock against the ``renewTime`` the holder wrote (``acq
 a lease is live until ``renewTime + leaseDurationSeconds``. Clocks of the actors are assumed within seconds of
 each other (NTP); a lease duration is minutes, so a skew of seconds never lets a live lease be taken."""
 
+from __future__ import annotations
+
 import datetime
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional, cast
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.times import parse_utc
 
@@ -34,7 +35,7 @@ RENEW = "renew"        # our own Lease, its renewTime moved on
 WAIT = "wait"          # another actor holds it: wait or fail
 
 
-def lease_name(cluster):
+def lease_name(cluster: str) -> str:
     """The Lease of cluster ``cluster``, in the cluster's namespace."""
     return LEASE_PREFIX + cluster
 
@@ -50,17 +51,17 @@ class Holder:
     rulebook: Optional[str] = None
     action: Optional[str] = None
 
-    def details(self):
+    def details(self) -> dict[str, str]:
         return dict((field, getattr(self, field)) for field in DETAILS if getattr(self, field))
 
-    def describe(self):
+    def describe(self) -> str:
         """``AWX job 41 (host h, playbook fleet_rollout.yml, holder id x)``: the words a second actor reads."""
-        parts = ["%s %s" % (field.replace("_", " "), getattr(self, field))
+        parts = [f"{field.replace('_', ' ')} {getattr(self, field)}"
                  for field in ("host", "playbook", "rulebook", "action") if getattr(self, field)]
-        head = "AWX job %s" % self.job_id if self.job_id else "holder %s" % self.id
+        head = f"AWX job {self.job_id}" if self.job_id else f"holder {self.id}"
         if self.job_id:
-            parts.append("holder %s" % self.id)
-        return "%s (%s)" % (head, ", ".join(parts)) if parts else head
+            parts.append(f"holder {self.id}")
+        return f"{head} ({', '.join(parts)})" if parts else head
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class LeaseView:
     resource_version: Optional[str] = None
 
     @property
-    def expires_at(self):
+    def expires_at(self) -> Optional[float]:
         since = self.renewed_at if self.renewed_at is not None else self.acquired_at
         if since is None or not self.duration:
             return None
@@ -86,12 +87,12 @@ class LeaseView:
 ABSENT = LeaseView(exists=False)
 
 
-def _epoch(text):
+def _epoch(text: Optional[str]) -> Optional[float]:
     parsed = parse_utc(text)
     return parsed.timestamp() if parsed is not None else None
 
 
-def read_lease(obj):
+def read_lease(obj: Optional[dict[str, Any]]) -> LeaseView:
     """The LeaseView of a Lease object (a plain dict as the API returns it), ABSENT for None."""
     if obj is None:
         return ABSENT
@@ -107,7 +108,7 @@ def read_lease(obj):
                      resource_version=meta.get("resourceVersion"))
 
 
-def standing(view, me, now):
+def standing(view: LeaseView, me: Optional[str], now: float) -> str:
     """How the Lease ``view`` stands for actor id ``me`` at wall-clock ``now``: FREE, OURS, HELD or EXPIRED. A
     held Lease that says neither when it was renewed nor for how long cannot be live: EXPIRED."""
     if not view.exists or view.holder is None:
@@ -120,7 +121,7 @@ def standing(view, me, now):
     return HELD
 
 
-def acquire_step(view, me, now):
+def acquire_step(view: LeaseView, me: Optional[str], now: float) -> str:
     """What taking the Lease for ``me`` asks: CREATE, TAKE (a free or expired Lease), RENEW (ours) or WAIT."""
     found = standing(view, me, now)
     if found == FREE:
@@ -128,23 +129,24 @@ def acquire_step(view, me, now):
     return dict(ours=RENEW, expired=TAKE, held=WAIT)[found]
 
 
-def micro_time(now):
+def micro_time(now: float) -> str:
     """A Kubernetes MicroTime of wall-clock seconds ``now`` (``2026-05-01T10:00:00.123456Z``)."""
     return datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _annotations(holder):
+def _annotations(holder: Holder) -> dict[str, str]:
     return dict((ANNOTATION_PREFIX + field.replace("_", "-"), str(value))
                 for field, value in holder.details().items())
 
 
-def held_body(cluster, namespace, me, view, now, duration):
+def held_body(cluster: str, namespace: str, me: Holder, view: LeaseView, now: float,
+              duration: int) -> dict[str, Any]:
     """The Lease ``me`` writes to hold it for ``duration`` seconds from ``now``: a new one (``view`` ABSENT), or
     ``view`` updated on its resourceVersion (a renewal keeps acquireTime; a take counts a transition)."""
     renewing = view.holder is not None and view.holder.id == me.id
     acquired = view.acquired_at if renewing and view.acquired_at is not None else now
-    metadata = dict(name=lease_name(cluster), namespace=namespace, labels=dict(MANAGED_BY),
-                    annotations=_annotations(me))
+    metadata: dict[str, Any] = dict(name=lease_name(cluster), namespace=namespace, labels=dict(MANAGED_BY),
+                                    annotations=_annotations(me))
     if view.exists:
         metadata["resourceVersion"] = view.resource_version
     spec = dict(holderIdentity=me.id, leaseDurationSeconds=int(duration), acquireTime=micro_time(acquired),
@@ -153,7 +155,7 @@ def held_body(cluster, namespace, me, view, now, duration):
     return dict(apiVersion=API_VERSION, kind="Lease", metadata=metadata, spec=spec)
 
 
-def released_body(cluster, namespace, view, now):
+def released_body(cluster: str, namespace: str, view: LeaseView, now: float) -> dict[str, Any]:
     """Our Lease ``view`` released: nobody holds it (``holderIdentity`` empty), on its resourceVersion."""
     metadata = dict(name=lease_name(cluster), namespace=namespace, labels=dict(MANAGED_BY),
                     resourceVersion=view.resource_version)
@@ -162,12 +164,12 @@ def released_body(cluster, namespace, view, now):
     return dict(apiVersion=API_VERSION, kind="Lease", metadata=metadata, spec=spec)
 
 
-def holder_summary(view, now):
+def holder_summary(view: LeaseView, now: float) -> Optional[dict[str, Any]]:
     """The holder of ``view`` for results (None when nobody holds it)."""
     if view.holder is None:
         return None
     expires = view.expires_at
-    summary = dict(id=view.holder.id, description=view.holder.describe(), **view.holder.details())
+    summary: dict[str, Any] = dict(id=view.holder.id, description=view.holder.describe(), **view.holder.details())
     summary.update(acquired_at=micro_time(view.acquired_at) if view.acquired_at is not None else None,
                    renewed_at=micro_time(view.renewed_at) if view.renewed_at is not None else None,
                    lease_duration=view.duration,
@@ -175,21 +177,23 @@ def holder_summary(view, now):
     return summary
 
 
-def held_message(cluster, namespace, view, now):
-    """Why this actor may not act on the cluster: the Lease and who holds it, and until when."""
+def held_message(cluster: str, namespace: str, view: LeaseView, now: float) -> str:
+    """Why this actor may not act on the cluster: the Lease and who holds it (``view.holder``, not None), and
+    until when."""
+    holder = cast(Holder, view.holder)  # the caller found it held
     expires = view.expires_at
-    until = ("; it expires in %.0f s unless renewed" % (expires - now)) if expires is not None else ""
-    return ("Cluster %s/%s is being changed by another actor: %s holds Lease %s/%s%s%s" % (
-        namespace, cluster, view.holder.describe(), namespace, lease_name(cluster),
-        (" since %s" % micro_time(view.acquired_at)) if view.acquired_at is not None else "", until))
+    until = f"; it expires in {expires - now:.0f} s unless renewed" if expires is not None else ""
+    since = f" since {micro_time(view.acquired_at)}" if view.acquired_at is not None else ""
+    return (f"Cluster {namespace}/{cluster} is being changed by another actor: {holder.describe()} holds "
+            f"Lease {namespace}/{lease_name(cluster)}{since}{until}")
 
 
-def lease_words(cluster, namespace):
+def lease_words(cluster: str, namespace: str) -> str:
     """``Lease clusters/flightcontrol-prod-eu-1 of cluster clusters/prod-eu-1``: the Lease and its cluster."""
-    return "Lease %s/%s of cluster %s/%s" % (namespace, lease_name(cluster), namespace, cluster)
+    return f"Lease {namespace}/{lease_name(cluster)} of cluster {namespace}/{cluster}"
 
 
-def lost_message(cluster, namespace, view, me, now):
+def lost_message(cluster: str, namespace: str, view: LeaseView, me: Optional[str], now: float) -> str:
     """Why a renewal (``renew_only``) refuses: the Lease ``view`` is no longer ``me``'s (deleted, released, or
     another actor's), so another actor may have changed the cluster since ``me`` last renewed it."""
     if not view.exists:
@@ -198,21 +202,23 @@ def lost_message(cluster, namespace, view, me, now):
         how = "it was released (by an actor that took it over once it expired, or by hand)"
     else:
         expires = view.expires_at
-        how = "%s holds it now%s" % (view.holder.describe(), (", until %s unless renewed" % micro_time(expires))
-                                     if expires is not None and expires > now else "")
-    return ("%s is no longer held by this run (holder %s): %s; this run stops here rather than take it again, as "
-            "another actor may have changed the cluster since it was last renewed; nothing was changed" % (
-                lease_words(cluster, namespace), me, how))
+        until = f", until {micro_time(expires)} unless renewed" if expires is not None and expires > now else ""
+        how = f"{view.holder.describe()} holds it now{until}"
+    return (f"{lease_words(cluster, namespace)} is no longer held by this run (holder {me}): {how}; this run stops "
+            "here rather than take it again, as another actor may have changed the cluster since it was last "
+            "renewed; nothing was changed")
 
 
-def unreachable_message(cluster, namespace, state, renewing, cause, last_seen, me, now):
+def unreachable_message(cluster: str, namespace: str, state: str, renewing: bool, cause: str,
+                        last_seen: Optional[LeaseView], me: Optional[str], now: float) -> str:
     """Why a task on the Lease failed on the API (``cause``: the request's own failure). ``renewing``: a renewal
     between two steps, whose actor stops there. ``last_seen``: the Lease as last read in this task, or None."""
     verb = "released" if state == "released" else ("renewed" if renewing else "taken or renewed")
-    words = "%s could not be %s: %s" % (lease_words(cluster, namespace), verb, cause.rstrip("."))
-    expires = last_seen.expires_at if last_seen is not None and last_seen.holder is not None else None
-    if expires is not None and expires > now and last_seen.holder.id == me:
-        words += "; it is this run's until %s (in %.0f s) unless renewed" % (micro_time(expires), expires - now)
+    words = f"{lease_words(cluster, namespace)} could not be {verb}: {cause.rstrip('.')}"
+    mine = last_seen is not None and last_seen.holder is not None and last_seen.holder.id == me
+    expires = last_seen.expires_at if mine and last_seen is not None else None
+    if expires is not None and expires > now:
+        words += f"; it is this run's until {micro_time(expires)} (in {expires - now:.0f} s) unless renewed"
     if state == "released":
         return words + "; it is left to expire"
     if renewing:

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner of cluster_lease: take, renew or release the Lease that says which actor changes a cluster
@@ -8,9 +7,12 @@ Every write goes on what was just read: a create (409 AlreadyExists when another
 replace on the resourceVersion read (409 Conflict when another actor wrote in between). A lost race is read again
 and decided again, so of two actors exactly one holds the Lease."""
 
-from dataclasses import dataclass
-from typing import Optional
+from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Optional, cast
+
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError, ModuleFailure
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster, name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
@@ -31,6 +33,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes
     LeaseConflict,
     LeaseService,
 )
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.kubernetes.module_base import KubernetesModule
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_lease.plan import (
     acquire_step,
     CREATE,
@@ -41,6 +44,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.cluster_le
     Holder,
     holder_summary,
     lease_name,
+    LeaseView,
     lost_message,
     OURS,
     read_lease,
@@ -62,7 +66,7 @@ class ClusterLeaseOptions(ModuleOptions):
     name: str
     namespace: str
     state: str
-    holder: dict
+    holder: dict[str, Any]
     lease_duration: int
     wait: bool
     timeout: int
@@ -77,24 +81,28 @@ class ClusterLeaseOptions(ModuleOptions):
 class Attempt:
     """One try at the Lease: what it found first, what it stands at now, and what this task did."""
 
-    view: object
+    view: LeaseView
     first: Optional[str] = None   # standing at the first read
     done: Optional[str] = None    # CREATE, TAKE or RENEW once written
-    taken_over_from: Optional[dict] = None
+    taken_over_from: Optional[dict[str, Any]] = None
 
 
 class ClusterLeaseRunner(ModuleRunner):
     """cluster_lease's work. ``module`` is the module base it runs in (a ``KubernetesModule``); ``options`` what was
     asked."""
 
-    def __init__(self, module, options):
-        super().__init__(module, options)
-        self.leases = None
-        self.last_seen = None  # the Lease as last read in this task
-        self.me = Holder(**dict((key, None if value in (None, "") else str(value))
-                                for key, value in (options.holder or {}).items()))
+    module: KubernetesModule
+    options: ClusterLeaseOptions
 
-    def validate(self):
+    def __init__(self, module: KubernetesModule, options: ClusterLeaseOptions) -> None:
+        super().__init__(module, options)
+        self.leases: LeaseService = None  # type: ignore[assignment]  # run() connects it first
+        self.last_seen: Optional[LeaseView] = None  # the Lease as last read in this task
+        details: dict[str, Any] = dict((key, None if value in (None, "") else str(value))
+                                       for key, value in (options.holder or {}).items())
+        self.me = Holder(**details)
+
+    def validate(self) -> None:
         options = self.options
         check_cluster(options.name, options.namespace)
         problem = name_problem("the Lease name", lease_name(options.name))
@@ -104,12 +112,12 @@ class ClusterLeaseRunner(ModuleRunner):
             raise ModuleFailure("holder.id must not be empty: it is the spec.holderIdentity of the Lease, the same "
                                 "in every task of one run; nothing was changed")
 
-    def read(self, deadline):
+    def read(self, deadline: Deadline) -> LeaseView:
         options = self.options
         self.last_seen = read_lease(self.leases.get(lease_name(options.name), options.namespace, deadline))
         return self.last_seen
 
-    def run(self):
+    def run(self) -> None:
         self.validate()
         self.leases = LeaseService(self.module.connect())
         try:
@@ -121,9 +129,9 @@ class ClusterLeaseRunner(ModuleRunner):
             if failure is None:
                 raise
             raise failure from exc
-        return self.module.exit(**result)
+        self.module.exit(**result)
 
-    def act(self, deadline):
+    def act(self, deadline: Deadline) -> dict[str, Any]:
         options = self.options
         if options.state == "released":
             return self.release(deadline)
@@ -132,7 +140,7 @@ class ClusterLeaseRunner(ModuleRunner):
             return self.check(deadline)
         return self.hold(deadline)
 
-    def unreachable(self, exc):
+    def unreachable(self, exc: Exception) -> Optional[ModuleFailure]:
         """The failure of a task whose request to the API failed (``exc``), naming the Lease and the cluster and
         what the actor must do now; None for an exception that is no API failure."""
         options = self.options
@@ -144,7 +152,7 @@ class ClusterLeaseRunner(ModuleRunner):
         # no ``lease`` in the result: the roles read a result with one as a Lease held (cluster_move's target)
         return ModuleFailure(message, **(exc.data if isinstance(exc, FlightcontrolError) else {}))
 
-    def refuse_when_halted(self, deadline):
+    def refuse_when_halted(self, deadline: Deadline) -> None:
         """The fleet's halt (kubernetes.fleet_halt): no Lease is taken while it stands. Our own Lease is still
         renewed (this actor started before the halt, and stops at its next cluster); a renewal (``renew_only``)
         never takes one, so it does not read the halt."""
@@ -153,13 +161,13 @@ class ClusterLeaseRunner(ModuleRunner):
             return
         halt = read_halt(ConfigMapService(self.leases.kube).get(HALT_NAME, options.halt_namespace, deadline))
         if halt is not None:
-            raise ModuleFailure("Cluster %s/%s not started: %s; nothing was changed" % (
-                options.namespace, options.name, halt_message(halt)), halt=halt, changed=False,
-                lease=dict(name=lease_name(options.name), namespace=options.namespace))
+            raise ModuleFailure(f"Cluster {options.namespace}/{options.name} not started: {halt_message(halt)}; "
+                                "nothing was changed", halt=halt, changed=False,
+                                lease=dict(name=lease_name(options.name), namespace=options.namespace))
 
     # -- held ---------------------------------------------------------------------------------------------------
 
-    def try_once(self, deadline, attempt=None):
+    def try_once(self, deadline: Deadline, attempt: Optional[Attempt] = None) -> Attempt:
         """Read the Lease and take or renew it when it is free, ours or expired; after a lost race, again (at most
         RACE_ATTEMPTS times). The Attempt, ``done`` None while another actor holds it."""
         options = self.options
@@ -185,16 +193,16 @@ class ClusterLeaseRunner(ModuleRunner):
                 attempt.taken_over_from = holder_summary(view, now)
             attempt.view, attempt.done = read_lease(written), step
             return attempt
-        return attempt
+        return cast(Attempt, attempt)  # set by the loop's first read
 
-    def hold(self, deadline):
+    def hold(self, deadline: Deadline) -> dict[str, Any]:
         options = self.options
         if not options.wait:
             attempt, waited, polls = self.try_once(deadline), 0.0, 1
         else:
-            state = {}
+            state: dict[str, Attempt] = {}
 
-            def probe(probe_deadline):
+            def probe(probe_deadline: Deadline) -> Attempt:
                 state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
                 return state["attempt"]
             outcome = wait_for(probe, self.judge, deadline, poll_interval=options.poll_interval)
@@ -203,20 +211,20 @@ class ClusterLeaseRunner(ModuleRunner):
         if attempt.done is None:
             message = held_message(options.name, options.namespace, attempt.view, self.clock.time())
             if options.wait:
-                message += "; waited %.0f s (timeout %d s)" % (waited, options.timeout)
+                message += f"; waited {waited:.0f} s (timeout {options.timeout} s)"
             raise ModuleFailure(message + "; nothing was changed", **result)
         if attempt.taken_over_from:
-            self.module.warn("Lease %s/%s was taken over from %s, whose lease had expired" % (
-                options.namespace, lease_name(options.name), attempt.taken_over_from["description"]))
+            self.module.warn(f"Lease {options.namespace}/{lease_name(options.name)} was taken over from "
+                             f"{attempt.taken_over_from['description']}, whose lease had expired")
         return result
 
-    def judge(self, attempt, _elapsed):
+    def judge(self, attempt: Attempt, _elapsed: float) -> Verdict:
         if attempt.done is not None:
             return Verdict(DONE)
         options = self.options
         return Verdict(WAITING, held_message(options.name, options.namespace, attempt.view, self.clock.time()))
 
-    def report(self, attempt, waited, polls):
+    def report(self, attempt: Attempt, waited: float, polls: int) -> dict[str, Any]:
         options, now = self.options, self.clock.time()
         renewed = attempt.done == RENEW and attempt.first == OURS
         return dict(changed=attempt.done is not None,
@@ -227,7 +235,7 @@ class ClusterLeaseRunner(ModuleRunner):
                     taken_over_from=attempt.taken_over_from,
                     waited=round(waited, 1), polls=polls)
 
-    def check(self, deadline):
+    def check(self, deadline: Deadline) -> dict[str, Any]:
         """Check mode: read the Lease and say what taking it would do; nothing is written, no Lease is taken."""
         options = self.options
         view, now = self.read(deadline), self.clock.time()
@@ -242,21 +250,21 @@ class ClusterLeaseRunner(ModuleRunner):
 
     # -- released -----------------------------------------------------------------------------------------------
 
-    def release(self, deadline):
+    def release(self, deadline: Deadline) -> dict[str, Any]:
         """Release our Lease (holderIdentity cleared, on its resourceVersion); a Lease another actor holds is left
         as it is, with a warning: it took it over after ours expired."""
         options = self.options
-        result = dict(changed=False, lease=dict(name=lease_name(options.name), namespace=options.namespace),
-                      acquired=False, renewed=False, released=False, taken_over_from=None, waited=0.0, polls=1)
+        result: dict[str, Any] = dict(changed=False, lease=dict(name=lease_name(options.name), namespace=options.namespace),
+                                      acquired=False, renewed=False, released=False, taken_over_from=None,
+                                      waited=0.0, polls=1)
         for dummy in range(RACE_ATTEMPTS):
             view, now = self.read(deadline), self.clock.time()
             result["holder"] = holder_summary(view, now)
             if standing(view, self.me.id, now) != OURS:
                 if view.holder is not None:
-                    self.module.warn("Lease %s/%s is held by %s, not by this run (%s): left as it is; this run's "
-                                     "lease had expired and was taken over" % (
-                                         options.namespace, lease_name(options.name), view.holder.describe(),
-                                         self.me.id))
+                    self.module.warn(f"Lease {options.namespace}/{lease_name(options.name)} is held by "
+                                     f"{view.holder.describe()}, not by this run ({self.me.id}): left as it is; "
+                                     "this run's lease had expired and was taken over")
                 return result
             if options.check_mode:
                 return dict(result, changed=True)
@@ -265,5 +273,5 @@ class ClusterLeaseRunner(ModuleRunner):
             except LeaseConflict:
                 continue
             return dict(result, changed=True, released=True, holder=None)
-        raise ModuleFailure("Lease %s/%s kept changing while it was being released (%d attempts)" % (
-            options.namespace, lease_name(options.name), RACE_ATTEMPTS), **result)
+        raise ModuleFailure(f"Lease {options.namespace}/{lease_name(options.name)} kept changing while it was being "
+                            f"released ({RACE_ATTEMPTS} attempts)", **result)
