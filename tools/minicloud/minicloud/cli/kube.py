@@ -55,8 +55,8 @@ def _capi_fleet(cloud: Minicloud, args) -> None:
 
 def cmd_capi(cloud: Minicloud, args) -> int:
     if args.capi_area == "crds":
-        print_json(cloud.capo_crds() if args.capo_api_version is None else
-                   cloud.install_capo_crds(args.capo_api_version))
+        print_json(cloud.capo_crds(target=args.target) if args.capo_api_version is None else
+                   cloud.install_capo_crds(args.capo_api_version, target=args.target))
         return 0
     if args.capi_area == "provider":
         if args.mode is None:
@@ -184,6 +184,8 @@ def add_capi_verb(verbs) -> None:
     crds.add_argument("--capo-api-version", choices=("v1beta1", "v1beta2"),
                       help="install the CRDs of CAPO v0.15 (v1beta2; v1beta1 served too) or back to v0.14's "
                            "(v1beta1; refused while objects are kept at v1beta2)")
+    crds.add_argument("--target", action="store_true",
+                      help="on the move target API (kubernetes-target) instead of the main one")
     _add_capi_cluster(areas)
     _add_capi_fleet(areas)
     _add_capi_rollout_and_history(areas)

@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from minicloud.clusterctl import DEFAULT_VERSION, FAIL_ENV, NOTICE, TIMEOUT_ENV, VERSION_ENV, sequence
+from minicloud.clusterctl import DEFAULT_VERSION, FAIL_ENV, NOTICE, TIMEOUT_ENV, VERSION_ENV, sequence, versions
 from minicloud.clusterctl.sequence import MoveError, ref
 
 FAIL_POINTS = ("after-pause", "after-copy")
@@ -177,6 +177,7 @@ def _move(args, version: str) -> int:
         timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_BLOCK_MOVE_TIMEOUT)
         source = KubeApi(args.kubeconfig, args.kubeconfig_context)
         target = KubeApi(args.to_kubeconfig, args.to_kubeconfig_context) if args.to_kubeconfig else None
+        use_storage_versions(source, None if args.dry_run else target)
         Mover(source, target, version, block_move_timeout=timeout).move(namespace, dry_run=args.dry_run)
     except ApiException as exc:
         raise MoveError(f"the Kubernetes API answered {exc.status} {exc.reason}: {exc.body}") from None
@@ -187,6 +188,17 @@ def _move(args, version: str) -> int:
             raise MoveError(f"invalid kubeconfig: {exc}") from None
         raise
     return 0
+
+
+def use_storage_versions(source, target) -> dict[str, str]:
+    """clusterctl's discovery of the types to move: each kind at the version the source's CRD stores it at, read
+    and written there on both sides; refused (MoveError, nothing written) when ``target`` (None: a dry run) does
+    not serve one of them (:func:`versions.choose`)."""
+    chosen = versions.choose(source.crds(), target.crds() if target is not None else None)
+    for api in (source, target):
+        if api is not None:
+            api.use(chosen)
+    return chosen
 
 
 def _current_namespace(kubeconfig: str, context: str | None) -> str:

@@ -501,21 +501,21 @@ class Minicloud:
                            lb_provider, capo_api_version)
         return self._seed_capi_clusters([plan])[0]
 
-    def capo_crds(self) -> dict:
-        """The CAPO CRDs the (emulated) management cluster has: ``apiVersion`` (v1beta1: CAPO v0.14's, v1beta2:
-        v0.15's), ``release``, ``served`` and ``storage``."""
-        return self._kube_call(lambda admin: admin.capo_crds())
+    def capo_crds(self, target: bool = False) -> dict:
+        """The CAPO CRDs the (emulated) management cluster has (with ``target``: the move target API):
+        ``apiVersion`` (v1beta1: CAPO v0.14's, v1beta2: v0.15's), ``release``, ``served`` and ``storage``."""
+        return self._kube_call(lambda admin: admin.capo_crds(), target=target)
 
-    def install_capo_crds(self, api_version: str) -> dict:
-        """Install CAPO's CRDs of ``api_version`` on the emulated management cluster: ``v1beta2`` (v0.15: v1beta2
-        and v1beta1 served, discovery prefers v1beta2) or back to ``v1beta1`` (v0.14; refused while an
-        OpenStackCluster or OpenStackMachine is kept at v1beta2). ``create_capi_cluster(capo_api_version=
-        "v1beta2")`` installs v0.15's itself."""
+    def install_capo_crds(self, api_version: str, target: bool = False) -> dict:
+        """Install CAPO's CRDs of ``api_version`` on the emulated management cluster (with ``target``: on the move
+        target API): ``v1beta2`` (v0.15: v1beta2 and v1beta1 served, discovery prefers v1beta2) or back to
+        ``v1beta1`` (v0.14; refused while an OpenStackCluster or OpenStackMachine is kept at v1beta2).
+        ``create_capi_cluster(capo_api_version="v1beta2")`` installs v0.15's itself (on the main API)."""
         check_capo_api_version(api_version)
         if self._upstream():
             raise MinicloudError("the upstream control plane has no CAPO CRDs (its clusters run on CAPD's in-memory "
                                  "infrastructure); CAPO's API versions are the emulated plane's")
-        return self._kube_call(lambda admin: admin.install_capo_crds(api_version))
+        return self._kube_call(lambda admin: admin.install_capo_crds(api_version), target=target)
 
     def _upstream(self) -> UpstreamControlPlane | None:
         """The real control plane, when this cloud runs one (``up --kubernetes upstream``)."""
