@@ -218,8 +218,9 @@ code-shape: venv ## pytest tests/test_code_shape.py (no function over 60 lines i
 	$(VENV)/bin/python -m pytest tests/test_code_shape.py
 
 # mypy.ini: plugins/ checked for Python 3.9 as the package Ansible imports (through build/dev-collections)
-typecheck: venv dev-collection ## mypy over plugins/ (mypy.ini: for Python 3.9, the oldest the modules run on)
-	$(VENV)/bin/mypy -p ansible_collections.flightcontrol.openstack.plugins
+typecheck: venv dev-collection ## mypy over plugins/ and the EDA event source (mypy.ini: for Python 3.9, the oldest the modules run on)
+	$(VENV)/bin/mypy -p ansible_collections.flightcontrol.openstack.plugins \
+		-p ansible_collections.flightcontrol.openstack.extensions.eda.plugins
 
 # Workers of pytest-xdist for the integration tests: each has its own minicloud (the first one takes the cloud
 # in MINICLOUD_STATE_DIR when set). Most of their time is spent waiting for the cloud: on two cores, two workers

@@ -1,7 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: flightcontrol.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """capi_events: an ansible-rulebook event source for Cluster API control planes on a management cluster."""
+
+from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
@@ -131,9 +132,10 @@ import os
 import sys
 import threading
 import time
+from typing import Any, Callable, Mapping
 
 
-def _importable_collection():
+def _importable_collection() -> None:
     """ansible-rulebook runs a source as a plain file: make the collections folder this file is installed in
     importable (``ansible_collections.flightcontrol.openstack``), as ansible-core's loader does for modules."""
     try:
@@ -202,12 +204,11 @@ class SourceError(Exception):
     """The source cannot run; the message says why (and never quotes a credential)."""
 
 
-def parse_args(args):
+def parse_args(args: Mapping[str, Any] | None) -> dict[str, Any]:
     """The options, checked: unknown ones and wrong values are refused before any request."""
     unknown = sorted(set(args or {}) - set(KNOWN_OPTIONS))
     if unknown:
-        raise SourceError("capi_events: unknown option(s) %s (known: %s)" % (
-            ", ".join(unknown), ", ".join(KNOWN_OPTIONS)))
+        raise SourceError(f"capi_events: unknown option(s) {', '.join(unknown)} (known: {', '.join(KNOWN_OPTIONS)})")
     options = dict(args or {})
     namespaces = options.get("namespaces") or []
     if isinstance(namespaces, str):
@@ -220,16 +221,16 @@ def parse_args(args):
     if isinstance(topology_rollouts, str) and topology_rollouts.lower() in ("true", "false", "yes", "no"):
         topology_rollouts = topology_rollouts.lower() in ("true", "yes")
     if not isinstance(topology_rollouts, bool):
-        raise SourceError("capi_events: topology_rollouts must be true or false, got %r" % (topology_rollouts,))
+        raise SourceError(f"capi_events: topology_rollouts must be true or false, got {topology_rollouts!r}")
     options["topology_rollouts"] = topology_rollouts
     try:
         check_hostname_format(options["hostname_format"])
     except HostnameError as exc:
-        raise SourceError("capi_events: %s" % exc)
+        raise SourceError(f"capi_events: {exc}")
     return options
 
 
-def seconds_option(name, value):
+def seconds_option(name: str, value: Any) -> float:
     """``value`` of the seconds option ``name`` as a float, judged as the modules judge their numbers
     (``core.options.number_problem``: NaN and infinities refused, then the range), or SourceError."""
     try:
@@ -237,14 +238,14 @@ def seconds_option(name, value):
             raise TypeError(value)
         number = float(value)
     except (TypeError, ValueError):
-        raise SourceError("capi_events: %s must be a number of seconds, got %r" % (name, value))
+        raise SourceError(f"capi_events: {name} must be a number of seconds, got {value!r}")
     problem = number_problem(name, number, SECONDS_RANGES[name])
     if problem:
-        raise SourceError("capi_events: %s" % problem)
+        raise SourceError(f"capi_events: {problem}")
     return number
 
 
-def connect(options):
+def connect(options: Mapping[str, Any]) -> KubernetesClient:
     """A KubernetesClient from the options (and K8S_AUTH_*); a kubeconfig that cannot be used is refused
     with its kind of fault and position only (a parser's message may quote the file: credentials)."""
     if K8S_IMPORT_ERROR is not None:
@@ -254,50 +255,52 @@ def connect(options):
         return KubernetesClient(settings)
     except CONFIG_ERRORS as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = " at line %d column %d" % (mark.line + 1, mark.column + 1) if mark is not None else ""
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         reason = getattr(exc, "problem", None) if mark is not None else str(exc)
         for secret in (settings.get("api_key"), settings.get("password")):
             if secret and reason and secret in reason:
                 reason = type(exc).__name__
-        raise SourceError("capi_events: the Kubernetes connection settings cannot be used: %s%s" % (
-            reason or type(exc).__name__, where))
+        raise SourceError("capi_events: the Kubernetes connection settings cannot be used: "
+                          f"{reason or type(exc).__name__}{where}")
 
 
-def make_feeds(kube, options):
+def make_feeds(kube: KubernetesClient, options: Mapping[str, Any]) -> list[EventFeed]:
     """The feeds to follow (Clusters first, so that the objects of a cluster find it), after discovery."""
     deadline = Deadline.after(kube.clock, DISCOVERY_SECONDS)
     capi = CapiService(kube)
     try:
-        capi.discover(deadline)
-        contract = choose_version(capi.served, options.get("api_version"))
+        served = capi.discover(deadline)
+        contract = choose_version(served, options.get("api_version"))
         kcp_version = capi.version_for(CONTROL_PLANE_GROUP, contract)
         if kcp_version is None:
-            raise SourceError("capi_events: the Kubernetes API at %s does not serve %s: the KubeadmControlPlane "
-                              "CRD is not installed" % (kube.host, CONTROL_PLANE_GROUP))
+            raise SourceError(f"capi_events: the Kubernetes API at {kube.host} does not serve {CONTROL_PLANE_GROUP}: "
+                              "the KubeadmControlPlane CRD is not installed")
         kinds = [("cluster.x-k8s.io", contract, "Cluster"), (CONTROL_PLANE_GROUP, kcp_version, "KubeadmControlPlane"),
                  ("cluster.x-k8s.io", contract, "Machine")]
         plurals = [(g, v, capi.plural(g, v, k, deadline), k) for g, v, k in kinds]
     except FlightcontrolError as exc:
-        raise SourceError("capi_events: %s" % exc)
+        raise SourceError(f"capi_events: {exc}")
     except SourceError:
         raise
     except Exception as exc:  # pylint: disable=broad-except
-        raise SourceError("capi_events: discovering Cluster API at %s failed: %s" % (kube.host, _words(exc)))
+        raise SourceError(f"capi_events: discovering Cluster API at {kube.host} failed: {_words(exc)}")
     namespaces = options["namespaces"] or [None]
     return [EventFeed(kube, g, v, p, k, namespace, options.get("label_selector") if k == "Cluster" else None)
             for g, v, p, k in plurals for namespace in namespaces]
 
 
-def _words(exc):
-    if getattr(exc, "status", None):
-        return "HTTP %s: %s" % (exc.status, status_message(exc))
+def _words(exc: BaseException) -> str:
+    status = getattr(exc, "status", None)
+    if status:
+        return f"HTTP {status}: {status_message(exc)}"
     return str(exc) or type(exc).__name__
 
 
 class Runner:
     """The lists, the watch threads and the state; ``run`` puts the events on the queue."""
 
-    def __init__(self, queue, options, feeds, clock=time.time):
+    def __init__(self, queue: asyncio.Queue[dict[str, Any]], options: Mapping[str, Any], feeds: list[EventFeed],
+                 clock: Callable[[], float] = time.time) -> None:
         self.queue = queue
         self.options = options
         self.feeds = feeds
@@ -307,17 +310,23 @@ class Runner:
                                 guard_hook=options.get("guard_hook") or DEFAULT_GUARD_HOOK,
                                 topology_rollouts=bool(options.get("topology_rollouts")))
         self.stop = threading.Event()
-        self.inbox = None
-        self.loop = None
+        self.inbox: asyncio.Queue[tuple[EventFeed, str, Any]] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
 
-    async def put(self, events):
+    def _running(self) -> tuple[asyncio.AbstractEventLoop, asyncio.Queue[tuple[EventFeed, str, Any]]]:
+        """The loop and the inbox ``start`` made."""
+        if self.loop is None or self.inbox is None:
+            raise RuntimeError("Runner.start() must run before the events are followed")
+        return self.loop, self.inbox
+
+    async def put(self, events: list[dict[str, Any]]) -> None:
         for event in events:
             LOG.info("capi_events: %s %s/%s", event["type"], event["cluster"]["namespace"], event["cluster"]["name"])
             await self.queue.put(event)
         for action in self.state.hook_actions():
-            await self.loop.run_in_executor(None, self.write_hook, action)
+            await self._running()[0].run_in_executor(None, self.write_hook, action)
 
-    def write_hook(self, action):
+    def write_hook(self, action: dict[str, Any]) -> None:
         """Put the standing hook on a Machine (or take it off); a Machine already gone is no error."""
         feed = [f for f in self.feeds if f.kind == "Machine"][0]
         body = {"metadata": {"annotations": {action["annotation"]: action["value"]}}}
@@ -325,49 +334,53 @@ class Runner:
         try:
             kube.call(lambda: kube.custom.patch_namespaced_custom_object(
                 feed.group, feed.version, action["namespace"], feed.plural, action["name"], body),
-                "%s of Machine %s/%s" % (action["action"], action["namespace"], action["name"]),
+                f"{action['action']} of Machine {action['namespace']}/{action['name']}",
                 Deadline.after(kube.clock, HOOK_WRITE_SECONDS), kind=IDEMPOTENT)
         except Exception as exc:  # pylint: disable=broad-except
             if getattr(exc, "status", None) == 404:
                 return
-            raise SourceError("capi_events: could not %s the standing hook of Machine %s/%s: %s%s" % (
-                action["action"].replace("_", " "), action["namespace"], action["name"], _words(exc),
-                "; the credentials need the right to patch machines" if getattr(exc, "status", None) == 403 else ""))
+            verb = action["action"].replace("_", " ")
+            hint = "; the credentials need the right to patch machines" if getattr(exc, "status", None) == 403 else ""
+            raise SourceError(f"capi_events: could not {verb} the standing hook of Machine "
+                              f"{action['namespace']}/{action['name']}: {_words(exc)}{hint}")
         LOG.info("capi_events: %s Machine %s/%s (%s)", action["action"], action["namespace"], action["name"],
                  action["annotation"])
 
-    async def start(self):
+    async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.inbox = asyncio.Queue()
         for feed in self.feeds:
             items = await self.loop.run_in_executor(None, _guarded_list, feed)
             await self.put(self.state.relisted(feed.kind, feed.namespace, items, self.clock()))
         for feed in self.feeds:
-            thread = threading.Thread(target=self.follow, args=(feed,), name="capi-events-%s" % feed.plural)
+            thread = threading.Thread(target=self.follow, args=(feed,), name=f"capi-events-{feed.plural}")
             thread.daemon = True
             thread.start()
         LOG.info("capi_events: following %d feeds: %s", len(self.feeds), ", ".join(f.describe() for f in self.feeds))
 
-    def follow(self, feed):
-        def emit(effect, value):
-            self.loop.call_soon_threadsafe(self.inbox.put_nowait, (feed, effect, value))
+    def follow(self, feed: EventFeed) -> None:
+        loop, inbox = self._running()
+
+        def emit(effect: str, value: Any) -> None:
+            loop.call_soon_threadsafe(inbox.put_nowait, (feed, effect, value))
         try:
             feed.follow(emit, self.stop)
         except Exception as exc:  # pylint: disable=broad-except
             if not self.stop.is_set():
-                self.loop.call_soon_threadsafe(self.inbox.put_nowait, (feed, "error", exc))
+                loop.call_soon_threadsafe(inbox.put_nowait, (feed, "error", exc))
 
-    async def run(self):
+    async def run(self) -> None:
         await self.start()
+        inbox = self._running()[1]
         while True:
             try:
-                feed, effect, value = await asyncio.wait_for(self.inbox.get(), self.options["tick_seconds"])
+                feed, effect, value = await asyncio.wait_for(inbox.get(), self.options["tick_seconds"])
             except asyncio.TimeoutError:
                 await self.put(self.state.tick(self.clock()))
                 continue
             now = self.clock()
             if effect == "error":
-                raise SourceError("capi_events: %s" % (value if isinstance(value, FeedError) else _words(value)))
+                raise SourceError(f"capi_events: {value if isinstance(value, FeedError) else _words(value)}")
             if effect == RELIST:
                 events = self.state.relisted(feed.kind, feed.namespace, value, now)
             elif effect == DELETE:
@@ -376,22 +389,22 @@ class Runner:
                 events = self.state.observe(value, now)
             await self.put(events + self.state.tick(now))
 
-    def close(self):
+    def close(self) -> None:
         self.stop.set()
         for feed in self.feeds:
             feed.abort()
 
 
-def _guarded_list(feed):
+def _guarded_list(feed: EventFeed) -> list[dict[str, Any]]:
     try:
         return feed.list()
     except FeedError:
         raise
     except Exception as exc:  # pylint: disable=broad-except
-        raise FeedError("listing %s failed: %s" % (feed.describe(), _words(exc)))
+        raise FeedError(f"listing {feed.describe()} failed: {_words(exc)}")
 
 
-async def main(queue, args):
+async def main(queue: asyncio.Queue[dict[str, Any]], args: Mapping[str, Any] | None) -> None:
     """Follow the management cluster until cancelled; raises SourceError when it cannot."""
     options = parse_args(args)
     loop = asyncio.get_running_loop()
@@ -401,7 +414,7 @@ async def main(queue, args):
     try:
         await runner.run()
     except FeedError as exc:
-        raise SourceError("capi_events: %s" % exc)
+        raise SourceError(f"capi_events: {exc}")
     finally:
         runner.close()
 
@@ -411,7 +424,7 @@ if __name__ == "__main__":
     class MockQueue(asyncio.Queue):
         """Print the events."""
 
-        async def put(self, item):
+        async def put(self, item: Any) -> None:
             print(item)  # noqa: T201
 
     asyncio.run(main(MockQueue(), {}))
