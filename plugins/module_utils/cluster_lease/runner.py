@@ -13,7 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Optional, cast
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
-from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import FlightcontrolError, ModuleFailure
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import (
+    DeadlineExceeded,
+    FlightcontrolError,
+    ModuleFailure,
+)
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.names import check_cluster, name_problem
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.options import ModuleOptions, ModuleRunner
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.retry import MaybeCommitted
@@ -203,7 +207,12 @@ class ClusterLeaseRunner(ModuleRunner):
             state: dict[str, Attempt] = {}
 
             def probe(probe_deadline: Deadline) -> Attempt:
-                state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
+                try:
+                    state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
+                except DeadlineExceeded:
+                    if "attempt" not in state or state["attempt"].view.holder is None:
+                        raise
+                    # the timeout came during a request (a slow API): the last look, another actor's Lease, stands
                 return state["attempt"]
             outcome = wait_for(probe, self.judge, deadline, poll_interval=options.poll_interval)
             attempt, waited, polls = outcome.observation, outcome.elapsed, outcome.polls
