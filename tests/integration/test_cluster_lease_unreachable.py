@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
-"""control_plane_rollout holding its cluster's Lease while the management cluster goes away. Gated on the role's own
-requests (it has taken the Lease, it has come to its renewal), never timed: the role stops at its renewal, names the
-cluster and the Lease, and sends no other request to the management cluster."""
+"""control_plane_rollout and flight_check's repairs holding their cluster's Lease while the management cluster goes
+away. Gated on the role's own requests (it has taken the Lease, it has come to its renewal), never timed: the role
+stops at its renewal, names the cluster and the Lease, and changes nothing after it."""
 
 import datetime
 import time
@@ -10,7 +10,8 @@ from kubernetes import client as k8s_client
 
 from leases import lease
 from races import _ModuleThread
-from rollouts import KCP_GROUP, custom, hooks_left, kube_api, machines, seed_cluster
+from rollouts import KCP_GROUP, custom, hooks_left, machines, seed_cluster
+from test_flight_check import cluster, run_flight_check, unique  # noqa: F401  pylint: disable=unused-import
 
 GATE_TIMEOUT = 240  # ansible-playbook's start and the preflight, on a busy machine
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
@@ -153,3 +154,48 @@ def test_a_lease_lost_while_the_management_cluster_was_out_of_reach_is_not_taken
     assert writes == {}, writes  # the Lease not taken again, nothing else changed, the cluster not paused
     assert lease(cloud, name).spec.holder_identity is None
     assert control_plane(cloud, name) == before
+
+
+def test_the_repairs_stop_at_their_renewal_when_the_management_cluster_is_unreachable(cloud, cluster,
+                                                                                      run_flight_check):
+    """flight_check with its repairs: the management cluster is the second Kubernetes API (the move target's), the
+    workload cluster the first. The run takes the Lease there, audits the servers on the workload cluster, and
+    comes to its renewal before the security group repair; from there on the management cluster drops every
+    connection. The renewal fails naming the Lease and the cluster, and the repair, which needs nothing of the
+    management cluster, does not run: the port that lost the group stays as it was, no Neutron or Nova write."""
+    capi = unique("fc-lease")  # no Cluster object is needed for its Lease
+    variables = dict(cluster["vars"], flight_check_capi_cluster="default/" + capi, awx_job_id=5150,
+                     flight_check_management_kubeconfig=str(cloud.state_dir / "kubeconfig-target"),
+                     flight_check_lease_wait_timeout=3)
+    take = cloud.api.add_fault("kubernetes-target", method="POST", path=LEASES, gate=True, count=1)
+    renew = outage = None
+    run = _ModuleThread(lambda: run_flight_check(**variables))
+    try:
+        cloud.api.wait_held(take["id"], 1, timeout=GATE_TIMEOUT)
+        renew = cloud.api.add_fault("kubernetes-target", method="GET", path=LEASES + "/flightcontrol-" + capi,
+                                    gate=True, count=1)
+        cloud.api.release_fault(take["id"])
+        take = None
+        cloud.api.wait_held(renew["id"], 1, timeout=GATE_TIMEOUT)
+        held = lease(cloud, capi, kubeconfig="kubeconfig-target")
+        assert held is not None and held.spec.holder_identity.startswith("fc-"), held
+        cloud.requests(reset=True)
+        outage = cloud.api.add_fault("kubernetes-target", status="drop")
+        cloud.api.release_fault(renew["id"])
+        renew = None
+        proc, report = run.result()
+        after_fault = cloud.requests("kubernetes-target")["requests"].get("kubernetes-target", {})
+    finally:
+        for rule in (take, renew, outage):
+            if rule is not None:
+                cloud.api.release_fault(rule["id"])
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and report is None, output
+    assert ("Lease default/flightcontrol-%s of cluster default/%s could not be renewed" % (capi, capi)) in output, output
+    assert "TASK [flightcontrol.openstack.flight_check : Ensure the pod CIDR rules" not in output, output
+    assert cloud.writes() == {} and cloud.writes("compute") == {}
+    assert cluster["group"] not in cloud.sdk().network.get_port(cluster["lost_port"]).security_group_ids
+    assert set(after_fault) <= {"GET", "PUT"}, after_fault  # the renewal's own requests, nothing else
+    assert set(path for paths in after_fault.values() for path in paths) == {LEASES + "/flightcontrol-" + capi}
+    left = lease(cloud, capi, kubeconfig="kubeconfig-target")
+    assert left.spec.holder_identity == held.spec.holder_identity, left  # left to expire
