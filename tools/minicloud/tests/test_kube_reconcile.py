@@ -241,6 +241,10 @@ def test_nothing_moves_while_paused_and_the_pause_leaves_events(server, admin):
     wait_for(lambda: any(c["type"] == "Paused" for c in server.store.get(CLUSTER, "default", "held")["status"]
                          .get("conditions", [])), what="NotPaused first")
     pause(True)
+    # the controllers have seen the pause (on a busy machine their next pass may come after the sleep below)
+    wait_for(lambda: any(c["type"] == "Paused" and c["status"] == "True"
+                         for c in server.store.get(CLUSTER, "default", "held")["status"].get("conditions", [])),
+             what="the pause seen")
     worker = names(machines(server, "held", control_plane=False))[0]
     server.store.delete(MACHINE, "default", worker)
     time.sleep(0.5)

@@ -222,7 +222,7 @@ def test_sampler_samples_while_rolling_and_a_while_after(tmp_path):
     conn = FakeOpenStack()
     sampler = history.HistorySampler(tmp_path, lambda: [target], lambda: conn, clock=lambda: now[0], linger=2.0)
     sampler.tick()
-    target["phase"] = "Completed"
+    target["phase"], target["old"] = "Completed", []
     for now[0] in (101.0, 102.0, 102.5, 103.0):
         sampler.tick()
     assert [r["time"] for r in history.read_history(tmp_path, "default", "c")] == [100.0, 101.0, 102.0]
@@ -230,6 +230,24 @@ def test_sampler_samples_while_rolling_and_a_while_after(tmp_path):
     target["rollout"] = 0
     sampler.tick()
     assert conn.calls == 6
+
+
+def test_sampler_goes_on_after_completed_until_no_old_machine_is_left(tmp_path):
+    """KCP says Completed once its Machines are up to date; the last old Machine's deletion may end seconds later
+    on a busy machine (its server's delete): the history's end is its first sample without an old Machine."""
+    now = [100.0]
+    target = {"namespace": "default", "cluster": "c", "rollout": 1, "capoWait": "member", "phase": "Completed",
+              "pool_id": "p", "lb_id": "l", "old": ["o"], "new": ["n"], "released": ["o"]}
+    sampler = history.HistorySampler(tmp_path, lambda: [target], lambda: FakeOpenStack(), clock=lambda: now[0],
+                                     linger=2.0)
+    for now[0] in (100.0, 103.0, 106.0):
+        sampler.tick()
+    target["old"] = []
+    for now[0] in (107.0, 108.0, 109.5):
+        sampler.tick()
+    records = history.read_history(tmp_path, "default", "c")
+    assert [r["time"] for r in records] == [100.0, 103.0, 106.0, 107.0, 108.0]
+    assert records[2]["old"] == ["o"] and records[3]["old"] == []
 
 
 def test_other_pre_terminate_hooks_hold_it_only_from_kubernetes_1_31():

@@ -3,7 +3,7 @@
 ``capi/<namespace>.<cluster>.rollout.json``: the rollout controller's view (phase, machines,
 what it waits for), rewritten when it changes. ``capi/<namespace>.<cluster>.history.jsonl``:
 one record per sample, every ``interval`` seconds while a rollout runs and ``linger`` seconds
-after it completed (see :func:`record`).
+after it completed with no old Machine left (see :func:`record`).
 """
 
 from __future__ import annotations
@@ -105,7 +105,9 @@ class HistorySampler:
             key = (target["namespace"], target["cluster"])
             if target["rollout"] == 0:
                 continue
-            if target["phase"] != "Completed":
+            if target["phase"] != "Completed" or target["old"]:
+                # still rolling, or an old Machine still there (its deletion may end after KCP's Completed): the
+                # history's end is the first sample without one, then ``linger`` seconds more
                 self._until[key] = (target["rollout"], now + self.linger)
             elif self._until.get(key, (None, 0))[0] != target["rollout"]:
                 self._until[key] = (target["rollout"], now + self.linger)  # completed before we saw it roll
