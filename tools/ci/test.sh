@@ -6,12 +6,13 @@
 # - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
 # - beside the integration tests run two chains: the minicloud tests, then the role scenarios (molecule), on a
 #   cloud of their own; and the conformance tier on the real control plane (a cloud it starts) once its build is
-#   done; their output comes after the integration tests' (the integration tests leave a part of two cores idle,
-#   waiting for the cloud; these fill it: most of their time is waiting too).
+#   done, then its every-release tests on Cluster API v1.12 (another cloud). Their output comes after the
+#   integration tests' (the integration tests leave a part of two cores idle, waiting for the cloud; these fill
+#   it: most of their time is waiting too).
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
-# the scenarios (the conformance tier starts its own), on free ports in a temporary folder: they come up in the background while the checks run, and
-# are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set, that cloud is the first worker's
-# (left running) and the others are started here.
+# the scenarios (the conformance tier starts its own), on free ports in a temporary folder: they come up in the
+# background while the checks run, and are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set,
+# that cloud is the first worker's (left running) and the others are started here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 step=tools/ci/step.sh
@@ -20,12 +21,13 @@ workers="${INTEGRATION_WORKERS:-3}"
 
 "${step}" venv "${make}" venv
 
-# The real control plane of the conformance tier (etcd, kube-apiserver, Cluster API's managers) is built from its
-# Go modules in the background, at a lower priority than the tests (a warm cache builds nothing; a cold one takes
-# about 38 CPU-minutes).
+# The real control planes of the conformance tier (etcd, kube-apiserver, Cluster API's managers: v1.13, then v1.12's
+# managers for the tier's every-release tests) are built from their Go modules in the background, at a lower
+# priority than the tests (a warm cache builds nothing; a cold one takes about 38 CPU-minutes for v1.13).
 upstream_log="$(mktemp "${TMPDIR:-/tmp}/make-test-upstream.XXXXXX")"
 set -m  # a process group of its own: cleanup() stops the go build with it
-nice -n 10 bash tools/upstream/build.sh > "${upstream_log}" 2>&1 &
+nice -n 10 bash -c "bash tools/upstream/build.sh && bash tools/upstream/build.sh --capi v1.12" \
+    > "${upstream_log}" 2>&1 &
 upstream_build=$!
 set +m
 
@@ -102,10 +104,14 @@ background+=($!)
 (
     # the conformance tier from the start (most of its time is waiting for the real controllers), on a cloud of
     # its own once the background build is done: its output, then build.sh once more (nothing to do when it
-    # succeeded, its error if not)
+    # succeeded, its error if not); then the tests every supported release must pass, on Cluster API v1.12
     "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
-        cat '${upstream_log}'; bash tools/upstream/build.sh" || exit 1
-    "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes
+        cat '${upstream_log}'; bash tools/upstream/build.sh && bash tools/upstream/build.sh --capi v1.12" || exit 1
+    failed=0
+    "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes || failed=1
+    "${step}" --needs tests/conformance conformance-v1.12 "${make}" conformance-v1.12 COLLECTION_BUILT=yes \
+        || failed=1
+    exit "${failed}"
 ) > "${conformance_log}" 2>&1 &
 background+=($!)
 set +m
