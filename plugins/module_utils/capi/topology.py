@@ -25,7 +25,7 @@ itself: a server-side dry-run of the patch, whose answer keeps the field only wh
 """
 
 import copy
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     dig,
@@ -73,20 +73,27 @@ def topology_view(cluster: Optional[dict[str, Any]], control_plane: Optional[dic
             "rollout_after": dig(cluster, *ROLLOUT_AFTER_PATH)}
 
 
-def control_plane_as_wanted(cluster: Optional[dict[str, Any]],
-                            control_plane: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+def control_plane_as_wanted(cluster: Optional[dict[str, Any]], control_plane: Optional[dict[str, Any]],
+                            machine_versions: Collection[Optional[str]] = ()) -> Optional[dict[str, Any]]:
     """The control plane as the topology controller is about to write it: on a topology-managed Cluster, a copy of
-    ``control_plane`` whose ``spec.version`` is the Cluster's ``spec.topology.version`` and whose rollout time is the
-    later of its own and the Cluster's ``spec.topology.controlPlane.rollout.after``; otherwise ``control_plane`` as
-    it is. A change written to the Cluster (an upgrade, a rollout) reaches the control plane a pass of the topology
-    controller later, and its Machines' UpToDate conditions a pass of KCP after that: what the Machines are judged
-    against from the moment the Cluster changed."""
+    ``control_plane`` whose rollout time is the later of its own and the Cluster's
+    ``spec.topology.controlPlane.rollout.after``, and whose ``spec.version`` is the Cluster's
+    ``spec.topology.version`` unless the control plane is rolling to a version of its own (``machine_versions``, the
+    versions of its Machines: one of them differs from the control plane's). Otherwise ``control_plane`` as it is.
+
+    A change written to the Cluster (an upgrade, a rollout) reaches the control plane a pass of the topology
+    controller later, and its Machines' UpToDate conditions a pass of KCP after that: from the Cluster's change the
+    Machines are judged against it. An upgrade in steps (the topology controller writes an intermediate version
+    onto the control plane, or the Cluster's version was raised again during a rollout) is judged step by step:
+    while the control plane rolls to its version, its Machines of that version are the new ones; once every Machine
+    has it, they are old again if the Cluster wants another."""
     if not is_managed(cluster) or control_plane is None:
         return control_plane
     wanted = copy.deepcopy(control_plane)
     spec = wanted.setdefault("spec", {})
-    version = dig(cluster, "spec", "topology", "version")
-    if version:
+    version, own = dig(cluster, "spec", "topology", "version"), spec.get("version")
+    rolling_own = bool(own) and any(v and _bare(v) != _bare(own) for v in machine_versions)
+    if version and not rolling_own:
         spec["version"] = version
     asked = dig(cluster, *ROLLOUT_AFTER_PATH)
     asked_at, own_at = parse_kube_time(asked), parse_kube_time(rollout_after(control_plane))
@@ -96,6 +103,11 @@ def control_plane_as_wanted(cluster: Optional[dict[str, Any]],
         else:
             spec.setdefault("rollout", {})["after"] = asked
     return wanted
+
+
+def _bare(version: str) -> str:
+    """A Kubernetes version without its leading ``v`` (Machines and control planes write it either way)."""
+    return version[1:] if version.startswith("v") else version
 
 
 def rollout_after_patch(text: str) -> dict[str, Any]:

@@ -182,7 +182,8 @@ def held_message(cluster: str, namespace: str, view: LeaseView, now: float) -> s
     until when."""
     holder = cast(Holder, view.holder)  # the caller found it held
     expires = view.expires_at
-    until = f"; it expires in {expires - now:.0f} s unless renewed" if expires is not None else ""
+    until = ("" if expires is None else f"; it expires in {expires - now:.0f} s unless renewed" if expires > now
+             else f"; it expired {now - expires:.0f} s ago")
     since = f" since {micro_time(view.acquired_at)}" if view.acquired_at is not None else ""
     return (f"Cluster {namespace}/{cluster} is being changed by another actor: {holder.describe()} holds "
             f"Lease {namespace}/{lease_name(cluster)}{since}{until}")

@@ -89,6 +89,7 @@ class Attempt:
     first: Optional[str] = None   # standing at the first read
     done: Optional[str] = None    # CREATE, TAKE or RENEW once written
     taken_over_from: Optional[dict[str, Any]] = None
+    writing: bool = False         # a create or update of the Lease was sent and not answered yet
 
 
 class ClusterLeaseRunner(ModuleRunner):
@@ -188,11 +189,14 @@ class ClusterLeaseRunner(ModuleRunner):
             if step == WAIT:
                 return attempt
             body = held_body(options.name, options.namespace, self.me, view, now, options.lease_duration)
+            attempt.writing = True
             try:
                 written = (self.leases.create(body, deadline) if step == CREATE
                            else self.leases.replace(body, deadline))
             except (LeaseConflict, MaybeCommitted):
+                attempt.writing = False
                 continue  # read again: another actor won, or our own write went through unanswered
+            attempt.writing = False
             if standing(view, self.me.id, now) == EXPIRED:
                 attempt.taken_over_from = holder_summary(view, now)
             attempt.view, attempt.done = read_lease(written), step
@@ -210,9 +214,10 @@ class ClusterLeaseRunner(ModuleRunner):
                 try:
                     state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
                 except DeadlineExceeded:
-                    if "attempt" not in state or state["attempt"].view.holder is None:
-                        raise
-                    # the timeout came during a request (a slow API): the last look, another actor's Lease, stands
+                    last = state.get("attempt")
+                    if last is None or last.writing or standing(last.view, self.me.id, self.clock.time()) != HELD:
+                        raise  # no look yet, our own write may have gone through, or the Lease was not another's
+                    # the timeout came during a read (a slow API): the last look, another actor's live Lease, stands
                 return state["attempt"]
             outcome = wait_for(probe, self.judge, deadline, poll_interval=options.poll_interval)
             attempt, waited, polls = outcome.observation, outcome.elapsed, outcome.polls

@@ -321,7 +321,7 @@ class CapiRollout(ModuleRunner):
         now = self.clock.utc_now()
         # remember_start set the baseline and the floor at the first look
         baseline, min_healthy = cast("set[str]", progress.baseline), cast(int, progress.min_healthy)
-        wanted_kcp = self.control_plane_as_wanted(current_kcp, deadline)
+        wanted_kcp = self.control_plane_as_wanted(current_kcp, [dig(m, "spec", "version") for m in machines], deadline)
         data = [machine_data(m, wanted_kcp, baseline, now, progress.started_after) for m in machines]
         snapshot = plan.Snapshot(
             data, members, targets.has_monitor, min_healthy, self.options.hook_name,
@@ -334,7 +334,8 @@ class CapiRollout(ModuleRunner):
         self.note_gone(snapshot)
         return snapshot, current_kcp
 
-    def control_plane_as_wanted(self, current_kcp: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    def control_plane_as_wanted(self, current_kcp: dict[str, Any], machine_versions: list[Optional[str]],
+                                deadline: Deadline) -> dict[str, Any]:
         """On a ClusterClass cluster, the Cluster read again at each look: a new ``spec.topology.version`` or
         rollout time counts from the Cluster's change, before the topology controller and KCP have shown it (a guard
         started by that change, in follow mode, sees the old Machines as old from its first look)."""
@@ -343,7 +344,7 @@ class CapiRollout(ModuleRunner):
         targets: CapiTargets = self.targets
         cluster = self.capi.get_cluster(targets.cluster, targets.namespace, targets.contract, deadline)
         self.starter.cluster = cluster
-        return cast("dict[str, Any]", topology.control_plane_as_wanted(cluster, current_kcp))
+        return cast("dict[str, Any]", topology.control_plane_as_wanted(cluster, current_kcp, machine_versions))
 
     def remember_start(self, machines: list[dict[str, Any]], members: list[dict[str, Any]],
                        current_kcp: dict[str, Any]) -> None:

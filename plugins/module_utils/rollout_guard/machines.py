@@ -4,11 +4,13 @@
 
 Which Machines are old (to be replaced), in this order:
 
-1. the Machine's ``UpToDate`` condition (Cluster API v1.9+: ``status.conditions`` of v1beta2 objects,
-   ``status.v1beta2.conditions`` of v1beta1 ones) when it has one;
-2. the control plane's rollout time (v1beta1 ``spec.rolloutAfter``, v1beta2 ``spec.rollout.after``) when
+1. the control plane's rollout time (v1beta1 ``spec.rolloutAfter``, v1beta2 ``spec.rollout.after``) when
    it has passed: a Machine created before it is old, as KubeadmControlPlane decides;
-3. a Kubernetes version different from the control plane's;
+2. a Kubernetes version different from the control plane's (whatever the Machine's UpToDate condition still
+   says: KCP sets it a pass after the version changed; on a ClusterClass cluster the control plane is taken as
+   the topology controller is about to write it, ``capi/topology.control_plane_as_wanted``);
+3. the Machine's ``UpToDate`` condition (Cluster API v1.9+: ``status.conditions`` of v1beta2 objects,
+   ``status.v1beta2.conditions`` of v1beta1 ones) when it has one;
 4. otherwise a Machine present when the run began is old while the control plane reports fewer
    up-to-date replicas than replicas (a rollout someone else started); Machines that appear later are new.
 """

@@ -248,6 +248,12 @@ def test_sampler_goes_on_after_completed_until_no_old_machine_is_left(tmp_path):
     records = history.read_history(tmp_path, "default", "c")
     assert [r["time"] for r in records] == [100.0, 103.0, 106.0, 107.0, 108.0]
     assert records[2]["old"] == ["o"] and records[3]["old"] == []
+    # an old Machine kept for ever (another owner's hook): the history ends SETTLE seconds after Completed
+    target["rollout"], target["old"] = 2, ["kept"]
+    for now[0] in (200.0, 200.0 + history.SETTLE - 1, 200.0 + history.SETTLE + 1, 200.0 + history.SETTLE + 5):
+        sampler.tick()
+    assert [r["time"] for r in history.read_history(tmp_path, "default", "c", 2)] == [
+        200.0, 200.0 + history.SETTLE - 1, 200.0 + history.SETTLE + 1]
 
 
 def test_other_pre_terminate_hooks_hold_it_only_from_kubernetes_1_31():

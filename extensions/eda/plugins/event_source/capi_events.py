@@ -99,9 +99,10 @@ options:
         C(spec.topology.version), or a C(spec.topology.controlPlane.rollout.after) that has come), before the topology
         controller writes it onto the control plane, with C(topology) (class, version, rollout_after); the control
         plane's rollout that follows is the same rollout and is not reported again.
-      - Off by default. Without it such a rollout is reported from the control plane (reason C(version) or
-        C(rolloutAfter)) once KCP shows it, which is when the control-plane rollout's follow mode can see it: a
-        guard started at the Cluster's change finds every Machine still up to date and ends at once (docs/eda.md).
+      - Off by default, so that a rulebook written for plain clusters keeps its events as they were. Without it such
+        a rollout is reported from the control plane (reason C(version) or C(rolloutAfter)) once KCP shows it; with
+        the standing hook it is guarded either way. A guard started at the Cluster's change (follow mode) reads the
+        Cluster at each look and holds the old Machines from the start (docs/eda.md).
     type: bool
     default: false
   api_version:

@@ -102,3 +102,17 @@ def test_the_control_plane_as_wanted_takes_the_clusters_version_and_later_rollou
     assert topology.control_plane_as_wanted(upgraded, later)["spec"]["rollout"]["after"] == "2027-01-01T00:00:00Z"
     assert topology.control_plane_as_wanted(PLAIN, kcp2) is kcp2  # not topology-managed: as it is
     assert topology.control_plane_as_wanted(V1BETA2, None) is None
+
+
+def test_an_upgrade_in_steps_is_judged_step_by_step():
+    """The topology controller may write an intermediate version onto the control plane (an upgrade in steps, or
+    the Cluster's version raised again during a rollout): while the control plane rolls to it, its Machines of that
+    version are the new ones; once every Machine has it, the Cluster's version is wanted again."""
+    cluster = {**V1BETA2, "spec": {"topology": {**V1BETA2["spec"]["topology"], "version": "v1.33.0"}}}
+    kcp = {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "spec": {"version": "v1.32.0"}}
+    rolling = topology.control_plane_as_wanted(cluster, kcp, ["v1.31.0", "v1.32.0", None])
+    assert rolling["spec"]["version"] == "v1.32.0"
+    between = topology.control_plane_as_wanted(cluster, kcp, ["v1.32.0", "1.32.0"])
+    assert between["spec"]["version"] == "v1.33.0"
+    not_yet = topology.control_plane_as_wanted(cluster, {**kcp, "spec": {"version": "v1.31.0"}}, ["v1.31.0"] * 3)
+    assert not_yet["spec"]["version"] == "v1.33.0"  # the Cluster changed, the control plane not yet

@@ -423,3 +423,17 @@ def test_a_machine_of_another_version_is_old_whatever_its_up_to_date_condition_s
     upgraded = dict(machine, spec={"version": "v1.35.0"})
     assert machine_data(upgraded, topology.control_plane_as_wanted(cluster, as_read), {"a"}, NOW)["up_to_date"]
     assert machine_data(dict(machine, spec={"version": "1.34.0"}), as_read, {"a"}, NOW)["up_to_date"]  # v or not
+
+
+def test_in_an_upgrade_in_steps_the_intermediate_machines_are_the_replacements():
+    cluster = {"apiVersion": "cluster.x-k8s.io/v1beta2", "metadata": {"name": "c", "namespace": "n"},
+               "spec": {"topology": {"classRef": {"name": "k"}, "version": "v1.33.0"}}}
+    kcp = {"spec": {"version": "v1.32.0", "replicas": 1}}
+    fresh = {"status": {"conditions": [{"type": "UpToDate", "status": "True"}]}, "apiVersion": "cluster.x-k8s.io/v1beta2"}
+    old = dict(stored("a", "2025-06-01T10:00:00Z"), spec={"version": "v1.31.0"}, **fresh)
+    step = dict(stored("n1", "2025-06-01T11:00:00Z"), spec={"version": "v1.32.0"}, **fresh)
+    wanted = topology.control_plane_as_wanted(cluster, kcp, ["v1.31.0", "v1.32.0"])
+    assert not machine_data(old, wanted, {"a"}, NOW)["up_to_date"]
+    assert machine_data(step, wanted, {"a"}, NOW)["up_to_date"]
+    after_the_step = topology.control_plane_as_wanted(cluster, kcp, ["v1.32.0"])
+    assert not machine_data(step, after_the_step, {"a"}, NOW)["up_to_date"]  # the Cluster wants v1.33.0 next

@@ -19,6 +19,7 @@ from minicloud.kube.controllers import rollout
 FOLDER = "capi"
 INTERVAL = 0.25
 LINGER = 3.0
+SETTLE = 120.0
 
 
 def status_file(root: Path, namespace: str, cluster: str) -> Path:
@@ -91,12 +92,20 @@ class HistorySampler:
         self.clock = clock
         self.linger = linger
         self._until: dict[tuple[str, str], tuple[int, float]] = {}
+        # when each cluster's rollout (its number) was first seen Completed
+        self._completed: dict[tuple[str, str], tuple[int, float]] = {}
 
     def tick(self) -> None:
         revision = self.revision()
         if revision is not None and revision == self._idle_at:
             return  # no cluster rolls or lingers, and nothing changed since
         self._idle_at = revision if self._sample(self.clock()) == 0 else object()
+
+    def _completed_at(self, key: tuple[str, str], rollout_number: int, now: float) -> float:
+        seen = self._completed.get(key)
+        if seen is None or seen[0] != rollout_number:
+            seen = self._completed[key] = (rollout_number, now)
+        return seen[1]
 
     def _sample(self, now: float) -> int:
         """One sample of every cluster that rolls or lingers; returns how many were taken."""
@@ -105,9 +114,13 @@ class HistorySampler:
             key = (target["namespace"], target["cluster"])
             if target["rollout"] == 0:
                 continue
-            if target["phase"] != "Completed" or target["old"]:
-                # still rolling, or an old Machine still there (its deletion may end after KCP's Completed): the
-                # history's end is the first sample without one, then ``linger`` seconds more
+            if target["phase"] != "Completed":
+                self._completed.pop(key, None)
+                self._until[key] = (target["rollout"], now + self.linger)
+            elif target["old"] and now - self._completed_at(key, target["rollout"], now) < SETTLE:
+                # an old Machine still there after KCP's Completed (its deletion may end seconds later): the
+                # history's end is the first sample without one, then ``linger`` seconds more (one kept for ever, by
+                # a hook of someone else, ends it SETTLE seconds after Completed)
                 self._until[key] = (target["rollout"], now + self.linger)
             elif self._until.get(key, (None, 0))[0] != target["rollout"]:
                 self._until[key] = (target["rollout"], now + self.linger)  # completed before we saw it roll
