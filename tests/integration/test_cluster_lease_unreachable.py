@@ -6,8 +6,6 @@ stops at its renewal, names the cluster and the Lease, and changes nothing after
 import datetime
 import time
 
-from kubernetes import client as k8s_client
-
 from leases import lease
 from races import _ModuleThread
 from rollouts import KCP_GROUP, custom, hooks_left, machines, seed_cluster

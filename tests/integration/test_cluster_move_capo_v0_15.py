@@ -12,7 +12,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from minicloud.runtime.control import MinicloudError
-from test_cluster_move import capi, cluster, paused_condition, run_role, without_leases  # noqa: F401 - fixtures
+from test_cluster_move import capi, cluster, paused_condition, run_role, without_leases  # noqa: F401 pylint: disable=unused-import
 
 INFRA = "infrastructure.cluster.x-k8s.io"
 
