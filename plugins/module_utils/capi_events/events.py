@@ -409,7 +409,7 @@ class EventState:
         if remediated:
             rollout_id = f'{metadata.get("uid") or metadata.get("name")}/remediation/{",".join(remediated)}'  # type: ignore[arg-type]
         cluster = self._kcp_cluster(kcp)
-        if not remediated and self._from_topology(kcp, cluster):
+        if not remediated and self._from_topology(kcp, cluster, set(reason_of)):
             self.reported.add((ROLLOUT_STARTED, rollout_id))  # the Cluster's change reported it already
         if not self._new((ROLLOUT_STARTED, rollout_id)):
             return []
@@ -422,14 +422,19 @@ class EventState:
             old_machines=sorted(meta(m).get("name") for m, _w in old),
             machines=sorted(meta(m).get("name") for m in machines))]
 
-    def _from_topology(self, kcp, cluster):
+    def _from_topology(self, kcp, cluster, reasons):
         """Whether this control plane's rollout is the one a topology change of its Cluster reported: the control
-        plane now asks the version or the rollout time the Cluster asked (then the note is dropped)."""
-        asked = self.topology_rollouts.get((meta(kcp).get("namespace"), cluster))
-        if not asked or not takes_topology(kcp, asked):
+        plane now asks the version or the rollout time the Cluster asked (then the note is dropped), or, while an
+        upgrade the Cluster asked is under way, another version only (``reasons``: why its Machines are old): a step
+        of an upgrade in steps (an intermediate version the topology controller writes first), the same rollout."""
+        key = (meta(kcp).get("namespace"), cluster)
+        asked = self.topology_rollouts.get(key)
+        if not asked:
             return False
-        self.topology_rollouts.pop((meta(kcp).get("namespace"), cluster), None)
-        return True
+        if takes_topology(kcp, asked):
+            self.topology_rollouts.pop(key, None)
+            return True
+        return bool(asked.get("version")) and reasons == {"version"}
 
     def _topology(self, cluster, now):
         """A ClusterClass cluster's rollout asked on the Cluster: its topology version changed, or its rollout

@@ -291,6 +291,22 @@ def test_a_later_control_plane_change_is_a_rollout_of_its_own():
     assert types(out) == ["rollout_started"] and out[0]["rollout_id"] == "kcp-alpha/3"
 
 
+def test_an_upgrade_in_steps_is_one_rollout_until_the_control_plane_asks_the_clusters_version():
+    """The topology controller may write an intermediate version onto the control plane first (an upgrade in
+    steps): each step is the rollout the Cluster's change reported, not a rollout of its own (whose guard would only
+    fail on the first one's Lease)."""
+    state = class_seeded()[0]
+    assert types(state.observe(class_cluster(version="v1.36.0", generation=2), T0 + 1)) == ["rollout_started"]
+    assert state.observe(kcp(k8s="v1.35.0", generation=2, status={"replicas": 3, "upToDateReplicas": 0}),
+                         T0 + 2) == [], "the intermediate step"
+    assert state.observe(kcp(k8s="v1.36.0", generation=3, status={"replicas": 3, "upToDateReplicas": 0}),
+                         T0 + 3) == [], "the last step, the version the Cluster asked"
+    changed = kcp(k8s="v1.36.0", generation=4)
+    changed["spec"]["machineTemplate"]["infrastructureRef"]["name"] = "tmpl-2"
+    changed["status"] = {"replicas": 3, "upToDateReplicas": 2}
+    assert types(state.observe(changed, T0 + 4)) == ["rollout_started"], "the note was dropped at the last step"
+
+
 def test_a_topology_rollout_time_counts_once_it_has_come():
     state = class_seeded()[0]
     asked = class_cluster(after=AFTER, generation=2)
