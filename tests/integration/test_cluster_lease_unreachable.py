@@ -41,6 +41,35 @@ def control_plane(cloud, name):
                                  m["metadata"].get("deletionTimestamp")) for m in machines(cloud, name)))
 
 
+class RenewalGate:
+    """The role held at its first renewal of the Lease on ``service``: its take's create is gated (the gate is set
+    here, before the role starts), then, from :meth:`hold`, the renewal's read. :meth:`answer` lets the held read
+    through; :meth:`close` lifts whatever is still set (at the end, whatever happened)."""
+
+    def __init__(self, cloud, service, cluster_name):
+        self.api, self.service, self.path = cloud.api, service, LEASES + "/flightcontrol-" + cluster_name
+        self.take = self.api.add_fault(service, method="POST", path=LEASES, gate=True, count=1)
+        self.renew = None
+
+    def hold(self):
+        """Once the take's create is held, gate the next read of the Lease (the renewal's), let the take through
+        and wait until the renewal's read is held."""
+        self.api.wait_held(self.take["id"], 1, timeout=GATE_TIMEOUT)
+        self.renew = self.api.add_fault(self.service, method="GET", path=self.path, gate=True, count=1)
+        self.api.release_fault(self.take["id"])
+        self.take = None
+        self.api.wait_held(self.renew["id"], 1, timeout=GATE_TIMEOUT)
+
+    def answer(self):
+        self.api.release_fault(self.renew["id"])
+        self.renew = None
+
+    def close(self):
+        for rule in (self.take, self.renew):
+            if rule is not None:
+                self.api.release_fault(rule["id"])
+
+
 def live_for(found, holder):
     """The Lease ``found`` is ``holder``'s and live by this clock."""
     renewed = found.spec.renew_time
@@ -56,30 +85,22 @@ def test_the_management_cluster_unreachable_at_a_renewal_stops_the_rollout(cloud
     expire, still the role's."""
     name = seed_cluster(cloud, control_plane=1)  # no rollout runs: one Machine is enough
     before = control_plane(cloud, name)
-    take = cloud.api.add_fault("kubernetes", method="POST", path=LEASES, gate=True, count=1)
-    renew = outage = None
+    gate, outage = RenewalGate(cloud, "kubernetes", name), None
     run = start_role(cloud, playbooks, name, control_plane_rollout_pause_on_stuck=True)
     try:
-        cloud.api.wait_held(take["id"], 1, timeout=GATE_TIMEOUT)
-        # from the take's create on, the next read of the Lease is the renewal's
-        renew = cloud.api.add_fault("kubernetes", method="GET", path=LEASES + "/flightcontrol-" + name, gate=True,
-                                    count=1)
-        cloud.api.release_fault(take["id"])
-        take = None
-        cloud.api.wait_held(renew["id"], 1, timeout=GATE_TIMEOUT)
+        gate.hold()  # from the take's create on, the next read of the Lease is the renewal's
         held = lease(cloud, name)
         assert held is not None and held.spec.holder_identity.startswith("fc-"), held
         assert live_for(held, held.spec.holder_identity), held
         cloud.api.request_counts("kubernetes", reset=True)
         outage = cloud.api.add_fault("kubernetes", status="drop")
-        cloud.api.release_fault(renew["id"])  # the held read is answered; every request after it is dropped
-        renew = None
+        gate.answer()  # the held read is answered; every request after it is dropped
         outcome = run.result()
         after_fault = cloud.api.request_counts("kubernetes")["requests"].get("kubernetes", {})
     finally:
-        for rule in (take, renew, outage):
-            if rule is not None:
-                cloud.api.release_fault(rule["id"])
+        gate.close()
+        if outage is not None:
+            cloud.api.release_fault(outage["id"])
     result = outcome.result
     assert result["failed"] is True and result["guarded"] is False, outcome.output
     assert "stopped at task '%s'" % RENEWAL in result["msg"], result["msg"]
@@ -117,17 +138,11 @@ def test_a_lease_lost_while_the_management_cluster_was_out_of_reach_is_not_taken
     and takes it not again (a renewal that took a free Lease would go on as if it had held the cluster all along)."""
     name = seed_cluster(cloud, control_plane=1)  # no rollout runs: one Machine is enough
     before = control_plane(cloud, name)
-    take = cloud.api.add_fault("kubernetes", method="POST", path=LEASES, gate=True, count=1)
-    renew = None
+    gate = RenewalGate(cloud, "kubernetes", name)
     run = start_role(cloud, playbooks, name, control_plane_rollout_lease_duration=5,
                      control_plane_rollout_pause_on_stuck=True)
     try:
-        cloud.api.wait_held(take["id"], 1, timeout=GATE_TIMEOUT)
-        renew = cloud.api.add_fault("kubernetes", method="GET", path=LEASES + "/flightcontrol-" + name, gate=True,
-                                    count=1)
-        cloud.api.release_fault(take["id"])
-        take = None
-        cloud.api.wait_held(renew["id"], 1, timeout=GATE_TIMEOUT)
+        gate.hold()
         mine = wait_expired(cloud, name).spec.holder_identity
         other = dict(kubeconfig=str(cloud.state_dir / "kubeconfig"), name=name, holder={"id": "other-run"})
         taken = run_in_process("flightcontrol.openstack.cluster_lease", other)
@@ -135,13 +150,10 @@ def test_a_lease_lost_while_the_management_cluster_was_out_of_reach_is_not_taken
         released = run_in_process("flightcontrol.openstack.cluster_lease", dict(other, state="released"))
         assert released["released"] is True, released
         cloud.api.request_counts("kubernetes", reset=True)
-        cloud.api.release_fault(renew["id"])
-        renew = None
+        gate.answer()
         outcome = run.result()
     finally:
-        for rule in (take, renew):
-            if rule is not None:
-                cloud.api.release_fault(rule["id"])
+        gate.close()
     result = outcome.result
     assert result["failed"] is True and result["guarded"] is False, outcome.output
     assert "stopped at task '%s'" % RENEWAL in result["msg"], result["msg"]
@@ -165,28 +177,21 @@ def test_the_repairs_stop_at_their_renewal_when_the_management_cluster_is_unreac
     variables = dict(cluster["vars"], flight_check_capi_cluster="default/" + capi, awx_job_id=5150,
                      flight_check_management_kubeconfig=str(cloud.state_dir / "kubeconfig-target"),
                      flight_check_lease_wait_timeout=3)
-    take = cloud.api.add_fault("kubernetes-target", method="POST", path=LEASES, gate=True, count=1)
-    renew = outage = None
+    gate, outage = RenewalGate(cloud, "kubernetes-target", capi), None
     run = _ModuleThread(lambda: run_flight_check(**variables))
     try:
-        cloud.api.wait_held(take["id"], 1, timeout=GATE_TIMEOUT)
-        renew = cloud.api.add_fault("kubernetes-target", method="GET", path=LEASES + "/flightcontrol-" + capi,
-                                    gate=True, count=1)
-        cloud.api.release_fault(take["id"])
-        take = None
-        cloud.api.wait_held(renew["id"], 1, timeout=GATE_TIMEOUT)
+        gate.hold()
         held = lease(cloud, capi, kubeconfig="kubeconfig-target")
         assert held is not None and held.spec.holder_identity.startswith("fc-"), held
         cloud.requests(reset=True)
         outage = cloud.api.add_fault("kubernetes-target", status="drop")
-        cloud.api.release_fault(renew["id"])
-        renew = None
+        gate.answer()
         proc, report = run.result()
         after_fault = cloud.requests("kubernetes-target")["requests"].get("kubernetes-target", {})
     finally:
-        for rule in (take, renew, outage):
-            if rule is not None:
-                cloud.api.release_fault(rule["id"])
+        gate.close()
+        if outage is not None:
+            cloud.api.release_fault(outage["id"])
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0 and report is None, output
     assert ("Lease default/flightcontrol-%s of cluster default/%s could not be renewed" % (capi, capi)) in output, output
