@@ -44,13 +44,19 @@ def test_ovn_replacement_online_at_creation_releases_only_after_the_window():
     assert action.kind == rollout_plan.RELEASE and action.machines == ("a",)
 
 
-def test_ovn_replacement_that_goes_error_in_the_window_never_releases():
+def _error_in_the_window(stepper, names):
+    """On ovn a new member that goes ERROR within its monitor window releases nothing, however long the run waits
+    (``stepper``: one step of capi mode or of direct mode; ``names``: the old members)."""
     history = sv.ServingHistory(sv.ServingRule("ovn", CAPO))
-    old = [member(n) for n in "abc"]
-    step(history, old, T0)
-    step(history, old + [member("n1", created=None)], T0 + 1)
+    old = [member(n) for n in names]
+    stepper(history, old, T0)
+    stepper(history, old + [member("n1", created=None)], T0 + 1)
     for now in (T0 + 30, T0 + 40, T0 + 100):
-        assert step(history, old + [member("n1", "ERROR", created=None)], now).kind == rollout_plan.WAIT
+        assert stepper(history, old + [member("n1", "ERROR", created=None)], now).kind == rollout_plan.WAIT
+
+
+def test_ovn_replacement_that_goes_error_in_the_window_never_releases():
+    _error_in_the_window(step, "abc")
 
 
 def test_amphora_online_replacement_releases_at_once():
@@ -98,12 +104,7 @@ def test_direct_mode_on_ovn_deletes_no_old_member_before_the_new_one_was_online_
 
 
 def test_direct_mode_on_ovn_a_new_member_that_goes_error_in_the_window_releases_nothing():
-    history = sv.ServingHistory(sv.ServingRule("ovn", CAPO))
-    old = [member(n) for n in "abcd"]
-    direct_step(history, old, T0)
-    direct_step(history, old + [member("n1", created=None)], T0 + 1)
-    for now in (T0 + 30, T0 + 40, T0 + 100):
-        assert direct_step(history, old + [member("n1", "ERROR", created=None)], now).kind == rollout_plan.WAIT
+    _error_in_the_window(direct_step, "abcd")
 
 
 def test_direct_mode_without_the_judge_keeps_the_plain_rule():
