@@ -148,6 +148,11 @@ def replica_counts(control_plane: Optional[dict]) -> Tuple[Optional[int], Option
 ROLLOUT_AFTER_PATHS = (("spec", "rolloutAfter"), ("spec", "rollout", "after"))
 
 
+def bare_version(version: str) -> str:
+    """A Kubernetes version without its leading ``v`` (Machines and control planes write it either way)."""
+    return version[1:] if version.startswith("v") else version
+
+
 def parse_kube_time(text: Optional[str]) -> Optional[datetime.datetime]:
     """An RFC 3339 time (as Kubernetes writes it) as an aware datetime, whole seconds, or None."""
     if not text:

@@ -28,6 +28,7 @@ import copy
 from typing import Any, Collection, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
+    bare_version,
     dig,
     meta,
     parse_kube_time,
@@ -92,7 +93,7 @@ def control_plane_as_wanted(cluster: Optional[dict[str, Any]], control_plane: Op
     wanted = copy.deepcopy(control_plane)
     spec = wanted.setdefault("spec", {})
     version, own = dig(cluster, "spec", "topology", "version"), spec.get("version")
-    rolling_own = bool(own) and any(v and _bare(v) != _bare(own) for v in machine_versions)
+    rolling_own = bool(own) and any(v and bare_version(v) != bare_version(own) for v in machine_versions)
     if version and not rolling_own:
         spec["version"] = version
     asked = dig(cluster, *ROLLOUT_AFTER_PATH)
@@ -103,11 +104,6 @@ def control_plane_as_wanted(cluster: Optional[dict[str, Any]], control_plane: Op
         else:
             spec.setdefault("rollout", {})["after"] = asked
     return wanted
-
-
-def _bare(version: str) -> str:
-    """A Kubernetes version without its leading ``v`` (Machines and control planes write it either way)."""
-    return version[1:] if version.startswith("v") else version
 
 
 def rollout_after_patch(text: str) -> dict[str, Any]:

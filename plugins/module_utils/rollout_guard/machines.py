@@ -22,6 +22,7 @@ from typing import Any, Collection, Optional
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.capi.objects import (
     PRE_DRAIN_HOOK_PREFIX,
+    bare_version,
     condition_holds,
     dig,
     new_condition,
@@ -136,7 +137,7 @@ def machine_data(machine: dict[str, Any], kcp: Optional[dict[str, Any]], baselin
         # the control plane replaces every Machine created before its rollout time: until it has seen the new
         # time, the Machine's UpToDate condition still says True (Cluster API v1.12's KCP)
         up_to_date, why = False, "created before the rollout time"
-    elif version and wanted and version.lstrip("v") != wanted.lstrip("v"):
+    elif version and wanted and bare_version(version) != bare_version(wanted):
         # the control plane replaces every Machine of another version: until KCP has seen the new version (or the
         # topology controller has written it), the Machine's UpToDate condition still says True
         up_to_date, why = False, f"version {version}, control plane wants {wanted}"
