@@ -28,10 +28,12 @@ from playbook_runner import PlaybookRunner
 UP_TIMEOUT = 300
 
 
-# Modules whose tests take a minute or so (real rollouts, the whole flight check, the fuzz sample), run first:
+# Modules whose tests take a minute or more (real rollouts, fleet waves, the whole flight check, the fuzz sample), run
+# first, the longest first:
 # with pytest-xdist's worksteal, a long test started last keeps one worker busy while the other has nothing left.
-LONG_FIRST = ("test_rollout_property.py", "test_fleet_runner.py", "test_rollout_guard_direct.py",
-              "test_flight_check.py", "test_fuzz_modules.py", "test_cluster_move.py")
+LONG_FIRST = ("test_fleet_waves.py", "test_rollout_property.py", "test_fleet_runner.py",
+              "test_rollout_guard_stop_failure.py", "test_rollout_guard_direct.py", "test_flight_check.py",
+              "test_fuzz_modules.py", "test_cluster_move.py")
 
 
 def pytest_collection_modifyitems(items):

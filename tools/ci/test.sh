@@ -3,12 +3,12 @@
 # and the checks stop the run at their first failure; the integration tests and the steps beside them all run to
 # their end, and the run fails if any of them failed; the last step checks that nothing of the test clouds is still
 # running. Where the machine has cores to spare, steps run side by side:
+# - from the start (right after `make venv`), the conformance tier on the real control plane (a cloud it starts),
+#   once its build is done, then its every-release tests on Cluster API v1.12 (another cloud): the longest chain
+#   (most of its time is waiting for the real controllers), on a copy of the collection of its own;
 # - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
-# - beside the integration tests run two chains: the minicloud tests, then the role scenarios (molecule), on a
-#   cloud of their own; and the conformance tier on the real control plane (a cloud it starts) once its build is
-#   done, then its every-release tests on Cluster API v1.12 (another cloud). Their output comes after the
-#   integration tests' (the integration tests leave a part of two cores idle, waiting for the cloud; these fill
-#   it: most of their time is waiting too).
+# - beside the integration tests runs the other chain: the minicloud tests, then the role scenarios (molecule), on
+#   a cloud of their own. The chains' output comes after the integration tests'.
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
 # the scenarios (the conformance tier starts its own), on free ports in a temporary folder: they come up in the
 # background while the checks run, and are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set,
@@ -39,6 +39,7 @@ if [ -n "${MINICLOUD_STATE_DIR:-}" ]; then
 fi
 for ((i = first; i < workers; i++)); do clouds+=("${root}/cloud-${i}"); done
 scenario_cloud="${root}/cloud-scenarios"
+conformance_collections="${PWD}/build/conformance-collections"
 clouds+=("${scenario_cloud}")
 background=()
 # stop_group PID: end the process group PID (a background step and whatever it started) and wait until none of
@@ -72,6 +73,35 @@ cleanup() {
 trap cleanup EXIT
 tools/ci/clouds.sh start "${clouds[@]}"
 
+"${step}" "collection (a copy for the conformance tier)" bash -c \
+    "${make} collection && rm -rf '${conformance_collections}' && cp -a build/collections '${conformance_collections}'"
+conformance_log="${root}/conformance.log"
+set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
+(
+    # the conformance tier from the start of the run (it is the longest chain; most of its time is waiting for the
+    # real controllers), on a cloud of its own once the background build is done: its output, then build.sh once
+    # more (nothing to do when it succeeded, its error if not); then the tests every supported release must pass,
+    # on Cluster API v1.12 (each tier needs its own build only: a failed v1.12 build skips the v1.12 tests, not the
+    # v1.13 tier). It runs the collection from a copy of its own, which the checks' rebuilds do not touch.
+    failed=0
+    if "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
+        cat '${upstream_log}'; bash tools/upstream/build.sh"; then
+        "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes \
+            INTEGRATION_COLLECTIONS="${conformance_collections}" || failed=1
+    else
+        failed=1
+    fi
+    if "${step}" upstream-build-v1.12 bash tools/upstream/build.sh --capi v1.12; then
+        "${step}" --needs tests/conformance conformance-v1.12 "${make}" conformance-v1.12 COLLECTION_BUILT=yes \
+            INTEGRATION_COLLECTIONS="${conformance_collections}" || failed=1
+    else
+        failed=1
+    fi
+    exit "${failed}"
+) > "${conformance_log}" 2>&1 &
+background+=($!)
+set +m
+
 "${step}" venv-py311 "${make}" venv-py311
 "${step}" "checks (changelog-lint, lint, typecheck, sanity, units-py312, units-py311 side by side)" \
     "${make}" -j3 --output-sync=target changelog-lint lint docs-lint typecheck sanity units-py312 units-py311
@@ -89,7 +119,6 @@ MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${worker_clouds[*]}")
 
 "${step}" collection "${make}" collection
 scenarios_log="${root}/beside.log"
-conformance_log="${root}/conformance.log"
 set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
 (
     # each step runs whatever the one before it did (one run reports every failure)
@@ -100,27 +129,6 @@ set -m  # the background steps get a process group of their own, which cleanup()
         COLLECTION_BUILT=yes || failed=1
     exit "${failed}"
 ) > "${scenarios_log}" 2>&1 &
-background+=($!)
-(
-    # the conformance tier from the start (most of its time is waiting for the real controllers), on a cloud of
-    # its own once the background build is done: its output, then build.sh once more (nothing to do when it
-    # succeeded, its error if not); then the tests every supported release must pass, on Cluster API v1.12
-    # (each tier needs its own build only: a failed v1.12 build skips the v1.12 tests, not the v1.13 tier)
-    failed=0
-    if "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
-        cat '${upstream_log}'; bash tools/upstream/build.sh"; then
-        "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes || failed=1
-    else
-        failed=1
-    fi
-    if "${step}" upstream-build-v1.12 bash tools/upstream/build.sh --capi v1.12; then
-        "${step}" --needs tests/conformance conformance-v1.12 "${make}" conformance-v1.12 COLLECTION_BUILT=yes \
-            || failed=1
-    else
-        failed=1
-    fi
-    exit "${failed}"
-) > "${conformance_log}" 2>&1 &
 background+=($!)
 set +m
 integration_log="${root}/integration.log"

@@ -219,7 +219,10 @@ def test_fault_drop_closes_the_connection(cloud, conn):
 
 
 def test_fault_delay_does_not_hold_up_other_requests(cloud, conn, plain_lb):
-    cloud.add_fault("load-balancer", method="GET", path="/v2*/lbaas/loadbalancers", delay=2, count=1)
+    # An order, not a stopwatch: while the delayed request sleeps in the service, another request is answered.
+    # The delay is long enough that a busy machine does not make the other request lose the race.
+    delay = 10
+    rule = cloud.add_fault("load-balancer", method="GET", path="/v2*/lbaas/loadbalancers", delay=delay, count=1)
     other = cloud.connect()
     other.load_balancer.get("/lbaas/pools")  # authenticate before timing
     elapsed = {}
@@ -232,15 +235,17 @@ def test_fault_delay_does_not_hold_up_other_requests(cloud, conn, plain_lb):
     try:
         thread = threading.Thread(target=slow_call)
         thread.start()
-        time.sleep(0.3)
-        started = time.monotonic()
+        deadline = time.monotonic() + 30
+        while cloud.traffic.rule(rule["id"]).fired < 1:  # the slow request is in its delay now
+            assert time.monotonic() < deadline, "the delayed request never reached the service"
+            time.sleep(0.02)
         conn.load_balancer.get_pool(plain_lb["pool"]["id"])
-        elapsed["other"] = time.monotonic() - started
+        answered_during_the_delay = thread.is_alive()
         thread.join()
     finally:
         cloud.clear_faults()
-    assert elapsed["slow"] >= 2
-    assert elapsed["other"] < 1
+    assert elapsed["slow"] >= delay
+    assert answered_during_the_delay
 
 
 def test_gate_holds_a_real_request_until_released(cloud, conn):
