@@ -18,7 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from minicloud.dataplane.plane import data_plane_or_none
-from minicloud.octavia_provider import emulator
+from minicloud.octavia_provider import agent_server, emulator
 from minicloud.octavia_provider.driver import MinicloudProviderDriver
 from minicloud.octavia_provider.ovn_driver import OvnProviderDriver
 from minicloud.services.base import Service, authtoken_section, sqlite_url
@@ -159,9 +159,11 @@ enabled_provider_agents =
         emulator.get(data_plane=data_plane_or_none).start()
 
     def run_driver_agent(self) -> None:
-        """Run ``octavia-driver-agent`` in this process (it forks its listeners)."""
+        """Run ``octavia-driver-agent`` in this process (it forks its listeners), its listeners serving each
+        request in a thread instead of a fork (:mod:`minicloud.octavia_provider.agent_server`)."""
         from octavia.cmd import driver_agent
 
         self.state.sockets.mkdir(parents=True, exist_ok=True)
+        agent_server.serve_listeners_with_threads()
         sys.argv = ["octavia-driver-agent", "--config-file", str(self.config_file)]
         driver_agent.main()
