@@ -3,7 +3,7 @@
 Upstream's listeners (``octavia.api.drivers.driver_agent.driver_listener``) serve the status, statistics and get
 sockets with ``ForkingUDSServer``: every request forks the listener process. The forked child then builds its own
 database engine (the parent never touched the database), does one update and exits; in minicloud that costs about
-70 ms of CPU per status update or statistics report (docs/benchmarks.md). :class:`ThreadingUDSServer` serves the
+60-70 ms of CPU per status update or statistics report (docs/benchmarks.md). :class:`ThreadingUDSServer` serves the
 same requests with the same handlers (``StatusRequestHandler``...) in a thread of the listener process, which keeps
 its engine between requests.
 
