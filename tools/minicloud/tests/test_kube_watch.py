@@ -15,7 +15,7 @@ from kubernetes import client, watch
 from minicloud.kube.resources import by_kind
 from minicloud.kube.selectors import FieldSelector, LabelSelector
 from minicloud.kube.store import ADDED, DELETED, MODIFIED, Change, Store
-from minicloud.kube.watch import WatchRequest, filtered
+from minicloud.kube.watch import BOOKMARK_INTERVAL, POLL, WatchRequest, filtered, quiet_wait, stream
 
 NODE = by_kind("Node")
 CLUSTER = by_kind("Cluster")
@@ -59,6 +59,40 @@ def test_an_object_leaving_or_entering_the_selector_is_deleted_or_added_for_the_
     assert filtered(Change(5, MODIFIED, key, blue, blue), request("pool=red")) is None
     assert filtered(Change(6, DELETED, key, red, red), request("pool=red")) == (DELETED, red)
     assert filtered(Change(7, DELETED, key, blue, blue), request("pool=red")) is None
+
+
+class ClockedStore(Store):
+    """A store whose waits for a write record their timeout and let ``step`` seconds of a fake clock pass."""
+
+    def __init__(self, step: float):
+        super().__init__()
+        self.now, self.step, self.waits = 0.0, step, []
+
+    def wait_for_write(self, after, timeout):
+        self.waits.append(timeout)
+        self.now += self.step
+        return self.revision
+
+
+@pytest.mark.parametrize("bookmarks", [False, True])
+def test_a_quiet_watch_waits_for_a_write_past_its_bookmark_interval(bookmarks):
+    """A quiet watch, with or without bookmarks, waits up to POLL for a write each time it looked at its
+    client, however long it has been open: never 0 (a watch without bookmarks once spun past its first
+    BOOKMARK_INTERVAL, re-reading the history as fast as it could)."""
+    store = ClockedStore(step=BOOKMARK_INTERVAL * 1.5)
+    watch_request = WatchRequest(None, LabelSelector.parse(None), FieldSelector(), None, False, False, bookmarks,
+                                 BOOKMARK_INTERVAL * 6)
+    lines = list(stream(store, NODE, watch_request, serve=lambda obj: obj,
+                        bookmark=lambda revision, notes: {"kind": "Node"}, clock=lambda: store.now))
+    assert store.waits == [POLL] * 4
+    assert sum(b"BOOKMARK" in line for line in lines) == (4 if bookmarks else 0)  # each look past one due, the last at the end
+
+
+def test_the_wait_of_a_quiet_watch_is_its_poll_its_end_or_its_due_bookmark():
+    assert quiet_wait(False, now=100.0, end=1000.0, next_bookmark=10.0) == POLL  # no bookmarks: none is due
+    assert quiet_wait(True, now=100.0, end=1000.0, next_bookmark=100.25) == 0.25
+    assert quiet_wait(True, now=100.0, end=1000.0, next_bookmark=90.0) == 0.0  # overdue: sent at once
+    assert quiet_wait(False, now=100.0, end=100.5, next_bookmark=10.0) == 0.5
 
 
 # -- through HTTP, with the official client and kubectl ---------------------------------------------------------

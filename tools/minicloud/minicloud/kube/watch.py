@@ -144,7 +144,15 @@ def _events(store, kind, request, serve, bookmark, client_gone, clock) -> Iterat
             next_bookmark = now + BOOKMARK_INTERVAL
         if now >= end or client_gone():
             return
-        store.wait_for_write(after, max(0.0, min(POLL, end - now, next_bookmark - now)))
+        store.wait_for_write(after, quiet_wait(request.bookmarks, now, end, next_bookmark))
+
+
+def quiet_wait(bookmarks: bool, now: float, end: float, next_bookmark: float) -> float:
+    """How long a watch waits for the next write at ``now``: until its client should be looked at again, its
+    end, or (only when it asked for bookmarks) its next bookmark is due. A watch without bookmarks never waits
+    for one: past ``next_bookmark`` it would wait for nothing and spin."""
+    deadlines = [POLL, end - now] + ([next_bookmark - now] if bookmarks else [])
+    return max(0.0, min(deadlines))
 
 
 def client_gone(environ: dict) -> Callable[[], bool]:
