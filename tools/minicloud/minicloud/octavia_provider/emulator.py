@@ -44,6 +44,8 @@ class Emulator:
         self.dataplane = dataplane
         self.stats_reporter = stats_reporter
         self._stats_sent: dict[str, tuple[float, list]] = {}
+        # load balancer id -> (database version, what its checks saw) when its statuses were last found in line
+        self._in_line: dict[str, tuple] = {}
         self.mode_file = mode_file
         self.applied_file = applied_file
         self.reporter = reporter
@@ -116,13 +118,28 @@ class Emulator:
     def _follow_data_plane(self, observed: dict) -> None:
         if self.dataplane.inputs_changed():
             self._sync_all()
+        version = self.db.version()
+        in_line = {}
         for lb_id, (statuses, listeners) in observed.items():
-            tree = self.db.tree(lb_id)
-            update = self.dataplane.health_update(tree, statuses) if tree else {}
-            if update:
-                self._report(update)
+            seen = (version, tuple(sorted(statuses.items())))
+            if version is not None and self._in_line.get(lb_id) == seen:
+                in_line[lb_id] = seen  # neither the database nor the checks changed: still in line, nothing to read
+            elif not self._report_health(lb_id, statuses):
+                in_line[lb_id] = seen
             self._report_statistics(lb_id, listeners)
+        self._in_line = in_line
         self._acknowledge_when_settled()
+
+    def _report_health(self, lb_id: str, statuses: dict[str, str]) -> bool:
+        """Report the status update that brings load balancer ``lb_id`` in line with what its checks see; False
+        when there is none (the database is in line). The update is a pure function of the load balancer's tree
+        and ``statuses``: while neither changes, :meth:`_follow_data_plane` does not read the tree again (a
+        report, made by the driver agent, changes the database, so the next poll looks again)."""
+        tree = self.db.tree(lb_id)
+        update = self.dataplane.health_update(tree, statuses) if tree else {}
+        if update:
+            self._report(update)
+        return bool(update)
 
     def _report_statistics(self, lb_id: str, listeners: list[dict]) -> None:
         """Listener statistics as the amphora sends them, when they changed (at most once a second)."""
@@ -272,4 +289,3 @@ def _from_octavia_config(data_plane: Callable[[StateDir, Path], object] | None) 
     db_path = Path(conf.database.connection.removeprefix("sqlite:///"))
     return Emulator(OctaviaDb(db_path), state.octavia_mode, state.octavia_mode_applied, report,
                     dataplane=data_plane(state, db_path) if data_plane else None, stats_reporter=report_statistics)
-

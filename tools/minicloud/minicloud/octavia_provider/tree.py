@@ -8,6 +8,7 @@ driver agent.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +124,7 @@ _PARENT_LB_QUERIES = {
     " JOIN listener l ON l.id = p.listener_id WHERE r.id = ?",
 }
 
+
 def _columns(alias: str) -> str:
     return f"{alias}.id, {alias}.provisioning_status, {alias}.operating_status, {alias}.enabled"
 
@@ -150,9 +152,24 @@ class OctaviaDb:
 
     def __init__(self, path: Path):
         self.path = Path(path)
+        self._version_db: sqlite3.Connection | None = None
+        self._version_lock = threading.Lock()
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+    def _connect(self, check_same_thread: bool = True) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30, check_same_thread=check_same_thread)
+
+    def version(self) -> int | None:
+        """sqlite's ``data_version`` on a connection kept for it: it changes whenever another connection (the
+        API, the driver agent) has committed since the last call, so the same value means the same database.
+        None when the database cannot be read (then nothing may be taken as unchanged)."""
+        with self._version_lock:
+            try:
+                if self._version_db is None:
+                    self._version_db = self._connect(check_same_thread=False)
+                return self._version_db.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error:
+                self._version_db = None
+                return None
 
     def loadbalancer_of(self, kind: str, object_id: str) -> str | None:
         with self._connect() as db:
