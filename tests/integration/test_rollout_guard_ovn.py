@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from minicloud.seeding.openstack import ensure_subnet
+from minicloud.seeding.openstack import ensure_subnet, wait_until
 from races import with_concurrent_change
 
 MODULE = "flightcontrol.openstack.rollout_guard"
@@ -67,16 +67,6 @@ def member(ovn_pool, name):
     return found.is_admin_state_up, found.operating_status
 
 
-def settled_member(ovn_pool, name, wanted, timeout=30):
-    """The member's (admin state, operating status) once it is ``wanted``, or as it is after ``timeout`` s."""
-    end = time.monotonic() + timeout
-    seen = member(ovn_pool, name)
-    while seen != wanted and time.monotonic() < end:
-        time.sleep(0.2)
-        seen = member(ovn_pool, name)
-    return seen
-
-
 def test_ovn_drain_takes_the_old_member_admin_down_before_its_deletion(cloud, ovn_pool, run_module):
     """The deletion of the old member is held by the cloud; while it is held, the member is admin-down and OFFLINE
     (out of the VIP's backends), and its weight was never touched."""
@@ -123,5 +113,6 @@ def test_a_run_that_stops_puts_the_drained_ovn_member_admin_up_again(cloud, ovn_
     # admin_state_up is back at once; the operating status follows when the provider has applied the update and
     # the load balancer's checks show the member again (eventually consistent, as in Octavia)
     assert member(ovn_pool, ovn_pool["old"])[0] is True
-    assert settled_member(ovn_pool, ovn_pool["old"], (True, "NO_MONITOR")) == (True, "NO_MONITOR")
+    wait_until("the restored member to be NO_MONITOR", lambda: member(ovn_pool, ovn_pool["old"]) == (True, "NO_MONITOR"), 30)
+    assert member(ovn_pool, ovn_pool["old"]) == (True, "NO_MONITOR")
     assert old_id in [m.id for m in conn.load_balancer.members(pool_id)]

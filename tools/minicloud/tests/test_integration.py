@@ -235,10 +235,8 @@ def test_fault_delay_does_not_hold_up_other_requests(cloud, conn, plain_lb):
     try:
         thread = threading.Thread(target=slow_call)
         thread.start()
-        deadline = time.monotonic() + 30
-        while cloud.traffic.rule(rule["id"]).fired < 1:  # the slow request is in its delay now
-            assert time.monotonic() < deadline, "the delayed request never reached the service"
-            time.sleep(0.02)
+        # the slow request is in its delay once the rule fired
+        wait_until("the delayed request to reach the service", lambda: cloud.traffic.rule(rule["id"]).fired >= 1, 30, 0.02)
         conn.load_balancer.get_pool(plain_lb["pool"]["id"])
         answered_during_the_delay = thread.is_alive()
         thread.join()
