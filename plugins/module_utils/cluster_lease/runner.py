@@ -213,10 +213,12 @@ class ClusterLeaseRunner(ModuleRunner):
             def probe(probe_deadline: Deadline) -> Attempt:
                 try:
                     state["attempt"] = self.try_once(probe_deadline, state.get("attempt"))
-                except DeadlineExceeded:
+                except DeadlineExceeded as exc:
                     last = state.get("attempt")
                     if last is None or last.writing or standing(last.view, self.me.id, self.clock.time()) != HELD:
-                        raise  # no look yet, our own write may have gone through, or the Lease was not another's
+                        # no look yet, our own write may have gone through, or the Lease was not another's: not
+                        # a plain timeout of the wait (which wait_for would report on the last look)
+                        raise ModuleFailure(str(exc)) from exc
                     # the timeout came during a read (a slow API): the last look, another actor's live Lease, stands
                 return state["attempt"]
             outcome = wait_for(probe, self.judge, deadline, poll_interval=options.poll_interval)

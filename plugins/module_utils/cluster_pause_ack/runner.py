@@ -213,7 +213,8 @@ class PauseAckRunner(ModuleRunner):
             f"found spec.paused={str(paused).lower()} already"
         if outcome.timed_out:
             return (f"Cluster {options.namespace}/{options.name}: this task {what} (left as it is), but after {outcome.elapsed:.0f} s not every controller has "
-                    f'acknowledged the {"pause" if paused else "unpause"}: {outcome.verdict.message}')
+                    f'acknowledged the {"pause" if paused else "unpause"}: {outcome.verdict.message}'
+                    + outcome.interrupted_text)
         return f"Cluster {options.namespace}/{options.name}: this task {what}, then: {outcome.verdict.message}"
 
     def report(self, result: dict[str, Any], items: list[dict[str, Any]], polls: int, timed_out: bool) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 
 DONE = "done"
 FAILED = "failed"
@@ -51,10 +52,18 @@ class WaitResult:
     timed_out: bool
     polls: int
     elapsed: float
+    # when the deadline passed inside a poll (a request still in flight), what said so; the verdict and
+    # observation are then the last completed poll's
+    interrupted: str = ""
 
     @property
     def succeeded(self) -> bool:
         return self.verdict.state == DONE and not self.timed_out
+
+    @property
+    def interrupted_text(self) -> str:
+        """A sentence for failure messages when a request was cut at the deadline ("" otherwise)."""
+        return f" The poll in flight at the deadline did not finish: {self.interrupted}." if self.interrupted else ""
 
 
 def wait_for(probe: Callable[[Deadline], Any], judge: Callable[[Any, float], Verdict], deadline: Deadline,
@@ -71,13 +80,25 @@ def wait_for(probe: Callable[[Deadline], Any], judge: Callable[[Any, float], Ver
     counts against the timeout. The probe receives the deadline so its own retries stay inside it. ``clock``
     (by default the deadline's) is the one the loop sleeps on: a clock that wakes early on a watch's events.
     At least one probe always runs, even with no time left: a wait never reports on a guess.
+
+    When the deadline passes inside a later probe (it raises ``DeadlineExceeded``: a read still in flight), the
+    wait has timed out like any other: the result is the last completed poll's verdict and observation,
+    ``timed_out``, and ``interrupted`` says which request was cut. A first probe that never completes raises, and
+    so does ``act``: a write cut at the deadline may have gone through, and only its caller knows what that means.
     """
     if poll_interval <= 0:
         raise ValueError("poll_interval must be positive")
     clock = clock or deadline.clock
     polls = 0
+    last: WaitResult | None = None
     while True:
-        observation = probe(deadline)
+        try:
+            observation = probe(deadline)
+        except DeadlineExceeded as exc:
+            if last is None:
+                raise
+            return WaitResult(last.verdict, last.observation, True, polls, clock.monotonic() - deadline.started,
+                              str(exc))
         if act is not None:
             observation = act(observation, deadline)
         polls += 1
@@ -85,7 +106,8 @@ def wait_for(probe: Callable[[Deadline], Any], judge: Callable[[Any, float], Ver
         verdict = judge(observation, now - deadline.started)
         if verdict.finished:
             return WaitResult(verdict, observation, False, polls, now - deadline.started)
+        last = WaitResult(verdict, observation, True, polls, now - deadline.started)
         remaining = deadline.at - now
         if remaining <= 0:
-            return WaitResult(verdict, observation, True, polls, now - deadline.started)
+            return last
         clock.sleep(min(poll_interval, remaining))

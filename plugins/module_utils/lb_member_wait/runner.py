@@ -199,7 +199,7 @@ class MemberWaitRunner(ModuleRunner):
         spec, more = self.short_spec(outcome.observation)
         verdict = lb_members.judge(outcome.observation, spec) if spec is not self.wait_spec else outcome.verdict
         return cut(lb_members.failure_message(verdict, outcome.observation, spec, outcome.elapsed, outcome.timed_out,
-                                              self.options.timeout) + more)
+                                              self.options.timeout) + more + outcome.interrupted_text)
 
     def short_spec(self, observation: dict[str, Any]) -> tuple[lb_members.WaitSpec, str]:
         """The wait's spec with only the first MESSAGE_NAMES entries of ``members`` that matched nothing, for

@@ -601,7 +601,7 @@ class CapiRollout(ModuleRunner):
         if outcome.timed_out:
             self.module.fail(f"Timed out after {outcome.elapsed:.0f} s (timeout {options.timeout} s) guarding the "
                              f"rollout of {targets.namespace}/{targets.cluster}; still waiting for {action.reason}. "
-                             f"{self.held_text()}", **data)
+                             f"{self.held_text()}{outcome.interrupted_text}", **data)
         data["stuck"] = stuck_view(action, action.machines)
         self.module.fail(self.stuck_text(action), **data)
 

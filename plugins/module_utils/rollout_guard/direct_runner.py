@@ -239,7 +239,7 @@ class DirectRollout(ModuleRunner):
             self.module.exit(msg=self.success_message(outcome.verdict.message), **data)
         if outcome.timed_out:
             self.module.fail(f"Timed out after {outcome.elapsed:.0f} s (timeout {options.timeout} s) replacing members "
-                             f"of pool {label(self.pool)}; still waiting for {action.reason}", **data)
+                             f"of pool {label(self.pool)}; still waiting for {action.reason}.{outcome.interrupted_text}", **data)
         data["stuck"] = stuck_view(action, [])
         self.module.fail(f"Replacement stopped on pool {label(self.pool)}: {action.reason} (member {action.member}, "
                          f"provisioning/operating status {action.state}). Old members not yet replaced are kept. "

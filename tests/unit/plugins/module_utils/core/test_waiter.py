@@ -11,6 +11,7 @@ from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.waite
 )
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.deadline import Deadline
+from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.errors import DeadlineExceeded
 from ansible_collections.flightcontrol.openstack.tests.unit.plugins.module_utils.fakes import FakeClock
 
 
@@ -94,3 +95,41 @@ def test_the_act_step_runs_after_each_probe_and_its_answer_is_judged():
     assert result.succeeded and result.polls == 2
     assert events == [("look", 1060.0), ("act", 1, 1060.0), ("look", 1060.0), ("act", 3, 1060.0)]
     assert result.observation == DONE, "the act step's answer is what was judged"
+
+
+def slow_probe(clock, answers):
+    """A probe whose third call is still in flight when the deadline passes (it spends 8 s, then raises as the
+    retry layer does); ``answers`` are the first two polls'."""
+    calls = []
+
+    def probe(deadline):
+        calls.append(clock.monotonic())
+        if len(calls) <= len(answers):
+            return answers[len(calls) - 1]
+        clock.sleep(8)
+        raise DeadlineExceeded("GET /v2/lbaas/pools/p/members did not answer before the deadline")
+    return probe
+
+
+def test_a_read_cut_by_the_deadline_is_a_timeout_on_the_last_completed_poll():
+    clock = FakeClock()
+    result = wait_for(slow_probe(clock, ["first", WAITING]), lambda obs, _e: Verdict(WAITING, "still " + obs),
+                      Deadline.after(clock, 12), poll_interval=5)
+    assert result.timed_out and not result.succeeded
+    assert result.observation == WAITING and result.verdict.message == "still waiting"
+    assert result.polls == 2 and result.elapsed == 18  # the third poll started at 10 s and was cut at 18 s
+    assert "did not answer before the deadline" in result.interrupted
+    assert result.interrupted_text.startswith(" The poll in flight at the deadline did not finish: GET ")
+
+
+def test_a_first_read_cut_by_the_deadline_raises_and_a_cut_write_always_does():
+    clock = FakeClock()
+    with pytest.raises(DeadlineExceeded):
+        wait_for(slow_probe(clock, []), by_value, Deadline.after(clock, 10), poll_interval=5)
+
+    def cut_write(_observation, _deadline):
+        raise DeadlineExceeded("DELETE of member m did not answer before the deadline")
+    with pytest.raises(DeadlineExceeded, match="DELETE"):
+        wait_for(probe_sequence([WAITING]), by_value, Deadline.after(clock, 10), poll_interval=5, act=cut_write)
+    untimed = wait_for(probe_sequence([WAITING]), by_value, Deadline.after(clock, 0), poll_interval=5)
+    assert untimed.timed_out and untimed.interrupted == "" and untimed.interrupted_text == ""
