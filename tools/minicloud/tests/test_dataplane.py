@@ -92,6 +92,27 @@ def test_health_update_rolls_up_to_pool_and_lb():
     assert health.health_update(tree, {"a": "ONLINE"}) == {}
 
 
+def test_health_update_drops_what_an_older_configuration_said():
+    """An observation read before the last reload: the monitor it does not know of yet, the monitor just deleted,
+    the member just enabled again. None of it is taken; what the current configuration can say still is."""
+    tree = LbTree([
+        Node(LOADBALANCER, "lb", "ACTIVE", "ONLINE"),
+        Node(POOL, "p1", "ACTIVE", "ONLINE", parent_id="lb"),
+        Node(HEALTHMONITOR, "hm", "ACTIVE", "ONLINE", parent_id="p1"),
+        Node(MEMBER, "watched", "ACTIVE", "ONLINE", parent_id="p1"),
+        Node(MEMBER, "enabled-again", "ACTIVE", "ONLINE", parent_id="p1"),
+        Node(POOL, "p2", "ACTIVE", "ONLINE", parent_id="lb"),
+        Node(MEMBER, "unwatched", "ACTIVE", "NO_MONITOR", parent_id="p2"),
+    ])
+    assert health.health_update(tree, {"watched": "NO_MONITOR", "enabled-again": "OFFLINE",
+                                       "unwatched": "ERROR"}) == {}
+    assert health.health_update(tree, {"watched": "ERROR"})["members"] == [{"id": "watched",
+                                                                            "operating_status": "ERROR"}]
+    no_monitor = LbTree([node for node in tree.nodes.values() if node.kind != HEALTHMONITOR])
+    assert health.health_update(no_monitor, {"unwatched": "NO_MONITOR", "watched": "NO_MONITOR"})["members"] == [
+        {"id": "watched", "operating_status": "NO_MONITOR"}]
+
+
 def test_server_state_forgets_servers_that_moved():
     config = "backend p\n    server a 127.0.0.1:1000 weight 1\n    server b 127.0.0.1:2001 weight 1\n"
     header = "1\n# be_id be_name srv_id srv_name srv_addr ...\n"

@@ -108,7 +108,8 @@ def health_update(tree: LbTree, observed: dict[str, str]) -> dict:
     """The status update that brings the database in line with what HAProxy sees.
 
     Only members the amphora has (ACTIVE, enabled, present in ``observed``) change; pool and load
-    balancer follow as Octavia rolls member health up.
+    balancer follow as Octavia rolls member health up. A status HAProxy's configuration for the tree could not
+    give is not taken (:func:`observed_in_line`): it was read from an older configuration.
     """
     update = StatusUpdate()
     changed: dict[str, str] = {}
@@ -116,11 +117,27 @@ def health_update(tree: LbTree, observed: dict[str, str]) -> dict:
         wanted = observed.get(member.id)
         if wanted is None or member.provisioning_status != ACTIVE or not member.admin_state_up:
             continue
+        if not observed_in_line(wanted, tree.monitor_of(member.parent_id) is not None):
+            continue
         if wanted != member.operating_status:
             update.set(member, operating=wanted)
             changed[member.id] = wanted
     roll_up_health(tree, changed, update)
     return update.to_dict()
+
+
+def observed_in_line(status: str, monitored: bool) -> bool:
+    """Whether HAProxy, configured for an enabled member of a pool with (``monitored``) or without a health
+    monitor, can say ``status``: ``no check`` (NO_MONITOR) only without a monitor, a check's verdict (ONLINE,
+    ERROR) only with one, and MAINT (OFFLINE) never, since only a disabled member is in maintenance. Anything else
+    comes from the configuration before the last change (the observation was made before the reload, or the old
+    worker answered), and taking it would undo the status the change was given: a member would read NO_MONITOR
+    after its pool's monitor was created, or OFFLINE after it was enabled again, until the next poll."""
+    if status == NO_MONITOR:
+        return not monitored
+    if status in (ONLINE, ERROR):
+        return monitored
+    return status != OFFLINE
 
 
 def mode_settled(tree: LbTree, mode, previous) -> bool:

@@ -94,15 +94,17 @@ class Emulator:
         self._schedule(0.0, self._resume)
         while True:
             job = self._next_due()
-            observed = self._observe_data_plane()
-            if job is None and observed is None and self._current_mode().generation <= self._applied:
-                continue  # nothing to do: leave the API alone
             try:
-                with SERVICE_LOCK:
-                    self._check_mode()
-                    if job:
-                        job()
-                    if observed is not None:
+                if job is not None or self._current_mode().generation > self._applied:
+                    with SERVICE_LOCK:
+                        self._check_mode()
+                        if job:
+                            job()
+                # the checks are read after the job: an observation from before it would be of the configuration
+                # the job has just changed (health.observed_in_line drops what is left of that)
+                observed = self._observe_data_plane()
+                if observed is not None:
+                    with SERVICE_LOCK:
                         self._follow_data_plane(observed)
             except Exception:  # keep the emulator alive whatever one job does
                 LOG.exception("provider emulator job failed")
