@@ -79,6 +79,28 @@ def test_lost_member_fails_at_the_timeout_although_the_lb_is_active(cloud, lb, r
     assert "Traceback" not in run.output
 
 
+def test_a_poll_cut_by_the_deadline_is_a_timeout_on_the_last_completed_poll(cloud, lb, run_module):
+    # the first two polls are answered (the member pending; the second is held until the fault is in place), then
+    # the status tree answers 503 until the deadline: the wait timed out while a poll was in flight, and says what
+    # the last completed poll saw
+    cloud.octavia("lost-member", members="cp-cut")
+    cloud.add_member(lb, "cp-cut", "10.0.0.204")
+    cloud.wait_lb_active(lb)
+    run = with_change_after_first_answer(
+        cloud, "load-balancer", "GET", STATUS_TREE,
+        lambda: run_module(MODULE, {"cloud": "minicloud", "pool": lb["pool"]["name"], "members": ["cp-cut"],
+                                    "timeout": 8, "poll_interval": 1}),
+        lambda: cloud.fault("load-balancer", STATUS_TREE, 503))[0]
+    result = run.result
+    assert result["failed"] is True and result["timed_out"] is True
+    assert result["polls"] == 2
+    assert result["members"][0]["provisioning_status"] == "PENDING_CREATE"
+    msg = result["msg"]
+    assert msg.startswith("Timed out after ") and "cp-cut 10.0.0.204:6443" in msg and "PENDING_CREATE" in msg
+    assert "The poll in flight at the deadline did not finish: " in msg and "HTTP 503" in msg
+    assert 503 in result["retried_faults"]
+
+
 def test_member_error_fails_within_two_polls(cloud, lb, run_module):
     cloud.octavia("member-error", members="cp-broken", delay=1)
     cloud.add_member(lb, "cp-broken", "10.0.0.203")
