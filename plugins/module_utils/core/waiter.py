@@ -11,7 +11,7 @@ injectable (``monotonic()`` and ``sleep()``), so waits are unit-tested in micros
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ansible_collections.flightcontrol.openstack.plugins.module_utils.core.clock import Clock
@@ -97,8 +97,7 @@ def wait_for(probe: Callable[[Deadline], Any], judge: Callable[[Any, float], Ver
         except DeadlineExceeded as exc:
             if last is None:
                 raise
-            return WaitResult(last.verdict, last.observation, True, polls, clock.monotonic() - deadline.started,
-                              str(exc))
+            return replace(last, elapsed=clock.monotonic() - deadline.started, interrupted=str(exc))
         if act is not None:
             observation = act(observation, deadline)
         polls += 1
