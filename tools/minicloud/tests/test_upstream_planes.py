@@ -2,6 +2,7 @@
 move target share one etcd under two prefixes, and nothing else: ports, process names, kubeconfigs, CAPD's
 address (its debug server's port is fixed) and the CAPO controller are each plane's own. Pure: no process runs."""
 
+import ipaddress
 from pathlib import Path
 
 from minicloud.core.paths import StateDir
@@ -13,8 +14,8 @@ from minicloud.upstream.control_plane import MAIN, TARGET, UpstreamControlPlane
 PROVIDER = manifests.Provider("capd", "capd-manager", Path("config"), "InfrastructureProvider", "docker", "capd-system")
 
 
-def planes(tmp_path):
-    state, settings = StateDir(tmp_path / "state"), Settings(port_offset=100, kubernetes="upstream")
+def planes(tmp_path, port_offset=100):
+    state, settings = StateDir(tmp_path / "state"), Settings(port_offset=port_offset, kubernetes="upstream")
     return UpstreamControlPlane(state, settings, MAIN), UpstreamControlPlane(state, settings, TARGET)
 
 
@@ -49,4 +50,12 @@ def test_the_target_managers_resync_often_and_capd_has_an_address_of_its_own(tmp
     built = Binaries(tmp_path / "bin")
     assert _flag(main._manager_argv(built, PROVIDER, 3, tmp_path), "--sync-period") == "10m"
     assert _flag(target._manager_argv(built, PROVIDER, 3, tmp_path), "--sync-period") == "15s"
-    assert MAIN.pod_ip != TARGET.pod_ip
+    assert main.pod_ip != target.pod_ip
+
+
+def test_capd_has_an_address_per_cloud_so_that_two_clouds_planes_run_side_by_side(tmp_path):
+    at_zero = planes(tmp_path, port_offset=0)
+    assert [p.pod_ip for p in at_zero] == ["127.0.0.1", "127.0.0.2"]
+    addresses = {p.pod_ip for offset in (0, 5000, 5007, 21994) for p in planes(tmp_path / str(offset), port_offset=offset)}
+    assert len(addresses) == 8
+    assert all(ipaddress.ip_address(a).is_loopback for a in addresses)

@@ -21,15 +21,17 @@ class SeedError(RuntimeError):
     pass
 
 
-def wait_until(description: str, check, timeout: float, interval: float = 0.2):
-    """Poll ``check()`` until it returns something truthy (returned), or raise SeedError at ``timeout``."""
+def wait_until(description: str, check, timeout: float, interval: float = 0.2, last_seen=None):
+    """Poll ``check()`` until it returns something truthy (returned), or raise SeedError at ``timeout``.
+    ``last_seen()``, when given, says what the last poll saw: the error names it."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise SeedError(f"timed out after {timeout:.0f} s waiting for {description}")
+            seen = f"; the last poll saw: {last_seen()}" if last_seen is not None else ""
+            raise SeedError(f"timed out after {timeout:.0f} s waiting for {description}{seen}")
         time.sleep(interval)
 
 

@@ -140,17 +140,43 @@ def create(plane, conn, write_instances, name: str, namespace: str = "default", 
             if exc.code == 404:  # the topology controller has named it, not made it yet
                 return False
             raise
-        active = [m for m in conn.load_balancer.members(openstack["pool_id"]) if m.provisioning_status == "ACTIVE"]
+        members = list(conn.load_balancer.members(openstack["pool_id"]))
+        found["status"], found["members"] = status, members
+        active = [m for m in members if m.provisioning_status == "ACTIVE"]
         return status.get("readyReplicas") == control_plane and len(active) == control_plane
 
     seed.wait_until(f"cluster {key}: {control_plane} ready control-plane Machine(s) with ACTIVE members", settled,
-                    timeout, interval=0.5)
+                    timeout, interval=0.5, last_seen=lambda: _progress(plane, namespace, name, found))
     result = {"name": name, "namespace": namespace, "kcp": found["kcp"], "openstack": resources,
               "annotation": openstack}
     if class_name is not None:
         result["class"] = class_name
         result["version"] = KUBERNETES_VERSION
     return result
+
+
+def _progress(plane, namespace: str, name: str, found: dict) -> str:
+    """What a cluster's creation has come to (for the error of a wait that timed out): the control plane's
+    replica counts and its conditions that are not True, each Machine's phase and whether it has a Node, and the
+    pool's members with their statuses."""
+    if not found.get("kcp"):
+        return "no KubeadmControlPlane named on the Cluster yet"
+    status = found.get("status") or {}
+    counts = ", ".join(f"{k} {status[k]}" for k in ("replicas", "readyReplicas", "upToDateReplicas",
+                                                       "availableReplicas") if k in status)
+    pending = "; ".join(f"{c.get('type')}={c.get('status')} ({c.get('reason')}: {(c.get('message') or '')[:200]})"
+                        for c in status.get("conditions") or [] if c.get("status") != "True")
+    try:
+        machines = plane.request("GET", f"{capo_lb.CAPI}/namespaces/{namespace}/machines?labelSelector="
+                                        f"cluster.x-k8s.io/cluster-name%3D{name}").get("items", [])
+        described = ", ".join(f"{m['metadata']['name']} {(m.get('status') or {}).get('phase')}"
+                              f"{'' if (m.get('status') or {}).get('nodeRef') else ' (no Node)'}" for m in machines)
+    except (OSError, urllib.error.URLError) as exc:
+        described = f"unread ({exc})"
+    members = ", ".join(f"{m.address} {m.provisioning_status}/{m.operating_status}"
+                        for m in found.get("members") or [])
+    return (f"KubeadmControlPlane {found['kcp']}: {counts or 'no status'}; not True: {pending or 'none'}; "
+            f"Machines: {described or 'none'}; pool members: {members or 'none'}")
 
 
 def delete(plane, conn, admin, write_instances, name: str, namespace: str = "default",

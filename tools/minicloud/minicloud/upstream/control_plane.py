@@ -55,7 +55,7 @@ class Plane:
     suffix: str         # of its port and process names
     kubeconfig: str     # the clients' kubeconfig, in the state folder
     etcd_prefix: str    # where its kube-apiserver keeps its objects in the one etcd
-    pod_ip: str         # CAPD's in-memory backend's address: its debug server's port is fixed, one per address
+    pod_host: int       # the last byte of CAPD's in-memory backend's address (UpstreamControlPlane.pod_ip)
     sync_period: str    # the managers' --sync-period (Cluster API's default: 10m)
 
     @property
@@ -63,11 +63,11 @@ class Plane:
         return self.suffix == ""
 
 
-MAIN = Plane("kubernetes", "", "kubeconfig", "/registry", HOST, "10m")
+MAIN = Plane("kubernetes", "", "kubeconfig", "/registry", 1, "10m")
 # A moved cluster's in-memory workload API stays in the source's CAPD (the target's cannot take it over: "unable
 # to restart the WorkloadClustersMux"), so no Node event or KCP write wakes the target's Machine controller, which
 # v1.12 does not wake on an unpause either: its sync period stands in for them
-TARGET = Plane("kubernetes-target", "-target", "kubeconfig-target", "/registry-target", "127.0.0.2", "15s")
+TARGET = Plane("kubernetes-target", "-target", "kubeconfig-target", "/registry-target", 2, "15s")
 PLANES = (MAIN, TARGET)
 
 
@@ -95,6 +95,14 @@ class UpstreamControlPlane:
 
     def _port(self, name: str) -> int:
         return self.settings.port(name + self.plane.suffix)
+
+    @property
+    def pod_ip(self) -> str:
+        """CAPD's in-memory backend's address (its workload API servers and its debug server, whose port is fixed):
+        one per plane and per cloud, a loopback address made of the cloud's port offset, so that the planes of two
+        clouds run side by side (127.0.0.1 and 127.0.0.2 for a cloud at offset 0)."""
+        offset = self.settings.port_offset
+        return f"127.{offset >> 8 & 255}.{offset & 255}.{self.plane.pod_host}"
 
     def _name(self, name: str) -> str:
         return name + self.plane.suffix
@@ -194,7 +202,7 @@ class UpstreamControlPlane:
         names = self.provider_names()
         for index, provider in enumerate(providers):
             self._start(names[index], self._manager_argv(built, provider, index, certs),
-                        env={"POD_IP": self.plane.pod_ip} if provider.name == "capd" else None)
+                        env={"POD_IP": self.pod_ip} if provider.name == "capd" else None)
         for index, name in enumerate(names):
             webhook, health = self.provider_ports(index)
             self._wait(name, lambda h=health: _http_ok(f"http://{HOST}:{h}/readyz"), deadline)
