@@ -268,7 +268,7 @@ conformance: venv $(COLLECTION_PREREQ) upstream ## The conformance tier: the col
 	CONFORMANCE_CAPI_VERSION=$(CAPI_VERSION) ANSIBLE_COLLECTIONS_PATH=$(INTEGRATION_COLLECTIONS) \
 	    $(VENV)/bin/python -m pytest -p no:xdist --durations=20 tests/conformance
 
-conformance-v1.12: ## The conformance tier's every_capi_release tests on Cluster API v1.12 (a cloud of its own; make test runs it after the v1.13 tier)
+conformance-v1.12: ## The conformance tier's every_capi_release tests on Cluster API v1.12 (a cloud of its own; make test runs it beside the v1.13 tier)
 	$(MAKE) conformance CAPI_VERSION=v1.12
 
 molecule: venv $(COLLECTION_PREREQ) ## molecule scenarios of the roles (extensions/molecule), against one minicloud

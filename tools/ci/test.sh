@@ -3,10 +3,12 @@
 # and the checks stop the run at their first failure; the integration tests and the steps beside them all run to
 # their end, and the run fails if any of them failed; the last step checks that nothing of the test clouds is still
 # running. Where the machine has cores to spare, steps run side by side:
-# - from the start (right after `make venv`), the conformance tier on the real control plane (a cloud it starts),
-#   once its build is done, then its every-release tests on Cluster API v1.12 (another cloud): the longest chain
-#   (most of its time is waiting for the real controllers), on a copy of the collection of its own;
-# - the static checks and the unit tests run together (one `make -j`), while the test clouds start;
+# - from the start (right after `make venv`), once the background build is done, the conformance tier on the real
+#   control plane of Cluster API v1.13 and beside it its every-release tests on v1.12, each on a cloud it starts:
+#   the longest chains (most of their time is waiting for the real controllers), on a copy of the collection of
+#   their own;
+# - the static checks and the unit tests run together (one `make -j`, which makes the Python 3.11 virtualenv of
+#   the 3.11 units beside the other checks), while the test clouds start;
 # - beside the integration tests runs the other chain: the minicloud tests, then the role scenarios (molecule), on
 #   a cloud of their own. The chains' output comes after the integration tests'.
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
@@ -75,35 +77,38 @@ tools/ci/clouds.sh start "${clouds[@]}"
 
 "${step}" "collection (a copy for the conformance tier)" bash -c \
     "${make} collection && rm -rf '${conformance_collections}' && cp -a build/collections '${conformance_collections}'"
-conformance_log="${root}/conformance.log"
-set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
-(
-    # the conformance tier from the start of the run (it is the longest chain; most of its time is waiting for the
-    # real controllers), on a cloud of its own once the background build is done: its output, then build.sh once
-    # more (nothing to do when it succeeded, its error if not); then the tests every supported release must pass,
-    # on Cluster API v1.12 (each tier needs its own build only: a failed v1.12 build skips the v1.12 tests, not the
-    # v1.13 tier). It runs the collection from a copy of its own, which the checks' rebuilds do not touch.
-    failed=0
-    if "${step}" upstream-build bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; done; \
-        cat '${upstream_log}'; bash tools/upstream/build.sh"; then
-        "${step}" --needs tests/conformance conformance "${make}" conformance COLLECTION_BUILT=yes \
-            INTEGRATION_COLLECTIONS="${conformance_collections}" || failed=1
-    else
-        failed=1
-    fi
-    if "${step}" upstream-build-v1.12 bash tools/upstream/build.sh --capi v1.12; then
-        "${step}" --needs tests/conformance conformance-v1.12 "${make}" conformance-v1.12 COLLECTION_BUILT=yes \
-            INTEGRATION_COLLECTIONS="${conformance_collections}" || failed=1
-    else
-        failed=1
-    fi
-    exit "${failed}"
-) > "${conformance_log}" 2>&1 &
-background+=($!)
-set +m
+conformance_logs=()
+# conformance_tier NAME VERSION: a background step (a process group of its own, which cleanup() can stop as a
+# whole) that runs the conformance tier on Cluster API VERSION on a cloud of its own once the background build is
+# done: its output, then build.sh once more for VERSION (nothing to do when it succeeded, its error if not), then the
+# tier. Both tiers run side by side, each on the collection's copy of its own (the checks' rebuilds do not touch it).
+conformance_tier() {
+    local name=$1 version=$2
+    local target=conformance
+    [ "${version}" = v1.13 ] || target="conformance-${version}"
+    local show_log=true
+    [ "${version}" = v1.13 ] || show_log=false  # the background build's output once, in the v1.13 tier's
+    conformance_logs+=("${root}/${name}.log")
+    set -m
+    (
+        if "${step}" "upstream-build-${version}" bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; \
+            done; if ${show_log}; then cat '${upstream_log}'; fi; bash tools/upstream/build.sh --capi ${version}"; then
+            "${step}" --needs tests/conformance "${name}" "${make}" "${target}" COLLECTION_BUILT=yes \
+                INTEGRATION_COLLECTIONS="${conformance_collections}"
+        else
+            exit 1
+        fi
+    ) > "${root}/${name}.log" 2>&1 &
+    background+=($!)
+    set +m
+}
+# the conformance tier from the start of the run (it is the longest chain; most of its time is waiting for the real
+# controllers), and beside it the tests every supported release must pass, on Cluster API v1.12 (each tier needs its
+# own build only: a failed v1.12 build fails the v1.12 tests, not the v1.13 tier)
+conformance_tier conformance v1.13
+conformance_tier conformance-v1.12 v1.12
 
-"${step}" venv-py311 "${make}" venv-py311
-"${step}" "checks (changelog-lint, lint, typecheck, sanity, units-py312, units-py311 side by side)" \
+"${step}" "checks (changelog-lint, lint, typecheck, sanity, units-py312, venv-py311 + units-py311 side by side)" \
     "${make}" -j3 --output-sync=target changelog-lint lint docs-lint typecheck sanity units-py312 units-py311
 "${step}" packaging "${make}" packaging
 "${step}" code-shape "${make}" code-shape
@@ -144,14 +149,14 @@ echo
 echo "==== minicloud tests and molecule (beside the integration tests) ===="
 cat "${scenarios_log}"
 echo
-echo "==== the upstream build and the conformance tier (beside them) ===="
-cat "${conformance_log}"
+echo "==== the upstream build and the conformance tier, on Cluster API v1.13 and v1.12 (beside them) ===="
+cat "${conformance_logs[@]}"
 if [ "${integration}" -ne 0 ] || [ "${status}" -ne 0 ]; then
     # the failed tests of every step again, last, where a reader of the output's end finds them
     echo
     echo "==================== make test: what failed ===================="
     grep -h -E '^(FAILED|ERROR) |^=+ .*(failed|error).* in [0-9.]+s|: FAILED \(exit' \
-        "${integration_log}" "${scenarios_log}" "${conformance_log}" || true
+        "${integration_log}" "${scenarios_log}" "${conformance_logs[@]}" || true
     "${step}" --summary
     exit 1
 fi

@@ -35,21 +35,30 @@ case "$capi" in
 esac
 
 # What the compiler is told; part of each module's cache key.
-recipe='go build -mod=readonly -trimpath -ldflags "-s -w <version flags>" [capd: debug server on POD_IP] (recipe 3)'
+recipe='go build -mod=readonly -trimpath -ldflags "-s -w <version flags>" [capd: its listeners on POD_IP] (recipe 4)'
 
-# CAPD v1.13's in-memory backend binds its debug server to every address on a fixed port (19000), where v1.12 bound
-# it to POD_IP: a second CAPD on the machine (the move target's, on 127.0.0.2) then cannot start ("listen tcp
-# :19000: bind: address already in use"). CAPD v1.13 is built with v1.12.5's line back: from a copy of the pinned
-# test module whose debug server listens on POD_IP (a -modfile beside the copy replaces the module by it; go build
-# takes no overlay of the module cache). Nothing else of CAPD changes; v1.12 needs nothing.
-capd_flags() {  # module-dir out-dir: prints the -modfile flag, or nothing when the module binds as v1.12 did
-  local src listen
+# CAPD's in-memory backend binds each workload cluster's API server to every address, on ports it counts up from
+# 20000 without checking that they are free (its "TODO: check the port is actually free"), and v1.13 binds its debug
+# server (fixed port 19000) to every address too, where v1.12 bound that one to POD_IP. Two CAPDs on one machine
+# (a cloud's move target beside its main plane, or the planes of two clouds side by side) then take each other's
+# ports: the second cannot start ("listen tcp :19000: bind: address already in use"), or a cluster's first Machine
+# never gets its Node because its port answers with another CAPD's certificate ("certificate is valid for ...,
+# not <POD_IP>"). CAPD is built from a copy of the pinned test module whose listeners bind POD_IP (the mux's host),
+# as v1.12.5's debug server does (a -modfile beside the copy replaces the module by it; go build takes no overlay
+# of the module cache). Nothing else of CAPD changes.
+capd_flags() {  # module-dir out-dir: prints the -modfile flag
+  local src mux
   src=$(cd "$here/$1" && go list -mod=readonly -m -f '{{.Dir}}' sigs.k8s.io/cluster-api/test)
-  listen='net.Listen("tcp", fmt.Sprintf(":%d", options.DebugPort))'
-  grep -qF "$listen" "$src/infrastructure/inmemory/pkg/server/mux.go" || return 0
   rm -rf "$2/capd-src" && cp -r "$src" "$2/capd-src" && chmod -R u+w "$2/capd-src"
-  sed -i 's|net.Listen("tcp", fmt.Sprintf(":%d", options.DebugPort))|net.Listen("tcp", net.JoinHostPort(host, fmt.Sprintf("%d", options.DebugPort)))|' \
-    "$2/capd-src/infrastructure/inmemory/pkg/server/mux.go"
+  mux="$2/capd-src/infrastructure/inmemory/pkg/server/mux.go"
+  sed -i \
+    -e 's|net.Listen("tcp", fmt.Sprintf(":%d", options.DebugPort))|net.Listen("tcp", net.JoinHostPort(host, fmt.Sprintf("%d", options.DebugPort)))|' \
+    -e 's|net.Listen("tcp", fmt.Sprintf(":%d", wcl.Port()))|net.Listen("tcp", net.JoinHostPort(m.host, fmt.Sprintf("%d", wcl.Port())))|' \
+    "$mux"
+  if grep -n 'net.Listen("tcp", fmt.Sprintf(":' "$mux" >&2; then
+    echo "error: CAPD's in-memory mux ($src) has a listener on every address (above) that this build does not move to POD_IP" >&2
+    return 1
+  fi
   cp "$here/$1/go.mod" "$2/capd.mod" && cp "$here/$1/go.sum" "$2/capd.sum"
   printf '\nreplace sigs.k8s.io/cluster-api/test => %s\n' "$2/capd-src" >> "$2/capd.mod"
   printf -- '-modfile=%s' "$2/capd.mod"
