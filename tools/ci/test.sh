@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # `make test`: every step CI runs (tools/ci/step.sh prints each step's time and CPU, and the summary). The set-up
-# and the checks stop the run at their first failure; the integration tests and the steps beside them all run to
-# their end, and the run fails if any of them failed; the last step checks that nothing of the test clouds is still
-# running. Where the machine has cores to spare, steps run side by side:
+# stops the run at its first failure; the checks, the integration tests and the steps beside them all run to their
+# end, and the run fails if any of them failed; the last step checks that nothing of the test clouds is still
+# running. The machine's cores are kept busy from the start, steps side by side (all but the set-up and the
+# integration tests in the background, on a copy of the collection made once, which the checks' rebuilds of
+# build/collections do not touch):
 # - from the start (right after `make venv`), once the background build is done, the conformance tier on the real
 #   control plane of Cluster API v1.13 and beside it its every-release tests on v1.12, each on a cloud it starts:
-#   the longest chains (most of their time is waiting for the real controllers), on a copy of the collection of
-#   their own;
-# - the static checks and the unit tests run together (one `make -j`, which makes the Python 3.11 virtualenv of
-#   the 3.11 units beside the other checks), while the test clouds start;
-# - beside the integration tests runs the other chain: the minicloud tests, then the role scenarios (molecule), on
-#   a cloud of their own. The chains' output comes after the integration tests'.
+#   most of their time is waiting for the real controllers;
+# - the static checks and the unit tests together (one `make -j`, which makes the Python 3.11 virtualenv of the
+#   3.11 units beside the other checks), then the packaging and code-shape tests;
+# - once the test clouds are up, the integration tests, and beside them the minicloud tests, then the role
+#   scenarios (molecule), on a cloud of their own. The other chains' output comes after the integration tests'.
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
 # the scenarios (the conformance tier starts its own), on free ports in a temporary folder: they come up in the
 # background while the checks run, and are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set,
@@ -41,7 +42,7 @@ if [ -n "${MINICLOUD_STATE_DIR:-}" ]; then
 fi
 for ((i = first; i < workers; i++)); do clouds+=("${root}/cloud-${i}"); done
 scenario_cloud="${root}/cloud-scenarios"
-conformance_collections="${PWD}/build/conformance-collections"
+test_collections="${PWD}/build/test-collections"
 clouds+=("${scenario_cloud}")
 background=()
 # stop_group PID: end the process group PID (a background step and whatever it started) and wait until none of
@@ -75,13 +76,13 @@ cleanup() {
 trap cleanup EXIT
 tools/ci/clouds.sh start "${clouds[@]}"
 
-"${step}" "collection (a copy for the conformance tier)" bash -c \
-    "${make} collection && rm -rf '${conformance_collections}' && cp -a build/collections '${conformance_collections}'"
+"${step}" "collection (a copy for the tests)" bash -c \
+    "${make} collection && rm -rf '${test_collections}' && cp -a build/collections '${test_collections}'"
 conformance_logs=()
 # conformance_tier NAME VERSION: a background step (a process group of its own, which cleanup() can stop as a
 # whole) that runs the conformance tier on Cluster API VERSION on a cloud of its own once the background build is
 # done: its output, then build.sh once more for VERSION (nothing to do when it succeeded, its error if not), then the
-# tier. Both tiers run side by side, each on the collection's copy of its own (the checks' rebuilds do not touch it).
+# tier. Both tiers run side by side.
 conformance_tier() {
     local name=$1 version=$2
     local target=conformance
@@ -94,7 +95,7 @@ conformance_tier() {
         if "${step}" "upstream-build-${version}" bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; \
             done; if ${show_log}; then cat '${upstream_log}'; fi; bash tools/upstream/build.sh --capi ${version}"; then
             "${step}" --needs tests/conformance "${name}" "${make}" "${target}" COLLECTION_BUILT=yes \
-                INTEGRATION_COLLECTIONS="${conformance_collections}"
+                INTEGRATION_COLLECTIONS="${test_collections}"
         else
             exit 1
         fi
@@ -108,12 +109,22 @@ conformance_tier() {
 conformance_tier conformance v1.13
 conformance_tier conformance-v1.12 v1.12
 
-"${step}" "checks (changelog-lint, lint, typecheck, sanity, units-py312, venv-py311 + units-py311 side by side)" \
-    "${make}" -j3 --output-sync=target changelog-lint lint docs-lint typecheck sanity units-py312 units-py311
-"${step}" packaging "${make}" packaging
-"${step}" code-shape "${make}" code-shape
+checks_log="${root}/checks.log"
+set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
+(
+    # each step runs whatever the one before it did (one run reports every failure)
+    failed=0
+    "${step}" "checks (changelog-lint, lint, typecheck, sanity, units-py312, venv-py311 + units-py311 side by side)" \
+        "${make}" -j3 --output-sync=target changelog-lint lint docs-lint typecheck sanity units-py312 units-py311 \
+        || failed=1
+    "${step}" packaging "${make}" packaging || failed=1
+    "${step}" code-shape "${make}" code-shape || failed=1
+    exit "${failed}"
+) > "${checks_log}" 2>&1 &
+background+=($!)
+set +m
 
-# what is left of the clouds' start-up, after the steps above
+# what is left of the clouds' start-up
 "${step}" minicloud-up tools/ci/clouds.sh wait "${clouds[@]}"
 worker_clouds=("${clouds[@]:0:${#clouds[@]}-1}")
 if [ -z "${MINICLOUD_STATE_DIR:-}" ]; then
@@ -122,7 +133,6 @@ if [ -z "${MINICLOUD_STATE_DIR:-}" ]; then
 fi
 MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${worker_clouds[*]}")
 
-"${step}" collection "${make}" collection
 scenarios_log="${root}/beside.log"
 set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
 (
@@ -131,7 +141,7 @@ set -m  # the background steps get a process group of their own, which cleanup()
     MINICLOUD_TESTS_STATE_DIR="${scenario_cloud}" "${step}" --needs tools/minicloud/tests minicloud-tests \
         "${make}" minicloud-tests || failed=1
     MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule \
-        COLLECTION_BUILT=yes || failed=1
+        COLLECTION_BUILT=yes INTEGRATION_COLLECTIONS="${test_collections}" || failed=1
     exit "${failed}"
 ) > "${scenarios_log}" 2>&1 &
 background+=($!)
@@ -140,11 +150,15 @@ integration_log="${root}/integration.log"
 integration=0
 MINICLOUD_STATE_DIR="${MINICLOUD_STATE_DIR}" MINICLOUD_WORKER_STATE_DIRS="${MINICLOUD_WORKER_STATE_DIRS}" \
     "${step}" --needs tests/integration integration "${make}" integration INTEGRATION_WORKERS="${workers}" \
-    COLLECTION_BUILT=yes 2>&1 | tee "${integration_log}" || integration=$?
+    COLLECTION_BUILT=yes INTEGRATION_COLLECTIONS="${test_collections}" 2>&1 | tee "${integration_log}" \
+    || integration=$?
 # the steps beside it run to their end even when the integration tests failed: one run reports every failure
 status=0
 for pid in "${background[@]}"; do wait "${pid}" || status=1; done
 background=()
+echo
+echo "==== the checks (beside the integration tests) ===="
+cat "${checks_log}"
 echo
 echo "==== minicloud tests and molecule (beside the integration tests) ===="
 cat "${scenarios_log}"
@@ -156,7 +170,7 @@ if [ "${integration}" -ne 0 ] || [ "${status}" -ne 0 ]; then
     echo
     echo "==================== make test: what failed ===================="
     grep -h -E '^(FAILED|ERROR) |^=+ .*(failed|error).* in [0-9.]+s|: FAILED \(exit' \
-        "${integration_log}" "${scenarios_log}" "${conformance_logs[@]}" || true
+        "${checks_log}" "${integration_log}" "${scenarios_log}" "${conformance_logs[@]}" || true
     "${step}" --summary
     exit 1
 fi
