@@ -323,10 +323,10 @@ peer: venv venv-bench ## The peer suite (openstack.cloud, openstackclient, kubec
 
 # --- everything CI runs ------------------------------------------------------------------------
 
-# tools/ci/test.sh: the steps, each timed; the conformance tier (v1.13, then v1.12) from the start on clouds of its
-# own; the checks side by side, then the integration tests on three clouds of their own with, beside them, the
-# minicloud tests and the role scenarios on a fourth; a failing check stops the run, a failing test step fails it
-# once the steps beside it have finished. A test directory that does not
+# tools/ci/test.sh: the steps, each timed; from the start, the conformance tier on v1.13 and beside it its v1.12
+# tests, on clouds of their own, and the checks side by side; the integration tests on three clouds of their own
+# with, beside them, the minicloud tests and the role scenarios on a fourth; a failing check or test step fails the
+# run once the steps beside it have finished. A test directory that does not
 # exist yet is skipped with a loud SKIPPED line (the step fails once the directory exists and its tests fail).
 test: ## Everything CI runs (lint, sanity, units, minicloud, integration, role scenarios, conformance); fails if any step fails
 	@MAKE="$(MAKE)" tools/ci/test.sh
