@@ -103,9 +103,9 @@ conformance_tier() {
     background+=($!)
     set +m
 }
-# the conformance tier from the start of the run (it is the longest chain; most of its time is waiting for the real
-# controllers), and beside it the tests every supported release must pass, on Cluster API v1.12 (each tier needs its
-# own build only: a failed v1.12 build fails the v1.12 tests, not the v1.13 tier)
+# the conformance tier from the start of the run (most of its time is waiting for the real controllers), and beside
+# it the tests every supported release must pass, on Cluster API v1.12 (each tier needs its own build only: a failed
+# v1.12 build fails the v1.12 tests, not the v1.13 tier)
 conformance_tier conformance v1.13
 conformance_tier conformance-v1.12 v1.12
 
