@@ -14,7 +14,7 @@
 #   scenarios (molecule), on a cloud of their own. The other chains' output comes after the integration tests'.
 # The clouds are minicloud test clouds, one per integration worker (INTEGRATION_WORKERS, default 3) and one for
 # the scenarios (the conformance tier starts its own), on free ports in a temporary folder: they come up in the
-# background while the checks run, and are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set,
+# background from the set-up on, and are removed at the end, whatever happened. With MINICLOUD_STATE_DIR set,
 # that cloud is the first worker's (left running) and the others are started here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
