@@ -6,7 +6,7 @@ import ipaddress
 from pathlib import Path
 
 from minicloud.core.paths import StateDir
-from minicloud.core.settings import Settings
+from minicloud.core.settings import Settings, cloud_ports
 from minicloud.upstream import manifests
 from minicloud.upstream.binaries import Binaries
 from minicloud.upstream.control_plane import MAIN, TARGET, UpstreamControlPlane
@@ -35,6 +35,7 @@ def test_the_planes_share_etcd_under_two_prefixes_and_nothing_else(tmp_path):
     assert main.folder != target.folder and main.credentials.ca_cert != target.credentials.ca_cert
     ports = {port for plane in (main, target) for index in range(4) for port in plane.provider_ports(index)}
     assert len(ports) == 16, "every manager of both planes has a webhook and a health port of its own"
+    assert ports <= set(cloud_ports(100)), "free_port_offset checks and keeps apart every port the planes take"
 
 
 def test_only_the_main_plane_runs_etcd_and_the_capo_controller(tmp_path):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
+import itertools
 import json
+import os
 import random
 import socket
+import tempfile
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from minicloud.core.paths import StateDir
 
@@ -34,23 +39,75 @@ CAPI_VERSIONS = ("v1.13", "v1.12")
 DEFAULT_CAPI_VERSION = CAPI_VERSIONS[0]
 
 
+# how many consecutive ports from its DEFAULT_PORTS entry a cloud takes: one per Cluster API manager
+PORT_RUNS = {"capi-webhooks": 4, "capi-health": 4, "capi-webhooks-target": 4, "capi-health-target": 4}
+EPHEMERAL_PORTS_START = 32768  # Linux's; the data plane's listeners and outgoing connections take ports from there
+
+
+def cloud_ports(offset: int) -> list[int]:
+    """Every port a cloud at ``offset`` listens on, on 127.0.0.1."""
+    return [port + offset + step for name, port in DEFAULT_PORTS.items() for step in range(PORT_RUNS.get(name, 1))]
+
+
+def _offset_step() -> int:
+    """The smallest step no two of a cloud's ports are apart by a multiple of: clouds whose offsets are multiples of
+    it never share a port."""
+    ports = cloud_ports(0)
+    gaps = {abs(a - b) for a in ports for b in ports if a != b}
+    return next(step for step in itertools.count(2) if all(gap % step for gap in gaps))
+
+
+OFFSET_STEP = _offset_step()
+OFFSET_CHOICES = range(-(-5000 // OFFSET_STEP) * OFFSET_STEP, EPHEMERAL_PORTS_START - max(cloud_ports(0)),
+                       OFFSET_STEP)
+# offset -> the open lock file that reserves it for as long as this process lives
+_reserved: dict[int, int] = {}
+
+
+def _offset_lock(offset: int) -> int | None:
+    """An exclusive lock on ``offset``'s file in the machine's temporary folder, or None when another process holds
+    it: a cloud being set up there has chosen that offset and may not have bound its ports yet."""
+    folder = Path(tempfile.gettempdir()) / "minicloud-port-offsets"
+    folder.mkdir(mode=0o1777, exist_ok=True)
+    fd = os.open(folder / f"{offset}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _ports_free(offset: int) -> bool:
+    sockets = []
+    try:
+        for port in cloud_ports(offset):
+            sock = socket.socket()
+            sockets.append(sock)
+            sock.bind((HOST, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def free_port_offset(rng: random.Random | None = None) -> int:
-    """A random port offset whose ports are all free on 127.0.0.1, below the ephemeral range,
-    so that several clouds (parallel test runs, say) can be up on one machine."""
+    """A random port offset whose ports are all free on 127.0.0.1, so that several clouds (parallel test runs, say)
+    can be up on one machine. The offset stays reserved while this process lives, so that clouds chosen at the same
+    moment by other processes take other offsets before any of them has bound its ports."""
     rng = rng or random.Random()
-    for offset in rng.sample(range(5000, 22000, 7), 200):
-        sockets = []
-        try:
-            for port in DEFAULT_PORTS.values():
-                sock = socket.socket()
-                sockets.append(sock)
-                sock.bind((HOST, port + offset))
-            return offset
-        except OSError:
+    for offset in rng.sample(OFFSET_CHOICES, len(OFFSET_CHOICES)):
+        if offset in _reserved:
             continue
-        finally:
-            for sock in sockets:
-                sock.close()
+        fd = _offset_lock(offset)
+        if fd is None:
+            continue
+        if _ports_free(offset):
+            _reserved[offset] = fd
+            return offset
+        os.close(fd)
     raise RuntimeError("no free ports for a minicloud on this machine")
 
 
