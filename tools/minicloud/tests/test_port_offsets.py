@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 from minicloud.core import settings
-from minicloud.core.settings import EPHEMERAL_PORTS_START, OFFSET_CHOICES, cloud_ports
+from minicloud.core.settings import CAPD_PORTS, EPHEMERAL_PORTS_START, OFFSET_CHOICES, cloud_ports
 
 CHOOSE = """
 import random, sys
@@ -25,6 +25,7 @@ def test_clouds_with_different_offsets_never_share_a_port():
     shared = [port for port, clouds in ports.items() if clouds > 1]
     assert not shared, f"ports two offsets would both take: {shared[:10]}"
     assert max(ports) < EPHEMERAL_PORTS_START
+    assert not set(ports) & set(CAPD_PORTS), "CAPD's workload API servers take those"
     assert len(OFFSET_CHOICES) > 100
 
 

@@ -58,8 +58,13 @@ def _offset_step() -> int:
 
 
 OFFSET_STEP = _offset_step()
-OFFSET_CHOICES = range(-(-5000 // OFFSET_STEP) * OFFSET_STEP, EPHEMERAL_PORTS_START - max(cloud_ports(0)),
-                       OFFSET_STEP)
+# CAPD's in-memory backend (the real planes' infrastructure) serves each workload cluster's API server on a port it
+# counts up from 20000, on its plane's own address; the managers' webhook servers listen on every address, so no
+# cloud takes a port there
+CAPD_PORTS = range(20000, 20200)
+OFFSET_CHOICES = tuple(offset for offset in range(-(-5000 // OFFSET_STEP) * OFFSET_STEP,
+                                                  EPHEMERAL_PORTS_START - max(cloud_ports(0)), OFFSET_STEP)
+                       if not any(port in CAPD_PORTS for port in cloud_ports(offset)))
 # offset -> the open lock file that reserves it for as long as this process lives
 _reserved: dict[int, int] = {}
 
