@@ -37,7 +37,10 @@ CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name"
 CAPI = "/apis/cluster.x-k8s.io/v1beta2"
 CONTROL_PLANE = "/apis/controlplane.cluster.x-k8s.io/v1beta2"
 INFRA = "/apis/infrastructure.cluster.x-k8s.io/v1beta2"
-INTERVAL = 0.25
+INTERVAL = 0.25  # between passes while a Machine is being provisioned or deleted, or a control plane rolls out
+# between passes while every cluster is at rest (CAPO itself waits for a watch event; four LISTs every INTERVAL
+# cost a cloud's API server, etcd and this process about a tenth of a core)
+AT_REST_INTERVAL = 2.0
 
 
 def _key(obj: dict) -> tuple[str, str]:
@@ -57,12 +60,15 @@ class CapoLoadBalancer:
         self.clock = clock
         self.done: set[str] = set()  # uids of DevMachines whose server and member are in place
 
-    def tick(self) -> None:
+    def tick(self) -> bool:
+        """One pass; True when it found work under way (a Machine being provisioned or deleted, a control plane
+        rolling out), False when every cluster is at rest."""
         clusters = {_key(c): json.loads(c["metadata"]["annotations"][ANNOTATION])
                     for c in self._list(f"{CAPI}/clusters")
                     if ANNOTATION in (c["metadata"].get("annotations") or {})}
         if not clusters:
-            return
+            return False
+        busy = False
         machines = self._list(f"{CAPI}/machines?labelSelector={CONTROL_PLANE_LABEL}")
         infra = {_key(d): d for d in self._list(f"{INFRA}/devmachines")}
         for machine in machines:
@@ -70,18 +76,25 @@ class CapoLoadBalancer:
             cluster = (namespace, machine["metadata"]["labels"].get(CLUSTER_LABEL, ""))
             dev = infra.pop((namespace, machine["spec"]["infrastructureRef"]["name"]), None)
             if cluster in clusters and dev is not None:
-                self._reconcile(dev, machine["metadata"]["name"], cluster, clusters[cluster])
+                busy |= self._reconcile(dev, machine["metadata"]["name"], cluster, clusters[cluster])
         for (namespace, _name), dev in infra.items():  # their Machine is gone already
             owner = dev["metadata"].get("labels", {}).get(CLUSTER_LABEL, "")
             if FINALIZER in (dev["metadata"].get("finalizers") or []) and (namespace, owner) in clusters:
-                self._reconcile(dev, dev["metadata"]["name"], (namespace, owner), clusters[(namespace, owner)])
-        self._sample(clusters, machines)
+                busy |= self._reconcile(dev, dev["metadata"]["name"], (namespace, owner),
+                                        clusters[(namespace, owner)])
+        return self._sample(clusters, machines) or busy
 
-    def _reconcile(self, dev: dict, machine: str, cluster: tuple[str, str], lb: dict) -> None:
+    def _reconcile(self, dev: dict, machine: str, cluster: tuple[str, str], lb: dict) -> bool:
+        """A step for the DevMachine; False when there was none to take."""
         if dev["metadata"].get("deletionTimestamp"):
+            if FINALIZER not in (dev["metadata"].get("finalizers") or []):
+                return False
             self._delete(dev, machine, cluster, lb)
-        elif dev["metadata"]["uid"] not in self.done:
+        elif dev["metadata"]["uid"] in self.done:
+            return False
+        else:
             self._provision(dev, machine, cluster, lb)
+        return True
 
     def _provision(self, dev: dict, machine: str, cluster: tuple[str, str], lb: dict) -> None:
         finalizers = dev["metadata"].get("finalizers") or []
@@ -101,8 +114,6 @@ class CapoLoadBalancer:
             self.done.add(dev["metadata"]["uid"])
 
     def _delete(self, dev: dict, machine: str, cluster: tuple[str, str], lb: dict) -> None:
-        if FINALIZER not in (dev["metadata"].get("finalizers") or []):
-            return
         conn = self.openstack()
         member = conn.member(lb["pool_id"], capo.member_name(capo.lb_name(*cluster), machine))
         server = conn.conn.compute.find_server(machine, ignore_missing=True)
@@ -131,9 +142,10 @@ class CapoLoadBalancer:
             raise
         return True
 
-    def _sample(self, clusters: dict, machines: list[dict]) -> None:
+    def _sample(self, clusters: dict, machines: list[dict]) -> bool:
         """One history record per cluster whose control plane is rolling out (a Machine not up to date, being
-        deleted, or more Machines than replicas)."""
+        deleted, or other than as many Machines as replicas); False when none is."""
+        rolling = False
         kcps = {_key(k): k for k in self._list(f"{CONTROL_PLANE}/kubeadmcontrolplanes")}
         for (namespace, name), lb in clusters.items():
             mine = [m for m in machines if m["metadata"]["namespace"] == namespace
@@ -146,11 +158,13 @@ class CapoLoadBalancer:
             released = [m["metadata"]["name"] for m in mine if m["metadata"].get("deletionTimestamp")]
             if not old and not released and len(mine) == kcp["spec"].get("replicas", 1):
                 continue
+            rolling = True
             conn = self.openstack()
             history.append(self.root, namespace, name, history.record(
                 self.clock(), kcp["metadata"]["generation"], rollout.WAIT_LB, "RollingOut",
                 conn.lb_status(lb["lb_id"]), conn.members(lb["pool_id"]), old,
                 [m["metadata"]["name"] for m in mine if _up_to_date(m)], released))
+        return rolling
 
     def _list(self, path: str) -> list[dict]:
         return self.request("GET", path).get("items", [])
@@ -162,11 +176,13 @@ def _up_to_date(machine: dict) -> bool:
 
 
 def run(request: Callable, openstack: Callable[[], capo.OpenStack], root: Path) -> None:
-    """The controller's process: a pass every INTERVAL seconds for ever; a failed pass is logged and retried."""
+    """The controller's process: a pass every INTERVAL seconds while there is work, every AT_REST_INTERVAL while
+    every cluster is at rest, for ever; a failed pass is logged and retried."""
     controller = CapoLoadBalancer(request, openstack, root)
     while True:
+        busy = True
         try:
-            controller.tick()
+            busy = controller.tick()
         except Exception:  # noqa: BLE001  (a controller keeps going, like CAPO's)
             traceback.print_exc()
-        time.sleep(INTERVAL)
+        time.sleep(INTERVAL if busy else AT_REST_INTERVAL)
