@@ -53,6 +53,16 @@ stop_group() {
     kill -KILL -- "-$1" 2>/dev/null || true
     for _ in $(seq 100); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.1; done
 }
+# in_background LOG COMMAND...: run COMMAND (a function of steps, say) in the background, its output into LOG, in a
+# process group of its own, which cleanup() can stop as a whole
+in_background() {
+    local log=$1
+    shift
+    set -m
+    ("$@") > "${log}" 2>&1 &
+    background+=($!)
+    set +m
+}
 # stop_clouds: stop every cloud this run started (the ones that failed to come up too), then check that nothing of
 # them runs any more (processes, listening ports): clouds.sh fails naming what is left
 stop_clouds() {
@@ -78,51 +88,49 @@ tools/ci/clouds.sh start "${clouds[@]}"
 
 "${step}" "collection (a copy for the tests)" bash -c \
     "${make} collection && rm -rf '${test_collections}' && cp -a build/collections '${test_collections}'"
-conformance_logs=()
-# conformance_tier NAME VERSION: a background step (a process group of its own, which cleanup() can stop as a
-# whole) that runs the conformance tier on Cluster API VERSION on a cloud of its own once the background build is
-# done: its output, then build.sh once more for VERSION (nothing to do when it succeeded, its error if not), then the
-# tier. Both tiers run side by side.
+# conformance_tier NAME VERSION: the conformance tier on Cluster API VERSION, on a cloud of its own, once the
+# background build is done: its output, then build.sh once more for VERSION (nothing to do when it succeeded, its
+# error if not), then the tier
 conformance_tier() {
     local name=$1 version=$2
     local target=conformance
     [ "${version}" = v1.13 ] || target="conformance-${version}"
     local show_log=true
     [ "${version}" = v1.13 ] || show_log=false  # the background build's output once, in the v1.13 tier's
-    conformance_logs+=("${root}/${name}.log")
-    set -m
-    (
-        if "${step}" "upstream-build-${version}" bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; \
-            done; if ${show_log}; then cat '${upstream_log}'; fi; bash tools/upstream/build.sh --capi ${version}"; then
-            "${step}" --needs tests/conformance "${name}" "${make}" "${target}" COLLECTION_BUILT=yes \
-                INTEGRATION_COLLECTIONS="${test_collections}"
-        else
-            exit 1
-        fi
-    ) > "${root}/${name}.log" 2>&1 &
-    background+=($!)
-    set +m
+    "${step}" "upstream-build-${version}" bash -c "while kill -0 ${upstream_build} 2>/dev/null; do sleep 1; \
+        done; if ${show_log}; then cat '${upstream_log}'; fi; bash tools/upstream/build.sh --capi ${version}" \
+        || return 1
+    "${step}" --needs tests/conformance "${name}" "${make}" "${target}" COLLECTION_BUILT=yes \
+        INTEGRATION_COLLECTIONS="${test_collections}"
 }
-# the conformance tier from the start of the run (most of its time is waiting for the real controllers), and beside
-# it the tests every supported release must pass, on Cluster API v1.12 (each tier needs its own build only: a failed
-# v1.12 build fails the v1.12 tests, not the v1.13 tier)
-conformance_tier conformance v1.13
-conformance_tier conformance-v1.12 v1.12
-
-checks_log="${root}/checks.log"
-set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
-(
-    # each step runs whatever the one before it did (one run reports every failure)
-    failed=0
+# The chains of steps beside the integration tests: in each, a step runs whatever the one before it did (one run
+# reports every failure).
+checks() {
+    local failed=0
     "${step}" "checks (changelog-lint, lint, typecheck, sanity, units-py312, venv-py311 + units-py311 side by side)" \
         "${make}" -j3 --output-sync=target changelog-lint lint docs-lint typecheck sanity units-py312 units-py311 \
         || failed=1
     "${step}" packaging "${make}" packaging || failed=1
     "${step}" code-shape "${make}" code-shape || failed=1
-    exit "${failed}"
-) > "${checks_log}" 2>&1 &
-background+=($!)
-set +m
+    return "${failed}"
+}
+scenarios() {
+    local failed=0
+    MINICLOUD_TESTS_STATE_DIR="${scenario_cloud}" "${step}" --needs tools/minicloud/tests minicloud-tests \
+        "${make}" minicloud-tests || failed=1
+    MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule \
+        COLLECTION_BUILT=yes INTEGRATION_COLLECTIONS="${test_collections}" || failed=1
+    return "${failed}"
+}
+
+# the conformance tier from the start of the run (most of its time is waiting for the real controllers), and beside
+# it the tests every supported release must pass, on Cluster API v1.12 (each tier needs its own build only: a failed
+# v1.12 build fails the v1.12 tests, not the v1.13 tier)
+conformance_logs=("${root}/conformance.log" "${root}/conformance-v1.12.log")
+in_background "${conformance_logs[0]}" conformance_tier conformance v1.13
+in_background "${conformance_logs[1]}" conformance_tier conformance-v1.12 v1.12
+checks_log="${root}/checks.log"
+in_background "${checks_log}" checks
 
 # what is left of the clouds' start-up
 "${step}" minicloud-up tools/ci/clouds.sh wait "${clouds[@]}"
@@ -134,18 +142,7 @@ fi
 MINICLOUD_WORKER_STATE_DIRS=$(IFS=:; echo "${worker_clouds[*]}")
 
 scenarios_log="${root}/beside.log"
-set -m  # the background steps get a process group of their own, which cleanup() can stop as a whole
-(
-    # each step runs whatever the one before it did (one run reports every failure)
-    failed=0
-    MINICLOUD_TESTS_STATE_DIR="${scenario_cloud}" "${step}" --needs tools/minicloud/tests minicloud-tests \
-        "${make}" minicloud-tests || failed=1
-    MINICLOUD_STATE_DIR="${scenario_cloud}" "${step}" --needs extensions/molecule molecule "${make}" molecule \
-        COLLECTION_BUILT=yes INTEGRATION_COLLECTIONS="${test_collections}" || failed=1
-    exit "${failed}"
-) > "${scenarios_log}" 2>&1 &
-background+=($!)
-set +m
+in_background "${scenarios_log}" scenarios
 integration_log="${root}/integration.log"
 integration=0
 MINICLOUD_STATE_DIR="${MINICLOUD_STATE_DIR}" MINICLOUD_WORKER_STATE_DIRS="${MINICLOUD_WORKER_STATE_DIRS}" \
