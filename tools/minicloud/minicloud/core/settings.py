@@ -70,11 +70,12 @@ _reserved: dict[int, int] = {}
 
 
 def _offset_lock(offset: int) -> int | None:
-    """An exclusive lock on ``offset``'s file in the machine's temporary folder, or None when another process holds
-    it: a cloud being set up there has chosen that offset and may not have bound its ports yet."""
-    folder = Path(tempfile.gettempdir()) / "minicloud-port-offsets"
-    folder.mkdir(mode=0o1777, exist_ok=True)
-    fd = os.open(folder / f"{offset}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    """An exclusive lock on ``offset``'s file in the machine's temporary folder (one folder per user), or None when
+    another process holds it: a cloud being set up there has chosen that offset and may not have bound its ports
+    yet."""
+    folder = Path(tempfile.gettempdir()) / f"minicloud-port-offsets-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(folder / f"{offset}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
